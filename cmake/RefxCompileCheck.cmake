@@ -1,0 +1,115 @@
+# Driver for the compile_fail.<stem> tests (run with cmake -P).
+#
+# Inputs (-D):
+#   REFX_CXX         C++ compiler
+#   REFX_SOURCE      the .cpp file to check
+#   REFX_MODE        "fail" (must not compile, output must contain every
+#                    "// refx-expect: <text>" text) or "pass" (must compile)
+#   REFX_FLAGS_FILE  generated file setting REFX_CF_INCLUDES, REFX_CF_DEFINES and
+#                    REFX_CF_IMPLICIT_INCLUDES
+cmake_minimum_required(VERSION 3.21)
+
+foreach(var REFX_CXX REFX_SOURCE REFX_MODE REFX_FLAGS_FILE)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "RefxCompileCheck.cmake: ${var} is not set")
+  endif()
+endforeach()
+include("${REFX_FLAGS_FILE}")
+
+set(args -std=c++20 -fsyntax-only -fdiagnostics-color=never)
+# Skip the compiler's own search dirs (e.g. /usr/include, where fmt and
+# range-v3 live): passing them as -I breaks libstdc++'s #include_next.
+list(REMOVE_DUPLICATES REFX_CF_INCLUDES)
+foreach(dir IN LISTS REFX_CF_INCLUDES)
+  if(NOT dir STREQUAL "" AND NOT dir IN_LIST REFX_CF_IMPLICIT_INCLUDES)
+    list(APPEND args "-I${dir}")
+  endif()
+endforeach()
+foreach(def IN LISTS REFX_CF_DEFINES)
+  if(NOT def STREQUAL "")
+    list(APPEND args "-D${def}")
+  endif()
+endforeach()
+
+# Collect the expected messages. The file is split by hand (not with
+# file(STRINGS)) so that ';', '[' and ']' inside messages survive CMake's list
+# handling; they are encoded while in a list and decoded before matching.
+set(expected "")
+if(REFX_MODE STREQUAL "fail")
+  file(READ "${REFX_SOURCE}" content)
+  string(REPLACE ";" "<REFX_SEMI>" content "${content}")
+  string(REPLACE "[" "<REFX_LBR>" content "${content}")
+  string(REPLACE "]" "<REFX_RBR>" content "${content}")
+  string(REPLACE "\r" "" content "${content}")
+  string(REPLACE "\n" ";" lines "${content}")
+  foreach(line IN LISTS lines)
+    if(line MATCHES "^[ \t]*// refx-expect: (.*)$")
+      string(REGEX REPLACE "[ \t]+$" "" text "${CMAKE_MATCH_1}")
+      if(NOT text STREQUAL "")
+        list(APPEND expected "${text}")
+      endif()
+    endif()
+  endforeach()
+  if(expected STREQUAL "")
+    message(FATAL_ERROR
+      "${REFX_SOURCE}: negative compile test has no '// refx-expect: <message>' line")
+  endif()
+endif()
+
+# Untranslated diagnostics with plain ASCII quotes, whatever the user's locale.
+set(ENV{LC_ALL} C)
+set(ENV{LANG} C)
+execute_process(
+  COMMAND "${REFX_CXX}" ${args} "${REFX_SOURCE}"
+  RESULT_VARIABLE rc
+  OUTPUT_VARIABLE output
+  ERROR_VARIABLE output)
+
+string(JOIN " " cmdline "${REFX_CXX}" ${args} "${REFX_SOURCE}")
+
+# Prints the details unformatted (message(FATAL_ERROR) would re-wrap the
+# compiler output), then fails the test.
+function(refx_fail summary details)
+  message(NOTICE "${details}"
+    "Command: ${cmdline}\n"
+    "---- compiler output (exit code ${rc}) ----\n${output}"
+    "------------------------------------------")
+  message(FATAL_ERROR "${summary}")
+endfunction()
+
+if(REFX_MODE STREQUAL "pass")
+  if(NOT rc EQUAL 0)
+    refx_fail("compile_fail: positive control ${REFX_SOURCE} did not compile" "")
+  endif()
+  message(STATUS "OK: ${REFX_SOURCE} compiles")
+  return()
+endif()
+
+if(rc EQUAL 0)
+  set(msgs "")
+  foreach(text IN LISTS expected)
+    string(REPLACE "<REFX_SEMI>" ";" text "${text}")
+    string(REPLACE "<REFX_LBR>" "[" text "${text}")
+    string(REPLACE "<REFX_RBR>" "]" text "${text}")
+    string(APPEND msgs "  expected: ${text}\n")
+  endforeach()
+  refx_fail("compile_fail: ${REFX_SOURCE} compiled successfully but must be rejected" "${msgs}")
+endif()
+
+set(missing "")
+foreach(text IN LISTS expected)
+  string(REPLACE "<REFX_SEMI>" ";" text "${text}")
+  string(REPLACE "<REFX_LBR>" "[" text "${text}")
+  string(REPLACE "<REFX_RBR>" "]" text "${text}")
+  string(FIND "${output}" "${text}" pos)
+  if(pos EQUAL -1)
+    string(APPEND missing "  expected (not found): ${text}\n")
+  else()
+    message(STATUS "found expected diagnostic: ${text}")
+  endif()
+endforeach()
+
+if(NOT missing STREQUAL "")
+  refx_fail("compile_fail: ${REFX_SOURCE} failed to compile, but not with the expected diagnostic" "${missing}")
+endif()
+message(STATUS "OK: ${REFX_SOURCE} is rejected with the expected diagnostic")

@@ -1,0 +1,77 @@
+# Driver for the consumer.installed_package test (run with cmake -P):
+#   1. cmake --install <refx build dir> into a fresh scratch prefix
+#   2. configure tests/consumer against that prefix (find_package(refx CONFIG))
+#   3. build it and run the binary, which must print refx::version_string
+#
+# Inputs (-D): REFX_BINARY_DIR REFX_CONSUMER_SOURCE_DIR REFX_PREFIX
+#   REFX_CONSUMER_BINARY_DIR REFX_GENERATOR REFX_MAKE_PROGRAM REFX_CXX_COMPILER
+#   REFX_CONFIG REFX_EXTRA_PREFIX_PATH ('|'-separated) REFX_EXPECTED_VERSION
+cmake_minimum_required(VERSION 3.21)
+
+function(refx_run step)
+  execute_process(COMMAND ${ARGN}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(NOT rc EQUAL 0)
+    string(JOIN " " cmd ${ARGN})
+    message(FATAL_ERROR "consumer: ${step} failed (exit ${rc})\nCommand: ${cmd}\n${out}")
+  endif()
+  message(STATUS "consumer: ${step}: ok")
+  set(REFX_LAST_OUTPUT "${out}" PARENT_SCOPE)
+endfunction()
+
+if(REFX_CONFIG STREQUAL "")
+  set(REFX_CONFIG Release)
+endif()
+
+# Start from scratch so stale files cannot hide missing install rules.
+file(REMOVE_RECURSE "${REFX_PREFIX}" "${REFX_CONSUMER_BINARY_DIR}")
+
+refx_run("install"
+  "${CMAKE_COMMAND}" --install "${REFX_BINARY_DIR}" --prefix "${REFX_PREFIX}" --config "${REFX_CONFIG}")
+
+string(REPLACE "|" ";" extra_prefix_path "${REFX_EXTRA_PREFIX_PATH}")
+set(prefix_path "${REFX_PREFIX}" ${extra_prefix_path})
+# Passed through an initial-cache file: a ';'-list would not survive ${ARGN}.
+set(init_cache "${REFX_PREFIX}-init.cmake")
+file(WRITE "${init_cache}"
+  "set(CMAKE_PREFIX_PATH [==[${prefix_path}]==] CACHE STRING \"\")\n")
+set(make_program_arg "")
+if(REFX_MAKE_PROGRAM)
+  set(make_program_arg "-DCMAKE_MAKE_PROGRAM=${REFX_MAKE_PROGRAM}")
+endif()
+
+refx_run("configure"
+  "${CMAKE_COMMAND}"
+    -C "${init_cache}"
+    -S "${REFX_CONSUMER_SOURCE_DIR}"
+    -B "${REFX_CONSUMER_BINARY_DIR}"
+    -G "${REFX_GENERATOR}"
+    ${make_program_arg}
+    "-DCMAKE_CXX_COMPILER=${REFX_CXX_COMPILER}"
+    "-DCMAKE_BUILD_TYPE=${REFX_CONFIG}"
+    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
+
+# Make sure the package came from the scratch prefix, not the build tree or
+# some system-wide install.
+file(STRINGS "${REFX_CONSUMER_BINARY_DIR}/CMakeCache.txt" refx_dir_line REGEX "^refx_DIR:")
+string(REGEX REPLACE "^refx_DIR:[A-Z]+=" "" refx_dir "${refx_dir_line}")
+file(REAL_PATH "${REFX_PREFIX}" real_prefix)
+file(REAL_PATH "${refx_dir}" real_refx_dir)
+string(FIND "${real_refx_dir}/" "${real_prefix}/" pos)
+if(NOT pos EQUAL 0)
+  message(FATAL_ERROR "consumer: refx was found in '${refx_dir}', not under '${REFX_PREFIX}'")
+endif()
+
+refx_run("build"
+  "${CMAKE_COMMAND}" --build "${REFX_CONSUMER_BINARY_DIR}" --config "${REFX_CONFIG}")
+
+set(exe "${REFX_CONSUMER_BINARY_DIR}/refx_consumer")
+if(NOT EXISTS "${exe}" AND EXISTS "${REFX_CONSUMER_BINARY_DIR}/${REFX_CONFIG}/refx_consumer")
+  set(exe "${REFX_CONSUMER_BINARY_DIR}/${REFX_CONFIG}/refx_consumer")
+endif()
+refx_run("run" "${exe}")
+message(STATUS "consumer output: ${REFX_LAST_OUTPUT}")
+string(FIND "${REFX_LAST_OUTPUT}" "refx ${REFX_EXPECTED_VERSION}" pos)
+if(pos EQUAL -1)
+  message(FATAL_ERROR "consumer: expected output to contain 'refx ${REFX_EXPECTED_VERSION}'")
+endif()

@@ -1,0 +1,62 @@
+#pragma once
+// Errors raised at trace, verify and run time. Each names the user's source
+// line; run-time errors also name the device.
+
+#include <source_location>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace refx {
+
+/// Where a user's call came from, printed as `file:line`.
+struct SourceLoc {
+  const char* file = "";
+  std::uint32_t line = 0;
+
+  SourceLoc() = default;
+  SourceLoc(std::source_location l) noexcept : file(l.file_name()), line(l.line()) {}  // NOLINT: implicit on purpose
+  bool known() const noexcept { return line != 0; }
+};
+
+/// Base of every refx error.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A kernel broke a rule that tracing can see (shapes, bounds, scopes, aliasing).
+class TraceError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A traced graph failed verification (hazards, unbalanced semaphores).
+class VerifyError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A failure while a kernel ran: deadlock, device exception, exit invariant.
+class RuntimeError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace refx
+
+template <>
+struct fmt::formatter<refx::SourceLoc> : fmt::formatter<std::string_view> {
+  auto format(const refx::SourceLoc& l, format_context& ctx) const {
+    if (!l.known()) return fmt::format_to(ctx.out(), "<unknown>");
+    std::string_view f = l.file;
+    // Keep the path short but unambiguous: the last two components.
+    auto cut = f.rfind('/');
+    if (cut != std::string_view::npos && cut > 0) {
+      auto cut2 = f.rfind('/', cut - 1);
+      if (cut2 != std::string_view::npos) f.remove_prefix(cut2 + 1);
+    }
+    return fmt::format_to(ctx.out(), "{}:{}", f, l.line);
+  }
+};

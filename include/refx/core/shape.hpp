@@ -1,0 +1,141 @@
+#pragma once
+// Shapes: static extents in types (`extents<8, dyn>`) and run-time `Shape`s.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace refx {
+
+/// Marks an extent that is only known when the kernel is traced.
+inline constexpr std::int64_t dyn = -1;
+
+/// The largest rank a Ref or Value may have.
+inline constexpr std::size_t max_rank = 6;
+
+/// Static extents of a Ref or Value type; `dyn` for an extent known at trace time.
+template <std::int64_t... E>
+struct extents {
+  static constexpr std::size_t rank = sizeof...(E);
+  static constexpr std::array<std::int64_t, rank> values{E...};
+  static_assert(rank <= max_rank, "refx: at most 6 dimensions are supported");
+  static_assert(((E >= 0 || E == dyn) && ...), "refx: an extent must be >= 0 or refx::dyn");
+};
+
+template <class T>
+struct is_extents : std::false_type {};
+template <std::int64_t... E>
+struct is_extents<extents<E...>> : std::true_type {};
+
+/// Two static extents agree when every pair is equal or one side is dyn.
+template <class A, class B>
+inline constexpr bool extents_compatible = [] {
+  if constexpr (A::rank != B::rank) {
+    return false;
+  } else {
+    for (std::size_t i = 0; i < A::rank; ++i)
+      if (A::values[i] != dyn && B::values[i] != dyn && A::values[i] != B::values[i]) return false;
+    return true;
+  }
+}();
+
+namespace detail {
+template <class A, class B, std::size_t... I>
+auto merge_extents(std::index_sequence<I...>)
+    -> extents<(A::values[I] != dyn ? A::values[I] : B::values[I])...>;
+template <class E, std::size_t... I>
+auto all_dyn(std::index_sequence<I...>) -> extents<((void)I, dyn)...>;
+}  // namespace detail
+
+/// The more static of two compatible extents.
+template <class A, class B>
+using merge_extents_t = decltype(detail::merge_extents<A, B>(std::make_index_sequence<A::rank>{}));
+
+template <std::size_t Rank>
+using dyn_extents = decltype(detail::all_dyn<void>(std::make_index_sequence<Rank>{}));
+
+/// A run-time shape: rank and extents, stored inline.
+class Shape {
+ public:
+  constexpr Shape() = default;
+  constexpr Shape(std::initializer_list<std::int64_t> dims) {
+    if (dims.size() > max_rank) throw std::invalid_argument("refx: at most 6 dimensions are supported");
+    for (auto d : dims) dims_[rank_++] = d;
+  }
+  constexpr explicit Shape(std::span<const std::int64_t> dims) {
+    if (dims.size() > max_rank) throw std::invalid_argument("refx: at most 6 dimensions are supported");
+    for (auto d : dims) dims_[rank_++] = d;
+  }
+
+  constexpr std::size_t rank() const noexcept { return rank_; }
+  constexpr std::int64_t operator[](std::size_t i) const noexcept { return dims_[i]; }
+  constexpr std::int64_t& operator[](std::size_t i) noexcept { return dims_[i]; }
+  constexpr std::span<const std::int64_t> dims() const noexcept { return {dims_.data(), rank_}; }
+  constexpr const std::int64_t* begin() const noexcept { return dims_.data(); }
+  constexpr const std::int64_t* end() const noexcept { return dims_.data() + rank_; }
+
+  constexpr std::int64_t num_elements() const noexcept {
+    std::int64_t n = 1;
+    for (std::size_t i = 0; i < rank_; ++i) n *= dims_[i];
+    return n;
+  }
+  constexpr void push_back(std::int64_t d) {
+    if (rank_ == max_rank) throw std::invalid_argument("refx: at most 6 dimensions are supported");
+    dims_[rank_++] = d;
+  }
+  constexpr Shape without(std::size_t axis) const {
+    Shape s;
+    for (std::size_t i = 0; i < rank_; ++i)
+      if (i != axis) s.push_back(dims_[i]);
+    return s;
+  }
+  friend constexpr bool operator==(const Shape& a, const Shape& b) noexcept {
+    return std::ranges::equal(a.dims(), b.dims());
+  }
+
+  /// Row-major strides in elements.
+  constexpr std::array<std::int64_t, max_rank> strides() const noexcept {
+    std::array<std::int64_t, max_rank> s{};
+    std::int64_t acc = 1;
+    for (std::size_t i = rank_; i-- > 0;) {
+      s[i] = acc;
+      acc *= dims_[i];
+    }
+    return s;
+  }
+
+ private:
+  std::array<std::int64_t, max_rank> dims_{};
+  std::size_t rank_ = 0;
+};
+
+/// A shape whose static extents `E` are known to the type system.
+template <class E>
+struct TypedShape {
+  using extents_type = E;
+  Shape shape;
+};
+
+/// The shape of a fully static extents type.
+template <class E>
+constexpr Shape static_shape() {
+  Shape s;
+  for (auto d : E::values) s.push_back(d);
+  return s;
+}
+
+}  // namespace refx
+
+template <>
+struct fmt::formatter<refx::Shape> : fmt::formatter<std::string_view> {
+  auto format(const refx::Shape& s, format_context& ctx) const {
+    return fmt::format_to(ctx.out(), "[{}]", fmt::join(s.dims(), ","));
+  }
+};

@@ -1,0 +1,32 @@
+#pragma once
+// `ds(start, size[, stride])`: a slice of one dimension. The start may be a
+// traced scalar; the size and stride are static.
+
+#include <cstdint>
+#include <stdexcept>
+
+namespace refx {
+
+/// An index that is either a constant or a traced scalar (by value id).
+struct DynIndex {
+  std::int64_t constant = 0;
+  std::int32_t value = -1;  ///< id of a traced i32/i64 scalar, or -1 for a constant
+
+  constexpr bool is_static() const noexcept { return value < 0; }
+};
+
+/// A slice of `size` elements from `start`, every `stride`-th.
+struct Slice {
+  DynIndex start;
+  std::int64_t size = 0;
+  std::int64_t stride = 1;
+};
+
+/// Slice of `size` elements starting at `start`, stepping `stride` (>= 1).
+constexpr Slice ds(std::int64_t start, std::int64_t size, std::int64_t stride = 1) {
+  if (size < 0) throw std::invalid_argument("refx: ds size must be >= 0");
+  if (stride < 1) throw std::invalid_argument("refx: ds stride must be >= 1");
+  return Slice{DynIndex{start, -1}, size, stride};
+}
+
+}  // namespace refx

@@ -1,0 +1,125 @@
+#pragma once
+// A dense, row-major array of one element type: the concrete storage behind
+// Values and Refs when a graph runs.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include <refx/core/dtype.hpp>
+#include <refx/core/error.hpp>
+#include <refx/core/shape.hpp>
+
+namespace refx {
+
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(DType t, Shape s) : dtype_(t), shape_(s) { allocate(); }
+
+  template <Element T>
+  static Buffer from(Shape s, std::span<const T> data) {
+    Buffer b(dtype_v<T>, s);
+    if (static_cast<std::int64_t>(data.size()) != s.num_elements())
+      throw Error(fmt::format("refx: Buffer::from: {} elements given for shape {}", data.size(), s));
+    std::memcpy(b.data(), data.data(), data.size_bytes());
+    return b;
+  }
+  template <Element T>
+  static Buffer from(Shape s, const std::vector<T>& data) {
+    return from<T>(s, std::span<const T>(data));
+  }
+  template <Element T>
+  static Buffer scalar(T v) {
+    Buffer b(dtype_v<T>, Shape{});
+    *b.data<T>() = v;
+    return b;
+  }
+
+  Buffer(Buffer&& o) noexcept { *this = std::move(o); }
+  Buffer& operator=(Buffer&& o) noexcept {
+    dtype_ = o.dtype_;
+    shape_ = o.shape_;
+    bytes_ = o.bytes_;
+    heap_ = std::move(o.heap_);
+    std::memcpy(small_, o.small_, sizeof small_);
+    data_ = heap_ ? heap_.get() : small_;
+    o.bytes_ = 0;
+    o.data_ = o.small_;
+    return *this;
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  Buffer clone() const {
+    Buffer b(dtype_, shape_);
+    std::memcpy(b.data_, data_, bytes_);
+    return b;
+  }
+
+  DType dtype() const noexcept { return dtype_; }
+  const Shape& shape() const noexcept { return shape_; }
+  std::int64_t size() const noexcept { return shape_.num_elements(); }
+  std::size_t bytes() const noexcept { return bytes_; }
+  std::byte* data() noexcept { return data_; }
+  const std::byte* data() const noexcept { return data_; }
+  template <class T>
+  T* data() noexcept { return reinterpret_cast<T*>(data_); }
+  template <class T>
+  const T* data() const noexcept { return reinterpret_cast<const T*>(data_); }
+  template <class T>
+  std::span<T> span() { return {data<T>(), static_cast<std::size_t>(size())}; }
+  template <class T>
+  std::span<const T> span() const { return {data<T>(), static_cast<std::size_t>(size())}; }
+  template <Element T>
+  std::vector<T> to_vector() const {
+    if (dtype_v<T> != dtype_) throw Error(fmt::format("refx: to_vector<{}> on a {} buffer", dtype_v<T>, dtype_));
+    auto s = span<T>();
+    return {s.begin(), s.end()};
+  }
+
+  /// Reads element i (flat index) as double, whatever the dtype (tests, printing).
+  double as_double(std::int64_t i) const {
+    return visit_dtype(dtype_, [&](auto tag) { return static_cast<double>(data<typename decltype(tag)::type>()[i]); });
+  }
+  std::int64_t as_int(std::int64_t i) const {
+    return visit_dtype(dtype_, [&](auto tag) { return static_cast<std::int64_t>(data<typename decltype(tag)::type>()[i]); });
+  }
+
+  void fill_zero() { std::memset(data_, 0, bytes_); }
+  /// Fills with a value that makes reads of unwritten memory visible: NaN for
+  /// floats, the minimum for integers.
+  void fill_poison() {
+    visit_dtype(dtype_, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T v = std::numeric_limits<T>::has_quiet_NaN ? std::numeric_limits<T>::quiet_NaN() : std::numeric_limits<T>::min();
+      std::fill_n(data<T>(), size(), v);
+    });
+  }
+
+ private:
+  void allocate() {
+    bytes_ = static_cast<std::size_t>(shape_.num_elements()) * size_of(dtype_);
+    if (bytes_ > sizeof small_) {
+      heap_.reset(new (std::align_val_t{64}) std::byte[bytes_]);
+      data_ = heap_.get();
+    } else {
+      data_ = small_;
+    }
+  }
+  struct AlignedDelete {
+    void operator()(std::byte* p) const noexcept { ::operator delete[](p, std::align_val_t{64}); }
+  };
+
+  DType dtype_ = DType::f32;
+  Shape shape_;
+  std::size_t bytes_ = 0;
+  std::unique_ptr<std::byte[], AlignedDelete> heap_;
+  alignas(16) std::byte small_[16]{};
+  std::byte* data_ = small_;
+};
+
+}  // namespace refx

@@ -1,0 +1,230 @@
+#pragma once
+// Runs a graph on one device over concrete buffers. A resumable machine: an
+// op may report `blocked` (a semaphore wait that cannot be satisfied yet) and
+// the caller resumes it later with run(). The reference interpreter and the
+// threaded runtime both drive this machine; they differ in their ExecEnv.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <refx/ir/buffer.hpp>
+#include <refx/ir/graph.hpp>
+#include <refx/ir/primitive.hpp>
+#include <refx/ir/view_access.hpp>
+
+namespace refx {
+
+/// The device an evaluator runs on: identity in the mesh and, in the runtime,
+/// communication. Hooks that a single-device interpreter cannot serve throw.
+class ExecEnv {
+ public:
+  virtual ~ExecEnv() = default;
+  virtual std::int32_t device_id() const { return 0; }
+  virtual std::int32_t num_devices() const { return 1; }
+  /// Index and size along a named mesh axis.
+  virtual std::int32_t axis_index(std::string_view axis) const;
+  virtual std::int32_t axis_size(std::string_view axis) const;
+  /// Called when a scope allocates a Ref (for semaphores: their storage).
+  virtual void on_allocate(ValueId, Buffer&) {}
+};
+
+inline std::int32_t ExecEnv::axis_index(std::string_view axis) const {
+  throw RuntimeError(fmt::format("refx: axis_index(\"{}\"): this kernel runs without a mesh", axis));
+}
+inline std::int32_t ExecEnv::axis_size(std::string_view axis) const {
+  throw RuntimeError(fmt::format("refx: axis_size(\"{}\"): this kernel runs without a mesh", axis));
+}
+
+class ExecContext {
+ public:
+  ExecContext(const Graph& g, ExecEnv& env) : graph_(g), env_(env), values_(g.num_values()), refs_(g.num_values()) {
+    frames_.push_back(Frame{0, 0, 0, 0, no_id, {}});
+  }
+  ExecContext(const ExecContext&) = delete;
+  ExecContext& operator=(const ExecContext&) = delete;
+
+  /// Binds kernel parameter i (a Ref) to caller-owned storage.
+  void bind_param(std::size_t i, Buffer& storage) {
+    const ValueId p = graph_.params()[i];
+    const ValueType& t = graph_.type(p);
+    if (storage.dtype() != t.dtype || !(storage.shape() == t.shape))
+      throw Error(fmt::format("refx: kernel argument {} is {}{} but the kernel expects {}{}", i, storage.dtype(),
+                              storage.shape(), t.dtype, t.shape));
+    refs_[static_cast<std::size_t>(p)] = &storage;
+  }
+
+  /// Runs until the kernel finishes (done) or an op cannot proceed (blocked).
+  ExecStatus run();
+  bool finished() const noexcept { return frames_.empty(); }
+
+  // ---- for primitive implementations
+  const Graph& graph() const noexcept { return graph_; }
+  ExecEnv& env() noexcept { return env_; }
+  const Buffer& in(const Op& op, std::size_t i) const { return values_[idx(graph_.inputs(op)[i])]; }
+  Buffer& value(ValueId v) { return values_[idx(v)]; }
+  Buffer* ref(ValueId v) const { return refs_[idx(v)]; }
+  std::int64_t attr(const Op& op, std::size_t i) const { return graph_.attrs(op)[i]; }
+  /// Allocates output i of `op` with its traced type.
+  Buffer& out(const Op& op, std::size_t i) {
+    const ValueId v = graph_.outputs(op)[i];
+    const ValueType& t = graph_.type(v);
+    Buffer& b = values_[idx(v)];
+    if (b.dtype() != t.dtype || !(b.shape() == t.shape) || b.bytes() == 0) b = Buffer(t.dtype, t.shape);
+    return b;
+  }
+  void set_out(const Op& op, std::size_t i, Buffer b) { values_[idx(graph_.outputs(op)[i])] = std::move(b); }
+  /// Resolves view i of `op` against current scalar values; checks bounds.
+  ResolvedView view(const Op& op, std::size_t i) const { return resolve(graph_.views(op)[i], op.loc); }
+  ResolvedView resolve(ViewId id, SourceLoc loc) const;
+  std::int64_t scalar(ValueId v) const { return values_[idx(v)].as_int(0); }
+
+ private:
+  struct Frame {
+    BlockId block;
+    std::uint32_t pc;
+    std::int64_t iter, hi;
+    OpId owner;
+    std::vector<std::unique_ptr<Buffer>> owned;  // storage of Refs the scope allocated
+  };
+  static std::size_t idx(ValueId v) noexcept { return static_cast<std::size_t>(v); }
+  void enter(const Op& op);
+  void leave();
+  // Clones first, then assigns: a loop body may return its carries permuted.
+  void copy_results_to(std::span<const ValueId> results, std::span<const ValueId> targets) {
+    std::vector<Buffer> staged;
+    staged.reserve(results.size());
+    for (ValueId r : results) staged.push_back(values_[idx(r)].clone());
+    for (std::size_t i = 0; i < targets.size(); ++i) values_[idx(targets[i])] = std::move(staged[i]);
+  }
+
+  const Graph& graph_;
+  ExecEnv& env_;
+  std::vector<Buffer> values_;
+  std::vector<Buffer*> refs_;
+  std::vector<Frame> frames_;
+};
+
+inline ResolvedView ExecContext::resolve(ViewId id, SourceLoc loc) const {
+  const View& v = graph_.view(id);
+  ResolvedView r;
+  r.buffer = refs_[idx(v.ref)];
+  if (r.buffer == nullptr) throw RuntimeError(fmt::format("refx: a Ref is used outside the scope that owns it (at {})", loc));
+  const Shape& base = r.buffer->shape();
+  const auto base_strides = base.strides();
+  std::size_t k = 0;
+  for (std::size_t d = 0; d < v.rank; ++d) {
+    const DimIndex& di = graph_.dims(v)[d];
+    const std::int64_t start = di.start.is_static() ? di.start.constant : scalar(di.start.value);
+    const std::int64_t last = start + (di.size > 0 ? (di.size - 1) * di.stride : 0);
+    if (start < 0 || (di.size > 0 && last >= base[d]) || (di.size == 0 && start > base[d]))
+      throw RuntimeError(fmt::format("refx: index {} (covering {}..{}) is out of bounds for dimension {} of size {} (at {})",
+                                     start, start, last, d, base[d], loc));
+    r.offset += start * base_strides[d];
+    if (!di.squeezed) {
+      r.shape.push_back(di.size);
+      r.strides[k++] = di.stride * base_strides[d];
+    }
+  }
+  return r;
+}
+
+inline void ExecContext::enter(const Op& op) {
+  const auto bodies = graph_.bodies(op);
+  const auto ins = graph_.inputs(op);
+  const OpId self = static_cast<OpId>(&op - &graph_.op(0));
+  switch (op.prim->control) {
+    case ControlKind::scope: {
+      // attrs[0] = how many params are initialised from inputs (run_state).
+      const Block& b = graph_.block(bodies[0]);
+      Frame f{bodies[0], 0, 0, 0, self, {}};
+      for (std::size_t i = 0; i < b.params.size(); ++i) {
+        const ValueType& t = graph_.type(b.params[i]);
+        auto storage = std::make_unique<Buffer>(t.dtype, t.shape);
+        if (i < ins.size()) {
+          std::memcpy(storage->data(), values_[idx(ins[i])].data(), storage->bytes());
+        } else if (t.is_semaphore()) {
+          storage->fill_zero();
+        } else {
+          storage->fill_poison();
+        }
+        env_.on_allocate(b.params[i], *storage);
+        refs_[idx(b.params[i])] = storage.get();
+        f.owned.push_back(std::move(storage));
+      }
+      frames_.push_back(std::move(f));
+      return;
+    }
+    case ControlKind::loop: {
+      // inputs: lo, hi, carries...; body params: i, carries...
+      const std::int64_t lo = scalar(ins[0]), hi = scalar(ins[1]);
+      if (lo >= hi) {
+        for (std::size_t i = 2; i < ins.size(); ++i) values_[idx(graph_.outputs(op)[i - 2])] = values_[idx(ins[i])].clone();
+        ++frames_.back().pc;
+        return;
+      }
+      const Block& b = graph_.block(bodies[0]);
+      values_[idx(b.params[0])] = Buffer(graph_.type(b.params[0]).dtype, Shape{});
+      visit_dtype(graph_.type(b.params[0]).dtype, [&](auto tag) {
+        *values_[idx(b.params[0])].data<typename decltype(tag)::type>() = static_cast<typename decltype(tag)::type>(lo);
+      });
+      copy_results_to(ins.subspan(2), std::span(b.params).subspan(1));
+      frames_.push_back(Frame{bodies[0], 0, lo, hi, self, {}});
+      return;
+    }
+    case ControlKind::cond: {
+      if (scalar(ins[0]) != 0) {
+        frames_.push_back(Frame{bodies[0], 0, 0, 0, self, {}});
+      } else {
+        ++frames_.back().pc;
+      }
+      return;
+    }
+    case ControlKind::none: break;
+  }
+}
+
+// The current block ran to its end: loop again, or hand results to the owner.
+inline void ExecContext::leave() {
+  Frame& f = frames_.back();
+  const Block& b = graph_.block(f.block);
+  if (f.owner == no_id) {
+    frames_.pop_back();
+    return;
+  }
+  const Op& owner = graph_.op(f.owner);
+  if (owner.prim->control == ControlKind::loop && ++f.iter < f.hi) {
+    visit_dtype(graph_.type(b.params[0]).dtype, [&](auto tag) {
+      *values_[idx(b.params[0])].data<typename decltype(tag)::type>() = static_cast<typename decltype(tag)::type>(f.iter);
+    });
+    copy_results_to(b.results, std::span(b.params).subspan(1));
+    f.pc = 0;
+    return;
+  }
+  copy_results_to(b.results, graph_.outputs(owner));
+  for (ValueId p : b.params)
+    if (graph_.type(p).is_ref()) refs_[idx(p)] = nullptr;
+  frames_.pop_back();
+  ++frames_.back().pc;
+}
+
+inline ExecStatus ExecContext::run() {
+  while (!frames_.empty()) {
+    Frame& f = frames_.back();
+    const Block& b = graph_.block(f.block);
+    if (f.pc == b.ops.size()) {
+      leave();
+      continue;
+    }
+    const Op& op = graph_.op(b.ops[f.pc]);
+    if (op.prim->control != ControlKind::none) {
+      enter(op);
+      continue;
+    }
+    if (op.prim->impl(*this, op) == ExecStatus::blocked) return ExecStatus::blocked;
+    ++frames_.back().pc;
+  }
+  return ExecStatus::done;
+}
+
+}  // namespace refx

@@ -1,0 +1,218 @@
+#pragma once
+// The traced program: SSA values, ops with effects and source lines, nested
+// blocks for loops, conditionals and scopes. Ops refer into flat pools by
+// offset so that graphs of a million ops stay compact and cache-friendly.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <refx/core/dtype.hpp>
+#include <refx/core/error.hpp>
+#include <refx/core/memory_space.hpp>
+#include <refx/core/shape.hpp>
+#include <refx/core/slice.hpp>
+
+namespace refx {
+
+using ValueId = std::int32_t;
+using OpId = std::int32_t;
+using BlockId = std::int32_t;
+using ViewId = std::int32_t;
+inline constexpr std::int32_t no_id = -1;
+
+enum class ValueKind : std::uint8_t { array, ref };
+
+/// The abstract type of a value: what abstract evaluation computes.
+struct ValueType {
+  DType dtype = DType::f32;
+  ValueKind kind = ValueKind::array;
+  MemorySpace space = MemorySpace::vmem;
+  SemaphoreKind semaphore = SemaphoreKind::none;
+  Shape shape;
+
+  bool is_ref() const noexcept { return kind == ValueKind::ref; }
+  bool is_semaphore() const noexcept { return semaphore != SemaphoreKind::none; }
+  friend bool operator==(const ValueType&, const ValueType&) = default;
+};
+
+struct ValueInfo {
+  ValueType type;
+  OpId producer = no_id;    ///< the op that defines it, or no_id for block params
+  BlockId block = 0;        ///< the block it is defined in
+  std::int32_t scope = 0;   ///< for refs: the scope that owns the storage
+};
+
+/// One dimension of a view, in the coordinates of the base Ref.
+struct DimIndex {
+  DynIndex start;
+  std::int64_t size = 0;
+  std::int64_t stride = 1;
+  bool squeezed = false;  ///< indexed by an integer: the dimension is dropped
+};
+
+/// A region of a Ref: one DimIndex per dimension of the base Ref.
+struct View {
+  ValueId ref = no_id;
+  std::uint32_t dim_begin = 0;
+  std::uint8_t rank = 0;
+};
+
+/// Effect bits (a bit set, so conflict tests are one AND).
+enum EffectBits : std::uint8_t {
+  effect_read = 1,
+  effect_write = 2,
+  effect_accum = 4,
+  effect_semaphore = 8,  ///< signal, wait or DMA progress on a semaphore view
+  effect_io = 16,        ///< unordered host effect (print, callback)
+  effect_ordered = 32,   ///< ordered host effect; `token` names its kind
+};
+
+struct Effect {
+  std::uint8_t bits = 0;
+  std::uint8_t token = 0;  ///< ordered-effect kind when bits has effect_ordered
+  ViewId view = no_id;     ///< the region touched, or no_id
+};
+
+struct Primitive;
+
+struct Op {
+  const Primitive* prim = nullptr;
+  std::uint32_t in_begin = 0, out_begin = 0, attr_begin = 0, view_begin = 0, effect_begin = 0, block_begin = 0;
+  std::uint16_t in_count = 0, out_count = 0, attr_count = 0, view_count = 0, effect_count = 0, block_count = 0;
+  SourceLoc loc;
+};
+
+struct Block {
+  std::vector<OpId> ops;
+  std::vector<ValueId> params;
+  std::vector<ValueId> results;
+  OpId owner = no_id;  ///< the op whose body this is; no_id for the kernel body
+};
+
+/// A traced kernel. Block 0 is the kernel body; its params are the kernel's Refs.
+class Graph {
+ public:
+  Graph() { blocks_.emplace_back(); }
+
+  // ---- values
+  std::size_t num_values() const noexcept { return values_.size(); }
+  const ValueInfo& value(ValueId v) const { return values_[static_cast<std::size_t>(v)]; }
+  const ValueType& type(ValueId v) const { return value(v).type; }
+  ValueId add_value(ValueInfo info) {
+    values_.push_back(std::move(info));
+    return static_cast<ValueId>(values_.size() - 1);
+  }
+  ValueInfo& mutable_value(ValueId v) { return values_[static_cast<std::size_t>(v)]; }
+
+  // ---- ops
+  std::size_t num_ops() const noexcept { return ops_.size(); }
+  const Op& op(OpId o) const { return ops_[static_cast<std::size_t>(o)]; }
+  std::span<const ValueId> inputs(const Op& o) const { return {operands_.data() + o.in_begin, o.in_count}; }
+  std::span<const ValueId> outputs(const Op& o) const { return {operands_.data() + o.out_begin, o.out_count}; }
+  std::span<const std::int64_t> attrs(const Op& o) const { return {attrs_.data() + o.attr_begin, o.attr_count}; }
+  std::span<const ViewId> views(const Op& o) const { return {op_views_.data() + o.view_begin, o.view_count}; }
+  std::span<const Effect> effects(const Op& o) const { return {effects_.data() + o.effect_begin, o.effect_count}; }
+  std::span<const BlockId> bodies(const Op& o) const { return {op_blocks_.data() + o.block_begin, o.block_count}; }
+
+  // ---- views
+  const View& view(ViewId v) const { return views_[static_cast<std::size_t>(v)]; }
+  std::span<const DimIndex> dims(const View& v) const { return {dims_.data() + v.dim_begin, v.rank}; }
+  ViewId add_view(ValueId ref, std::span<const DimIndex> dims) {
+    View v{ref, static_cast<std::uint32_t>(dims_.size()), static_cast<std::uint8_t>(dims.size())};
+    dims_.insert(dims_.end(), dims.begin(), dims.end());
+    views_.push_back(v);
+    return static_cast<ViewId>(views_.size() - 1);
+  }
+  /// The shape of the data a view designates (squeezed dimensions dropped).
+  Shape view_shape(ViewId v) const {
+    Shape s;
+    for (const auto& d : dims(view(v)))
+      if (!d.squeezed) s.push_back(d.size);
+    return s;
+  }
+  std::int64_t view_elements(ViewId v) const { return view_shape(v).num_elements(); }
+
+  // ---- blocks
+  std::size_t num_blocks() const noexcept { return blocks_.size(); }
+  const Block& block(BlockId b) const { return blocks_[static_cast<std::size_t>(b)]; }
+  Block& mutable_block(BlockId b) { return blocks_[static_cast<std::size_t>(b)]; }
+  BlockId add_block() {
+    blocks_.emplace_back();
+    return static_cast<BlockId>(blocks_.size() - 1);
+  }
+  const Block& entry() const { return blocks_.front(); }
+
+  // ---- strings (formats, names)
+  std::int64_t add_string(std::string s) {
+    strings_.push_back(std::move(s));
+    return static_cast<std::int64_t>(strings_.size() - 1);
+  }
+  const std::string& string(std::int64_t i) const { return strings_[static_cast<std::size_t>(i)]; }
+
+  /// User-given name of a value (`.name("recv")`), or empty.
+  std::string_view name(ValueId v) const {
+    auto it = names_.find(v);
+    return it == names_.end() ? std::string_view{} : std::string_view{it->second};
+  }
+  void set_name(ValueId v, std::string n) { names_[v] = std::move(n); }
+
+  /// Appends an op; the caller has already added its outputs' values.
+  struct OpSpec {
+    const Primitive* prim;
+    std::span<const ValueId> inputs, outputs;
+    std::span<const std::int64_t> attrs;
+    std::span<const ViewId> views;
+    std::span<const Effect> effects;
+    std::span<const BlockId> bodies;
+    SourceLoc loc;
+  };
+  OpId add_op(const OpSpec& s) {
+    Op o;
+    o.prim = s.prim;
+    o.loc = s.loc;
+    o.in_begin = append(operands_, s.inputs, o.in_count);
+    o.out_begin = append(operands_, s.outputs, o.out_count);
+    o.attr_begin = append(attrs_, s.attrs, o.attr_count);
+    o.view_begin = append(op_views_, s.views, o.view_count);
+    o.effect_begin = append(effects_, s.effects, o.effect_count);
+    o.block_begin = append(op_blocks_, s.bodies, o.block_count);
+    ops_.push_back(o);
+    return static_cast<OpId>(ops_.size() - 1);
+  }
+
+  /// Kernel parameters (Refs), in call order: the entry block's params.
+  std::span<const ValueId> params() const { return entry().params; }
+
+  void reserve(std::size_t ops) {
+    ops_.reserve(ops);
+    values_.reserve(ops);
+    operands_.reserve(ops * 3);
+  }
+
+ private:
+  template <class T>
+  static std::uint32_t append(std::vector<T>& pool, std::span<const T> items, std::uint16_t& count) {
+    auto begin = static_cast<std::uint32_t>(pool.size());
+    pool.insert(pool.end(), items.begin(), items.end());
+    count = static_cast<std::uint16_t>(items.size());
+    return begin;
+  }
+
+  std::vector<ValueInfo> values_;
+  std::vector<Op> ops_;
+  std::vector<Block> blocks_;
+  std::vector<ValueId> operands_;
+  std::vector<std::int64_t> attrs_;
+  std::vector<ViewId> op_views_;
+  std::vector<Effect> effects_;
+  std::vector<BlockId> op_blocks_;
+  std::vector<View> views_;
+  std::vector<DimIndex> dims_;
+  std::vector<std::string> strings_;
+  std::unordered_map<ValueId, std::string> names_;
+};
+
+}  // namespace refx

@@ -1,0 +1,128 @@
+#pragma once
+// A primitive is defined once: name, abstract evaluation (output types and
+// effects from input types), implementation on concrete buffers, and
+// optionally a printer and a cost hint. Built-in ops use this same API.
+
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <span>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <refx/ir/graph.hpp>
+
+namespace refx {
+
+class ExecContext;
+
+enum class ExecStatus : std::uint8_t { done, blocked };
+
+/// How the evaluator runs an op's nested blocks.
+enum class ControlKind : std::uint8_t { none, scope, loop, cond };
+
+/// What abstract evaluation sees of an op being traced, and where it puts the
+/// op's output types and effects.
+class AbstractContext {
+ public:
+  AbstractContext(const Graph& g, const Primitive& p, std::span<const ValueId> inputs, std::span<const ViewId> views,
+                  std::span<const std::int64_t> attrs, SourceLoc loc)
+      : graph_(g), prim_(p), inputs_(inputs), views_(views), attrs_(attrs), loc_(loc) {}
+
+  std::size_t num_inputs() const noexcept { return inputs_.size(); }
+  const ValueType& input(std::size_t i) const { return graph_.type(inputs_[i]); }
+  std::size_t num_views() const noexcept { return views_.size(); }
+  ViewId view(std::size_t i) const { return views_[i]; }
+  /// The Ref a view is into.
+  const ValueType& view_ref(std::size_t i) const { return graph_.type(graph_.view(views_[i]).ref); }
+  Shape view_shape(std::size_t i) const { return graph_.view_shape(views_[i]); }
+  std::size_t num_attrs() const noexcept { return attrs_.size(); }
+  std::int64_t attr(std::size_t i) const { return attrs_[i]; }
+  const Graph& graph() const noexcept { return graph_; }
+  SourceLoc loc() const noexcept { return loc_; }
+
+  void add_output(ValueType t) { outputs_.push_back(std::move(t)); }
+  void add_effect(std::uint8_t bits, ViewId view = no_id, std::uint8_t token = 0) {
+    effects_.push_back(Effect{bits, token, view});
+  }
+
+  /// Raises a TraceError naming the primitive and the user's source line.
+  template <class... Args>
+  [[noreturn]] void fail(fmt::format_string<Args...> f, Args&&... args) const;
+
+  std::vector<ValueType>& outputs() noexcept { return outputs_; }
+  std::vector<Effect>& effects() noexcept { return effects_; }
+
+ private:
+  const Graph& graph_;
+  const Primitive& prim_;
+  std::span<const ValueId> inputs_;
+  std::span<const ViewId> views_;
+  std::span<const std::int64_t> attrs_;
+  SourceLoc loc_;
+  std::vector<ValueType> outputs_;
+  std::vector<Effect> effects_;
+};
+
+/// Elementwise kernel over contiguous arrays: out[i] = f(in0[i], in1[i], ...).
+using ElementwiseFn = void (*)(DType in_type, const void* const* ins, void* out, std::int64_t n);
+
+struct Primitive {
+  std::string_view name;
+  void (*abstract_eval)(AbstractContext&) = nullptr;
+  ExecStatus (*impl)(ExecContext&, const Op&) = nullptr;
+  /// Optional: the op's body when printed (after "outs = "); default prints `name[attrs] inputs`.
+  void (*print)(const Graph&, const Op&, std::string& out) = nullptr;
+  /// Optional: relative cost hint used by the scheduler (default 1).
+  double (*cost)(const Graph&, const Op&) = nullptr;
+  ControlKind control = ControlKind::none;
+  /// Set for elementwise ops over equal shapes: the fusion pass may chain them.
+  ElementwiseFn elementwise = nullptr;
+};
+
+template <class... Args>
+[[noreturn]] void AbstractContext::fail(fmt::format_string<Args...> f, Args&&... args) const {
+  throw TraceError(fmt::format("refx: {}: {} (at {})", prim_.name, fmt::format(f, std::forward<Args>(args)...), loc_));
+}
+
+namespace detail {
+class PrimitiveRegistry {
+ public:
+  const Primitive& add(const Primitive& p) {
+    std::lock_guard lock(mutex_);
+    if (by_name_.contains(p.name))
+      throw Error(fmt::format("refx: a primitive named '{}' is already defined", p.name));
+    const Primitive& stored = store_.emplace_back(p);
+    by_name_.emplace(stored.name, &stored);
+    return stored;
+  }
+  const Primitive* find(std::string_view name) const {
+    std::lock_guard lock(mutex_);
+    auto it = by_name_.find(name);
+    return it == by_name_.end() ? nullptr : it->second;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::deque<Primitive> store_;  // stable addresses
+  std::unordered_map<std::string_view, const Primitive*> by_name_;
+};
+
+inline PrimitiveRegistry& primitive_registry() {
+  static PrimitiveRegistry r;
+  return r;
+}
+}  // namespace detail
+
+/// Registers a primitive and returns the stored definition (its address is
+/// the primitive's identity). Names are unique; `name` must outlive the program.
+inline const Primitive& define_primitive(const Primitive& p) { return detail::primitive_registry().add(p); }
+
+/// The primitive registered under `name`, or nullptr.
+inline const Primitive* find_primitive(std::string_view name) { return detail::primitive_registry().find(name); }
+
+}  // namespace refx

@@ -1,0 +1,165 @@
+#pragma once
+// Elementwise primitives: unary math, binary arithmetic, comparisons, logic
+// and select. Each provides an ElementwiseFn, so the fusion pass can chain
+// them into one loop.
+
+#include <cmath>
+#include <cstring>
+
+#include <refx/ir/eval.hpp>
+#include <refx/ir/primitive.hpp>
+
+namespace refx::prim {
+namespace detail {
+
+template <class F, class T>
+concept accepts = F::template accepts<T>;
+
+struct Neg { template <class T> static constexpr bool accepts = !std::is_same_v<T, bool>; template <class T> T operator()(T a) const { return static_cast<T>(-a); } };
+struct Abs { template <class T> static constexpr bool accepts = !std::is_same_v<T, bool>; template <class T> T operator()(T a) const { return a < T{} ? static_cast<T>(-a) : a; } };
+struct Exp { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::exp(a); } };
+struct Log { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::log(a); } };
+struct Sqrt { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::sqrt(a); } };
+struct Not { template <class T> static constexpr bool accepts = std::is_same_v<T, bool>; template <class T> T operator()(T a) const { return !a; } };
+
+template <class T> inline constexpr bool numeric = !std::is_same_v<T, bool>;
+struct Add { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const { return a + b; } };
+struct Sub { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const { return a - b; } };
+struct Mul { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const { return a * b; } };
+struct Div { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const { if constexpr (std::is_integral_v<T>) { return b == 0 ? T{} : a / b; } else { return a / b; } } };
+struct Rem { template <class T> static constexpr bool accepts = std::is_integral_v<T> && numeric<T>; template <class T> T operator()(T a, T b) const { return b == 0 ? T{} : a % b; } };
+struct Min { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const { return b < a ? b : a; } };
+struct Max { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const { return a < b ? b : a; } };
+struct And { template <class T> static constexpr bool accepts = std::is_same_v<T, bool>; template <class T> T operator()(T a, T b) const { return a && b; } };
+struct Or { template <class T> static constexpr bool accepts = std::is_same_v<T, bool>; template <class T> T operator()(T a, T b) const { return a || b; } };
+struct Eq { template <class T> static constexpr bool accepts = true; template <class T> bool operator()(T a, T b) const { return a == b; } };
+struct Ne { template <class T> static constexpr bool accepts = true; template <class T> bool operator()(T a, T b) const { return a != b; } };
+struct Lt { template <class T> static constexpr bool accepts = numeric<T>; template <class T> bool operator()(T a, T b) const { return a < b; } };
+struct Le { template <class T> static constexpr bool accepts = numeric<T>; template <class T> bool operator()(T a, T b) const { return a <= b; } };
+struct Gt { template <class T> static constexpr bool accepts = numeric<T>; template <class T> bool operator()(T a, T b) const { return a > b; } };
+struct Ge { template <class T> static constexpr bool accepts = numeric<T>; template <class T> bool operator()(T a, T b) const { return a >= b; } };
+
+template <class F>
+void unary_kernel(DType t, const void* const* ins, void* out, std::int64_t n) {
+  visit_dtype(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (F::template accepts<T>) {
+      const T* a = static_cast<const T*>(ins[0]);
+      T* o = static_cast<T*>(out);
+      for (std::int64_t i = 0; i < n; ++i) o[i] = F{}(a[i]);
+    }
+  });
+}
+
+template <class F>
+void binary_kernel(DType t, const void* const* ins, void* out, std::int64_t n) {
+  visit_dtype(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (F::template accepts<T>) {
+      using R = decltype(F{}(T{}, T{}));
+      const T* a = static_cast<const T*>(ins[0]);
+      const T* b = static_cast<const T*>(ins[1]);
+      R* o = static_cast<R*>(out);
+      for (std::int64_t i = 0; i < n; ++i) o[i] = F{}(a[i], b[i]);
+    }
+  });
+}
+
+inline void select_kernel(DType t, const void* const* ins, void* out, std::int64_t n) {
+  visit_dtype(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const bool* c = static_cast<const bool*>(ins[0]);
+    const T* a = static_cast<const T*>(ins[1]);
+    const T* b = static_cast<const T*>(ins[2]);
+    T* o = static_cast<T*>(out);
+    for (std::int64_t i = 0; i < n; ++i) o[i] = c[i] ? a[i] : b[i];
+  });
+}
+
+template <class F>
+bool accepts_dtype(DType t) {
+  return visit_dtype(t, [](auto tag) { return F::template accepts<typename decltype(tag)::type>; });
+}
+
+inline void expect_arrays(AbstractContext& c) {
+  for (std::size_t i = 0; i < c.num_inputs(); ++i)
+    if (c.input(i).is_ref()) c.fail("operand {} is a Ref; read it with load() first", i);
+}
+
+template <class F>
+void unary_abstract(AbstractContext& c) {
+  expect_arrays(c);
+  if (!accepts_dtype<F>(c.input(0).dtype)) c.fail("does not accept {} operands", c.input(0).dtype);
+  c.add_output(c.input(0));
+}
+
+template <class F, bool Predicate>
+void binary_abstract(AbstractContext& c) {
+  expect_arrays(c);
+  const ValueType &a = c.input(0), &b = c.input(1);
+  if (a.dtype != b.dtype) c.fail("operands have different element types ({} and {}); cast one first", a.dtype, b.dtype);
+  if (!(a.shape == b.shape)) c.fail("operands have different shapes ({} and {})", a.shape, b.shape);
+  if (!accepts_dtype<F>(a.dtype)) c.fail("does not accept {} operands", a.dtype);
+  ValueType out = a;
+  if (Predicate) out.dtype = DType::pred;
+  c.add_output(out);
+}
+
+inline void select_abstract(AbstractContext& c) {
+  expect_arrays(c);
+  const ValueType &p = c.input(0), &a = c.input(1), &b = c.input(2);
+  if (p.dtype != DType::pred) c.fail("the condition must be bool, not {}", p.dtype);
+  if (a.dtype != b.dtype) c.fail("branches have different element types ({} and {})", a.dtype, b.dtype);
+  if (!(p.shape == a.shape) || !(a.shape == b.shape)) c.fail("shapes differ ({}, {}, {})", p.shape, a.shape, b.shape);
+  c.add_output(a);
+}
+
+}  // namespace detail
+
+/// Shared implementation of every elementwise primitive.
+inline ExecStatus elementwise_impl(ExecContext& ctx, const Op& op) {
+  const auto ins = ctx.graph().inputs(op);
+  const void* ptrs[4];
+  for (std::size_t i = 0; i < ins.size(); ++i) ptrs[i] = ctx.in(op, i).data();
+  Buffer& out = ctx.out(op, 0);
+  const DType t = ctx.in(op, ins.size() == 3 ? 1 : 0).dtype();
+  op.prim->elementwise(t, ptrs, out.data(), out.size());
+  return ExecStatus::done;
+}
+
+template <class F>
+Primitive unary(std::string_view name) {
+  return Primitive{name, &detail::unary_abstract<F>, &elementwise_impl, nullptr, nullptr, ControlKind::none,
+                   &detail::unary_kernel<F>};
+}
+template <class F, bool Predicate = false>
+Primitive binary(std::string_view name) {
+  return Primitive{name, &detail::binary_abstract<F, Predicate>, &elementwise_impl, nullptr, nullptr, ControlKind::none,
+                   &detail::binary_kernel<F>};
+}
+
+inline const Primitive& neg = define_primitive(unary<detail::Neg>("neg"));
+inline const Primitive& abs = define_primitive(unary<detail::Abs>("abs"));
+inline const Primitive& exp = define_primitive(unary<detail::Exp>("exp"));
+inline const Primitive& log = define_primitive(unary<detail::Log>("log"));
+inline const Primitive& sqrt = define_primitive(unary<detail::Sqrt>("sqrt"));
+inline const Primitive& logical_not = define_primitive(unary<detail::Not>("not"));
+inline const Primitive& add = define_primitive(binary<detail::Add>("add"));
+inline const Primitive& sub = define_primitive(binary<detail::Sub>("sub"));
+inline const Primitive& mul = define_primitive(binary<detail::Mul>("mul"));
+inline const Primitive& div = define_primitive(binary<detail::Div>("div"));
+inline const Primitive& rem = define_primitive(binary<detail::Rem>("rem"));
+inline const Primitive& min = define_primitive(binary<detail::Min>("min"));
+inline const Primitive& max = define_primitive(binary<detail::Max>("max"));
+inline const Primitive& logical_and = define_primitive(binary<detail::And>("and"));
+inline const Primitive& logical_or = define_primitive(binary<detail::Or>("or"));
+inline const Primitive& eq = define_primitive(binary<detail::Eq, true>("eq"));
+inline const Primitive& ne = define_primitive(binary<detail::Ne, true>("ne"));
+inline const Primitive& lt = define_primitive(binary<detail::Lt, true>("lt"));
+inline const Primitive& le = define_primitive(binary<detail::Le, true>("le"));
+inline const Primitive& gt = define_primitive(binary<detail::Gt, true>("gt"));
+inline const Primitive& ge = define_primitive(binary<detail::Ge, true>("ge"));
+inline const Primitive& select = define_primitive(Primitive{"select", &detail::select_abstract, &elementwise_impl,
+                                                            nullptr, nullptr, ControlKind::none, &detail::select_kernel});
+
+}  // namespace refx::prim

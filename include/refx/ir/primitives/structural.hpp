@@ -1,0 +1,204 @@
+#pragma once
+// Non-elementwise array primitives: constants, iota, broadcast, cast,
+// reductions along an axis, 2-D dot, and the mesh-position scalars.
+
+#include <bit>
+#include <limits>
+
+#include <refx/ir/eval.hpp>
+#include <refx/ir/primitive.hpp>
+
+namespace refx::prim {
+namespace detail {
+
+/// attrs: [dtype, bits]. The scalar's value, as its own type, from its bits.
+template <class T>
+T constant_value(std::int64_t bits) {
+  if constexpr (std::is_same_v<T, float>) return static_cast<float>(std::bit_cast<double>(bits));
+  else if constexpr (std::is_same_v<T, double>) return std::bit_cast<double>(bits);
+  else return static_cast<T>(bits);
+}
+
+inline void constant_abstract(AbstractContext& c) {
+  c.add_output(ValueType{static_cast<DType>(c.attr(0)), ValueKind::array, MemorySpace::vmem, SemaphoreKind::none, {}});
+}
+inline ExecStatus constant_impl(ExecContext& ctx, const Op& op) {
+  Buffer& out = ctx.out(op, 0);
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    *out.data<T>() = constant_value<T>(ctx.attr(op, 1));
+  });
+  return ExecStatus::done;
+}
+inline void constant_print(const Graph& g, const Op& op, std::string& s) {
+  const auto a = g.attrs(op);
+  visit_dtype(static_cast<DType>(a[0]), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    s += fmt::format("{}", constant_value<T>(a[1]));
+  });
+}
+
+// attrs: [dtype, dimension, rank, dims...]
+inline void iota_abstract(AbstractContext& c) {
+  const auto dt = static_cast<DType>(c.attr(0));
+  if (dt == DType::pred) c.fail("iota needs a numeric element type");
+  Shape s;
+  for (std::int64_t i = 0; i < c.attr(2); ++i) s.push_back(c.attr(3 + static_cast<std::size_t>(i)));
+  if (c.attr(1) < 0 || c.attr(1) >= static_cast<std::int64_t>(s.rank())) c.fail("dimension {} is not in a rank-{} shape", c.attr(1), s.rank());
+  c.add_output(ValueType{dt, ValueKind::array, MemorySpace::vmem, SemaphoreKind::none, s});
+}
+inline ExecStatus iota_impl(ExecContext& ctx, const Op& op) {
+  Buffer& out = ctx.out(op, 0);
+  const auto dim = static_cast<std::size_t>(ctx.attr(op, 1));
+  const auto st = out.shape().strides();
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = out.data<T>();
+    for (std::int64_t i = 0; i < out.size(); ++i) o[i] = static_cast<T>((i / st[dim]) % out.shape()[dim]);
+  });
+  return ExecStatus::done;
+}
+
+// attrs: [rank, dims...]; input: a scalar.
+inline void broadcast_abstract(AbstractContext& c) {
+  if (c.input(0).is_ref() || c.input(0).shape.rank() != 0) c.fail("broadcast takes a scalar value");
+  ValueType t = c.input(0);
+  t.shape = Shape{};
+  for (std::int64_t i = 0; i < c.attr(0); ++i) t.shape.push_back(c.attr(1 + static_cast<std::size_t>(i)));
+  c.add_output(t);
+}
+inline ExecStatus broadcast_impl(ExecContext& ctx, const Op& op) {
+  const Buffer& in = ctx.in(op, 0);
+  Buffer& out = ctx.out(op, 0);
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    std::fill_n(out.data<T>(), out.size(), *in.data<T>());
+  });
+  return ExecStatus::done;
+}
+
+// attrs: [dtype]
+inline void cast_abstract(AbstractContext& c) {
+  if (c.input(0).is_ref()) c.fail("cast takes a value; read the Ref with load() first");
+  ValueType t = c.input(0);
+  t.dtype = static_cast<DType>(c.attr(0));
+  c.add_output(t);
+}
+inline ExecStatus cast_impl(ExecContext& ctx, const Op& op) {
+  const Buffer& in = ctx.in(op, 0);
+  Buffer& out = ctx.out(op, 0);
+  visit_dtype(in.dtype(), [&](auto from) {
+    visit_dtype(out.dtype(), [&](auto to) {
+      using F = typename decltype(from)::type;
+      using T = typename decltype(to)::type;
+      const F* a = in.data<F>();
+      T* o = out.data<T>();
+      for (std::int64_t i = 0; i < out.size(); ++i) o[i] = static_cast<T>(a[i]);
+    });
+  });
+  return ExecStatus::done;
+}
+
+// attrs: [axis]
+inline void reduce_abstract(AbstractContext& c) {
+  const ValueType& in = c.input(0);
+  if (in.is_ref()) c.fail("reductions take a value; read the Ref with load() first");
+  if (in.dtype == DType::pred) c.fail("cannot reduce bool values");
+  if (c.attr(0) < 0 || c.attr(0) >= static_cast<std::int64_t>(in.shape.rank()))
+    c.fail("axis {} is out of range for a rank-{} value", c.attr(0), in.shape.rank());
+  ValueType t = in;
+  t.shape = in.shape.without(static_cast<std::size_t>(c.attr(0)));
+  c.add_output(t);
+}
+template <bool IsMax>
+ExecStatus reduce_impl(ExecContext& ctx, const Op& op) {
+  const Buffer& in = ctx.in(op, 0);
+  Buffer& out = ctx.out(op, 0);
+  const auto axis = static_cast<std::size_t>(ctx.attr(op, 0));
+  std::int64_t outer = 1, inner = 1;
+  for (std::size_t d = 0; d < axis; ++d) outer *= in.shape()[d];
+  for (std::size_t d = axis + 1; d < in.shape().rank(); ++d) inner *= in.shape()[d];
+  const std::int64_t n = in.shape()[axis];
+  visit_dtype(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T* a = in.data<T>();
+      T* o = out.data<T>();
+      const T init = IsMax ? std::numeric_limits<T>::lowest() : T{};
+      for (std::int64_t i = 0; i < outer; ++i) {
+        T* row = o + i * inner;
+        std::fill_n(row, inner, init);
+        for (std::int64_t k = 0; k < n; ++k) {
+          const T* src = a + (i * n + k) * inner;
+          for (std::int64_t j = 0; j < inner; ++j) row[j] = IsMax ? (row[j] < src[j] ? src[j] : row[j]) : row[j] + src[j];
+        }
+      }
+    }
+  });
+  return ExecStatus::done;
+}
+
+inline void dot_abstract(AbstractContext& c) {
+  const ValueType &a = c.input(0), &b = c.input(1);
+  if (a.is_ref() || b.is_ref()) c.fail("dot takes values; read the Refs with load() first");
+  if (a.dtype != b.dtype) c.fail("operands have different element types ({} and {})", a.dtype, b.dtype);
+  if (a.dtype == DType::pred) c.fail("cannot multiply bool matrices");
+  if (a.shape.rank() != 2 || b.shape.rank() != 2) c.fail("dot takes two matrices, got shapes {} and {}", a.shape, b.shape);
+  if (a.shape[1] != b.shape[0]) c.fail("contracting dimensions differ: {} x {}", a.shape, b.shape);
+  ValueType t = a;
+  t.shape = Shape{a.shape[0], b.shape[1]};
+  c.add_output(t);
+}
+inline ExecStatus dot_impl(ExecContext& ctx, const Op& op) {
+  const Buffer &a = ctx.in(op, 0), &b = ctx.in(op, 1);
+  Buffer& out = ctx.out(op, 0);
+  const std::int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
+  visit_dtype(a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T* pa = a.data<T>();
+      const T* pb = b.data<T>();
+      T* po = out.data<T>();
+      std::fill_n(po, m * n, T{});
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t p = 0; p < k; ++p) {
+          const T av = pa[i * k + p];
+          for (std::int64_t j = 0; j < n; ++j) po[i * n + j] += av * pb[p * n + j];
+        }
+    }
+  });
+  return ExecStatus::done;
+}
+
+// attrs: [axis name string]
+inline void axis_abstract(AbstractContext& c) {
+  c.add_output(ValueType{DType::i32, ValueKind::array, MemorySpace::smem, SemaphoreKind::none, {}});
+}
+template <bool Size>
+ExecStatus axis_impl(ExecContext& ctx, const Op& op) {
+  const std::string& axis = ctx.graph().string(ctx.attr(op, 0));
+  *ctx.out(op, 0).data<std::int32_t>() = Size ? ctx.env().axis_size(axis) : ctx.env().axis_index(axis);
+  return ExecStatus::done;
+}
+inline void axis_print(const Graph& g, const Op& op, std::string& s) {
+  s += fmt::format("{}[axis={}]", op.prim->name, g.string(g.attrs(op)[0]));
+}
+
+inline Primitive simple(std::string_view name, void (*abstract)(AbstractContext&), ExecStatus (*impl)(ExecContext&, const Op&),
+                        void (*print)(const Graph&, const Op&, std::string&) = nullptr) {
+  return Primitive{name, abstract, impl, print, nullptr, ControlKind::none, nullptr};
+}
+
+}  // namespace detail
+
+inline const Primitive& constant = define_primitive(detail::simple("constant", detail::constant_abstract, detail::constant_impl, detail::constant_print));
+inline const Primitive& iota = define_primitive(detail::simple("iota", detail::iota_abstract, detail::iota_impl));
+inline const Primitive& broadcast = define_primitive(detail::simple("broadcast", detail::broadcast_abstract, detail::broadcast_impl));
+inline const Primitive& cast = define_primitive(detail::simple("convert", detail::cast_abstract, detail::cast_impl));
+inline const Primitive& reduce_sum = define_primitive(detail::simple("reduce_sum", detail::reduce_abstract, detail::reduce_impl<false>));
+inline const Primitive& reduce_max = define_primitive(detail::simple("reduce_max", detail::reduce_abstract, detail::reduce_impl<true>));
+inline const Primitive& dot = define_primitive(detail::simple("dot", detail::dot_abstract, detail::dot_impl));
+inline const Primitive& axis_index = define_primitive(detail::simple("axis_index", detail::axis_abstract, detail::axis_impl<false>, detail::axis_print));
+inline const Primitive& axis_size = define_primitive(detail::simple("axis_size", detail::axis_abstract, detail::axis_impl<true>, detail::axis_print));
+
+}  // namespace refx::prim

@@ -1,0 +1,150 @@
+#pragma once
+// Renders a graph as text in the spirit of a jaxpr:
+//   { lambda ; a:Ref{f32[8,128] vmem}. let
+//       b:f32[8,128] <- a[...]
+//       c:f32[8,128] = mul b b
+//       a[0, 0:4] += d
+//     }
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include <refx/ir/graph.hpp>
+#include <refx/ir/primitive.hpp>
+
+namespace refx {
+
+namespace detail {
+class GraphPrinter {
+ public:
+  explicit GraphPrinter(const Graph& g) : g_(g), names_(g.num_values()) {}
+
+  std::string print() {
+    out_ = "{ lambda ;";
+    for (ValueId p : g_.params()) out_ += " " + binder(p);
+    out_ += ". let\n";
+    print_block(0, 2);
+    out_ += "  }\n";
+    return std::move(out_);
+  }
+
+ private:
+  // a, b, ..., z, ba, bb, ... as in jaxprs; user names win.
+  const std::string& name(ValueId v) {
+    std::string& n = names_[static_cast<std::size_t>(v)];
+    if (n.empty()) {
+      if (auto user = g_.name(v); !user.empty()) {
+        n = std::string(user);
+      } else {
+        std::size_t k = next_++;
+        do {
+          n.insert(n.begin(), static_cast<char>('a' + k % 26));
+          k /= 26;
+        } while (k > 0);
+      }
+    }
+    return n;
+  }
+  std::string type_str(const ValueType& t) {
+    if (t.is_semaphore()) return fmt::format("Sem{{{}{}}}", t.semaphore, t.shape.rank() ? fmt::format("{}", t.shape) : "");
+    if (t.is_ref()) return fmt::format("Ref{{{}{} {}}}", t.dtype, t.shape, t.space);
+    return fmt::format("{}{}", t.dtype, t.shape);
+  }
+  std::string binder(ValueId v) { return fmt::format("{}:{}", name(v), type_str(g_.type(v))); }
+
+  std::string view_str(ViewId id) {
+    const View& v = g_.view(id);
+    const Shape& base = g_.type(v.ref).shape;
+    std::string s = name(v.ref) + "[";
+    bool whole = true;
+    std::vector<std::string> parts;
+    const auto dims = g_.dims(v);
+    for (std::size_t d = 0; d < v.rank; ++d) {
+      const DimIndex& di = dims[d];
+      const std::string start = di.start.is_static() ? fmt::format("{}", di.start.constant) : name(di.start.value);
+      if (di.squeezed) {
+        parts.push_back(start);
+        whole = false;
+      } else if (di.start.is_static() && di.start.constant == 0 && di.size == base[d] && di.stride == 1) {
+        parts.push_back(":");
+      } else {
+        whole = false;
+        std::string p = di.start.is_static() ? fmt::format("{}:{}", di.start.constant, di.start.constant + di.size * di.stride)
+                                             : fmt::format("{}:{}+{}", start, start, di.size * di.stride);
+        if (di.stride != 1) p += fmt::format(":{}", di.stride);
+        parts.push_back(p);
+      }
+    }
+    s += whole ? "..." : fmt::format("{}", fmt::join(parts, ", "));
+    return s + "]";
+  }
+
+  void print_block(BlockId b, int indent) {
+    for (OpId o : g_.block(b).ops) print_op(g_.op(o), indent);
+  }
+
+  void print_op(const Op& op, int indent) {
+    const auto ins = g_.inputs(op), outs = g_.outputs(op), views = g_.views(op);
+    const std::string pad(static_cast<std::size_t>(indent) + 2, ' ');
+    std::string line = pad;
+    const std::string_view pname = op.prim->name;
+    std::vector<std::string> outb;
+    for (ValueId v : outs) outb.push_back(binder(v));
+    if (pname == "load") {
+      line += fmt::format("{} <- {}", outb[0], view_str(views[0]));
+    } else if (pname == "store") {
+      line += fmt::format("{} <- {}", view_str(views[0]), name(ins[0]));
+    } else if (pname == "accum") {
+      line += fmt::format("{} += {}", view_str(views[0]), name(ins[0]));
+    } else {
+      if (!outb.empty()) line += fmt::format("{} = ", fmt::join(outb, " "));
+      if (op.prim->print != nullptr) {
+        op.prim->print(g_, op, line);
+      } else {
+        line += pname;
+        const auto attrs = g_.attrs(op);
+        if (!attrs.empty()) line += fmt::format("[{}]", fmt::join(attrs, ","));
+      }
+      for (ValueId v : ins) line += " " + name(v);
+      for (ViewId v : views) line += " " + view_str(v);
+    }
+    out_ += line;
+    const auto bodies = g_.bodies(op);
+    if (!bodies.empty()) {
+      for (BlockId body : bodies) {
+        const Block& blk = g_.block(body);
+        std::vector<std::string> params;
+        for (ValueId p : blk.params) params.push_back(binder(p));
+        out_ += fmt::format(" ({}) {{\n", fmt::join(params, " "));
+        print_block(body, indent + 2);
+        if (!blk.results.empty()) {
+          std::vector<std::string> rs;
+          for (ValueId r : blk.results) rs.push_back(name(r));
+          out_ += fmt::format("{}  yield {}\n", pad, fmt::join(rs, " "));
+        }
+        out_ += pad + "}";
+      }
+    }
+    if (op.loc.known()) out_ += fmt::format("  # {}", op.loc);
+    out_ += "\n";
+  }
+
+  const Graph& g_;
+  std::vector<std::string> names_;
+  std::size_t next_ = 0;
+  std::string out_;
+};
+}  // namespace detail
+
+/// The graph as jaxpr-like text.
+inline std::string to_text(const Graph& g) { return detail::GraphPrinter(g).print(); }
+
+}  // namespace refx
+
+template <>
+struct fmt::formatter<refx::Graph> : fmt::formatter<std::string_view> {
+  auto format(const refx::Graph& g, format_context& ctx) const {
+    return fmt::format_to(ctx.out(), "{}", refx::to_text(g));
+  }
+};

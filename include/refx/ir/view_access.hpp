@@ -1,0 +1,103 @@
+#pragma once
+// Reading, writing and accumulating through a resolved (strided) view.
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+
+#include <refx/ir/buffer.hpp>
+
+namespace refx {
+
+/// A view with its dynamic starts resolved: element offset into the Ref and,
+/// per kept dimension, the extent and stride (in elements).
+struct ResolvedView {
+  Buffer* buffer = nullptr;
+  std::int64_t offset = 0;
+  Shape shape;
+  std::array<std::int64_t, max_rank> strides{};
+
+  std::int64_t elements() const noexcept { return shape.num_elements(); }
+  std::size_t bytes() const noexcept { return static_cast<std::size_t>(elements()) * size_of(buffer->dtype()); }
+};
+
+namespace detail {
+/// Calls row(ref_offset, dense_offset, n, stride) for every innermost row.
+template <class Row>
+void for_each_row(const ResolvedView& v, Row&& row) {
+  const std::size_t r = v.shape.rank();
+  if (r == 0) {
+    row(v.offset, std::int64_t{0}, std::int64_t{1}, std::int64_t{1});
+    return;
+  }
+  const std::int64_t inner = v.shape[r - 1];
+  const std::int64_t total = v.shape.num_elements();
+  if (total == 0) return;
+  std::array<std::int64_t, max_rank> idx{};
+  for (std::int64_t dense = 0; dense < total; dense += inner) {
+    std::int64_t off = v.offset;
+    for (std::size_t d = 0; d + 1 < r; ++d) off += idx[d] * v.strides[d];
+    row(off, dense, inner, v.strides[r - 1]);
+    for (std::size_t d = r - 1; d-- > 0;) {
+      if (++idx[d] < v.shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+}  // namespace detail
+
+/// Copies the view's region into the dense buffer `out` (same dtype, view shape).
+inline void read_view(const ResolvedView& v, Buffer& out) {
+  const std::size_t es = size_of(out.dtype());
+  const std::byte* src = v.buffer->data();
+  std::byte* dst = out.data();
+  detail::for_each_row(v, [&](std::int64_t off, std::int64_t dense, std::int64_t n, std::int64_t stride) {
+    if (stride == 1) {
+      std::memcpy(dst + dense * es, src + off * es, static_cast<std::size_t>(n) * es);
+    } else {
+      for (std::int64_t i = 0; i < n; ++i) std::memcpy(dst + (dense + i) * es, src + (off + i * stride) * es, es);
+    }
+  });
+}
+
+/// Stores the dense buffer `in` into the view's region.
+inline void write_view(const ResolvedView& v, const Buffer& in) {
+  const std::size_t es = size_of(in.dtype());
+  std::byte* dst = v.buffer->data();
+  const std::byte* src = in.data();
+  detail::for_each_row(v, [&](std::int64_t off, std::int64_t dense, std::int64_t n, std::int64_t stride) {
+    if (stride == 1) {
+      std::memmove(dst + off * es, src + dense * es, static_cast<std::size_t>(n) * es);
+    } else {
+      for (std::int64_t i = 0; i < n; ++i) std::memcpy(dst + (off + i * stride) * es, src + (dense + i) * es, es);
+    }
+  });
+}
+
+/// Adds the dense buffer `in` into the view's region.
+inline void accum_view(const ResolvedView& v, const Buffer& in) {
+  visit_dtype(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* dst = v.buffer->data<T>();
+    const T* src = in.data<T>();
+    detail::for_each_row(v, [&](std::int64_t off, std::int64_t dense, std::int64_t n, std::int64_t stride) {
+      if constexpr (std::is_same_v<T, bool>) {
+        for (std::int64_t i = 0; i < n; ++i) dst[off + i * stride] = dst[off + i * stride] || src[dense + i];
+      } else {
+        for (std::int64_t i = 0; i < n; ++i) dst[off + i * stride] += src[dense + i];
+      }
+    });
+  });
+}
+
+/// Copies between two views of equal shape and dtype (overwriting or adding).
+inline void copy_view(const ResolvedView& src, const ResolvedView& dst, bool add) {
+  Buffer tmp(src.buffer->dtype(), src.shape);
+  read_view(src, tmp);
+  if (add)
+    accum_view(dst, tmp);
+  else
+    write_view(dst, tmp);
+}
+
+}  // namespace refx

@@ -1,0 +1,88 @@
+#pragma once
+// Traced control flow. Plain C++ loops unroll at trace time; these record one
+// node whose body is traced once:
+//   fori_loop(lo, hi, body)              body(Scalar<int32_t> i)
+//   fori_loop(lo, hi, body, carry)       body(i, carry) -> carry
+//   when(cond, body)                     body() runs where cond is true
+
+#include <source_location>
+
+#include <refx/ir/primitives/control.hpp>
+#include <refx/trace/params.hpp>
+#include <refx/trace/results.hpp>
+
+namespace refx {
+
+namespace detail {
+template <class F, class C>
+std::span<const ValueId> trace_loop(const Scalar<std::int32_t>& lo, const Scalar<std::int32_t>& hi, F& body,
+                                    const C* carry, SourceLoc loc) {
+  Tracer& t = Tracer::current(loc);
+  t.note(loc);
+  std::vector<ValueId> ins{lo.id(), hi.id()};
+  if constexpr (!std::is_void_v<C>) results<C>::ids(*carry, ins);
+  for (ValueId v : ins) t.check_value(v, loc);
+  const BlockId block = t.open_block();
+  const auto i = wrap<std::int32_t, extents<>>(t.add_param(t.graph().type(lo.id()), 0));
+  std::vector<ValueId> out;
+  if constexpr (std::is_void_v<C>) {
+    using R = std::invoke_result_t<F&, Scalar<std::int32_t>>;
+    static_assert(!returns_ref<R>, "refx: a fori_loop body must not return a Ref (or anything holding one)");
+    static_assert(std::is_void_v<R>, "refx: a fori_loop body without a carry returns nothing; pass a carry to return values");
+    body(i);
+  } else {
+    using R = std::invoke_result_t<F&, Scalar<std::int32_t>, C>;
+    static_assert(!returns_ref<R>, "refx: a fori_loop body must not return a Ref (or anything holding one)");
+    static_assert(std::is_same_v<R, C>, "refx: a fori_loop body must return its carry's type");
+    std::vector<ValueId> params;
+    for (std::size_t k = 2; k < ins.size(); ++k) params.push_back(t.add_param(t.graph().type(ins[k]), 0));
+    results<C>::ids(body(i, results<C>::rebuild(params)), out);
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      t.check_value(out[k], loc);
+      if (!(t.graph().type(out[k]) == t.graph().type(params[k])))
+        throw TraceError(fmt::format("refx: fori_loop carry {} changes type from {}{} to {}{} (at {})", k,
+                                     t.graph().type(params[k]).dtype, t.graph().type(params[k]).shape,
+                                     t.graph().type(out[k]).dtype, t.graph().type(out[k]).shape, loc));
+    }
+  }
+  t.graph().mutable_block(block).results = out;
+  t.close_block(block);
+  const auto types = types_of<void>(t.graph(), out);
+  const BlockId bodies[] = {block};
+  return t.record(prim::fori_loop, ins, {}, {}, types, {}, bodies, loc);
+}
+}  // namespace detail
+
+/// Runs body(i) for i in [lo, hi), traced once into a loop node.
+template <class F>
+void fori_loop(const Scalar<std::int32_t>& lo, const Scalar<std::int32_t>& hi, F&& body,
+               std::source_location loc = std::source_location::current()) {
+  detail::trace_loop<F, void>(lo, hi, body, nullptr, loc);
+}
+
+/// carry = body(i, carry) for i in [lo, hi); returns the final carry.
+template <class F, class C>
+  requires(detail::results<C>::supported && !std::is_void_v<C>)
+C fori_loop(const Scalar<std::int32_t>& lo, const Scalar<std::int32_t>& hi, F&& body, const C& carry,
+            std::source_location loc = std::source_location::current()) {
+  return detail::results<C>::rebuild(detail::trace_loop<F, C>(lo, hi, body, &carry, loc));
+}
+
+/// Runs body() on devices / iterations where `cond` is true.
+template <class F>
+void when(const Scalar<bool>& cond, F&& body, std::source_location loc = std::source_location::current()) {
+  using R = std::invoke_result_t<F&>;
+  static_assert(!detail::returns_ref<R>, "refx: a when body must not return a Ref (or anything holding one)");
+  static_assert(std::is_void_v<R>, "refx: a when body returns nothing; write results into Refs");
+  auto& t = detail::Tracer::current(loc);
+  t.note(loc);
+  t.check_value(cond.id(), loc);
+  const BlockId block = t.open_block();
+  body();
+  t.close_block(block);
+  const ValueId ins[] = {cond.id()};
+  const BlockId bodies[] = {block};
+  t.record(prim::when, ins, {}, {}, {}, {}, bodies, loc);
+}
+
+}  // namespace refx

@@ -1,0 +1,112 @@
+#pragma once
+// How a handle type becomes a block parameter: kernel arguments, run_scoped
+// scratch and run_state Refs. Semaphore handles specialise param_traits too.
+
+#include <tuple>
+#include <vector>
+
+#include <refx/ir/regions.hpp>
+#include <refx/trace/ref.hpp>
+
+namespace refx {
+
+template <class P>
+struct param_traits {
+  static constexpr bool supported = false;
+};
+
+template <class T, class E, class Space>
+struct param_traits<Ref<T, E, Space>> {
+  static constexpr bool supported = true;
+  using extents_type = E;
+  static ValueType type(const Shape& s) {
+    return ValueType{dtype_v<T>, ValueKind::ref, Space::value, SemaphoreKind::none, s};
+  }
+  static Ref<T, E, Space> make(ViewId v) { return Ref<T, E, Space>::from_view(v); }
+};
+
+namespace detail {
+
+template <class E>
+constexpr bool is_static_extents() {
+  for (auto d : E::values)
+    if (d == dyn) return false;
+  return true;
+}
+
+template <class T>
+struct contains_ref : std::bool_constant<is_ref_v<T>> {};
+template <class... T>
+struct contains_ref<std::tuple<T...>> : std::bool_constant<(contains_ref<std::remove_cvref_t<T>>::value || ...)> {};
+template <class A, class B>
+struct contains_ref<std::pair<A, B>> : std::bool_constant<contains_ref<A>::value || contains_ref<B>::value> {};
+template <class T, std::size_t N>
+struct contains_ref<std::array<T, N>> : contains_ref<T> {};
+template <class T, class A>
+struct contains_ref<std::vector<T, A>> : contains_ref<T> {};
+
+template <class R>
+inline constexpr bool returns_ref = contains_ref<std::remove_cvref_t<R>>::value;
+
+/// Parameter types of a (non-generic) callable.
+template <class F>
+struct callable_args : callable_args<decltype(&std::remove_cvref_t<F>::operator())> {};
+template <class R, class... A>
+struct callable_args<R (*)(A...)> { using type = std::tuple<std::remove_cvref_t<A>...>; };
+template <class R, class... A>
+struct callable_args<R(A...)> { using type = std::tuple<std::remove_cvref_t<A>...>; };
+template <class C, class R, class... A>
+struct callable_args<R (C::*)(A...)> { using type = std::tuple<std::remove_cvref_t<A>...>; };
+template <class C, class R, class... A>
+struct callable_args<R (C::*)(A...) const> { using type = std::tuple<std::remove_cvref_t<A>...>; };
+template <class C, class R, class... A>
+struct callable_args<R (C::*)(A...) noexcept> { using type = std::tuple<std::remove_cvref_t<A>...>; };
+template <class C, class R, class... A>
+struct callable_args<R (C::*)(A...) const noexcept> { using type = std::tuple<std::remove_cvref_t<A>...>; };
+
+template <class F>
+concept has_deducible_params =
+    std::is_function_v<std::remove_pointer_t<std::remove_cvref_t<F>>> || requires { &std::remove_cvref_t<F>::operator(); };
+
+/// Adds one block parameter per handle type in Params and returns the handles.
+/// `shapes` is empty (every extent static) or gives one shape per parameter.
+template <class Params>
+struct param_maker;
+template <class... P>
+struct param_maker<std::tuple<P...>> {
+  static std::tuple<P...> make(Tracer& t, const std::vector<Shape>& shapes, std::int32_t scope, SourceLoc loc) {
+    static_assert((param_traits<P>::supported && ...),
+                  "refx: every kernel / run_scoped parameter must be a Ref<...> or a semaphore handle");
+    if (!shapes.empty() && shapes.size() != sizeof...(P))
+      throw TraceError(fmt::format("refx: {} shapes given for {} parameters (at {}); give one shape per parameter, "
+                                   "or none when every extent is static",
+                                   shapes.size(), sizeof...(P), loc));
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return std::tuple<P...>{make_one<P>(t, shapes, I, scope, loc)...};
+    }(std::index_sequence_for<P...>{});
+  }
+
+  template <class H>
+  static H make_one(Tracer& t, const std::vector<Shape>& shapes, std::size_t i, std::int32_t scope, SourceLoc loc) {
+    using E = typename param_traits<H>::extents_type;
+    Shape s;
+    if (shapes.empty()) {
+      if constexpr (!is_static_extents<E>())
+        throw TraceError(fmt::format("refx: parameter {} has dynamic extents; pass its shape (at {})", i, loc));
+      else
+        s = static_shape<E>();
+    } else {
+      s = shapes[i];
+      bool ok = s.rank() == E::rank;
+      for (std::size_t d = 0; ok && d < E::rank; ++d) ok = E::values[d] == dyn || E::values[d] == s[d];
+      if (!ok)
+        throw TraceError(fmt::format("refx: shape {} given for parameter {} does not match its static extents (at {})",
+                                     s, i, loc));
+    }
+    const ValueId v = t.add_param(param_traits<H>::type(s), scope);
+    return param_traits<H>::make(whole_view(t.graph(), v));
+  }
+};
+
+}  // namespace detail
+}  // namespace refx

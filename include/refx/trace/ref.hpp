@@ -1,0 +1,297 @@
+#pragma once
+// Ref<T, extents<...>, Space>: a traced mutable array reference. The element
+// type's constness is the access mode (Ref<const T> is read-only), and only
+// the widening conversion Ref<T> -> Ref<const T> exists. `.at(...)` makes a
+// view (reads nothing); load / store / accum record Read / Write / Accum.
+
+#include <array>
+#include <source_location>
+#include <tuple>
+
+#include <refx/core/memory_space.hpp>
+#include <refx/ir/primitives/ref_ops.hpp>
+#include <refx/trace/value.hpp>
+
+namespace refx {
+
+/// A full slice of one dimension in `.at(...)`.
+struct All {};
+inline constexpr All all{};
+
+/// A slice with a static size: `ds<128>(start)` keeps the extent in the type.
+template <std::int64_t N>
+struct FixedSlice {
+  DynIndex start;
+  std::int64_t stride = 1;
+};
+template <std::int64_t N>
+constexpr FixedSlice<N> ds(std::int64_t start, std::int64_t stride = 1) {
+  static_assert(N >= 0, "refx: ds<N> needs N >= 0");
+  if (stride < 1) throw std::invalid_argument("refx: ds stride must be >= 1");
+  return {DynIndex{start, -1}, stride};
+}
+template <std::int64_t N, std::integral I>
+FixedSlice<N> ds(const Scalar<I>& start, std::int64_t stride = 1) {
+  FixedSlice<N> s = ds<N>(0, stride);
+  s.start = DynIndex{0, start.id()};
+  return s;
+}
+
+namespace detail {
+inline constexpr std::int64_t squeeze_dim = -2;
+inline constexpr std::int64_t keep_dim = -3;
+inline constexpr std::int64_t bad_index = -4;
+
+template <class I>
+inline constexpr std::int64_t index_kind = bad_index;
+template <std::integral I>
+inline constexpr std::int64_t index_kind<I> = squeeze_dim;
+template <std::integral I>
+inline constexpr std::int64_t index_kind<Value<I, extents<>>> = squeeze_dim;
+template <>
+inline constexpr std::int64_t index_kind<Slice> = dyn;
+template <std::int64_t N>
+inline constexpr std::int64_t index_kind<FixedSlice<N>> = N;
+template <>
+inline constexpr std::int64_t index_kind<All> = keep_dim;
+
+/// The static extents of `E` viewed through indices `I...`.
+template <class E, class... I>
+struct view_extents {
+  struct Dims {
+    std::array<std::int64_t, max_rank> d{};
+    std::size_t n = 0;
+  };
+  static constexpr Dims dims = [] {
+    Dims r;
+    constexpr std::int64_t kinds[] = {index_kind<std::remove_cvref_t<I>>..., 0};
+    for (std::size_t i = 0; i < E::rank; ++i) {
+      const std::int64_t k = i < sizeof...(I) ? kinds[i] : keep_dim;
+      if (k == squeeze_dim) continue;
+      r.d[r.n++] = k == keep_dim ? E::values[i] : k;
+    }
+    return r;
+  }();
+  template <std::size_t... J>
+  static auto make(std::index_sequence<J...>) -> extents<dims.d[J]...>;
+  using type = decltype(make(std::make_index_sequence<dims.n>{}));
+};
+
+template <class T, class E>
+class StoreArg;
+}  // namespace detail
+
+template <class T, class E = extents<>, class Space = Vmem>
+class Ref : public detail::ref_base {
+  static_assert(!is_ref_v<T>, "refx: a Ref cannot hold Refs (no Ref of Refs); pass the inner Refs separately");
+  static_assert(!is_value_v<T>, "refx: a Ref holds elements, not Values; write Ref<float, ...>, not Ref<Value<...>>");
+  static_assert(Element<T>, "refx: a Ref's element type must be bool, int32_t, int64_t, float or double");
+  static_assert(is_extents<E>::value, "refx: the second argument of Ref must be refx::extents<...>");
+  static_assert(MemorySpaceTag<Space>, "refx: the third argument of Ref must be a memory space: Hbm, Vmem or Smem");
+
+ public:
+  using element_type = T;
+  using value_type = std::remove_const_t<T>;
+  using extents_type = E;
+  using space_type = Space;
+  static constexpr std::size_t rank = E::rank;
+  static constexpr bool read_only = std::is_const_v<T>;
+  static constexpr MemorySpace space = Space::value;
+
+  Ref() = default;
+
+  /// Read-write to read-only: the only conversion between access modes.
+  operator Ref<const value_type, E, Space>() const requires(!read_only) {  // NOLINT: implicit widening on purpose
+    return Ref<const value_type, E, Space>::from_view(view_);
+  }
+
+  /// A view of a region: integers drop a dimension, `ds(...)` keeps it.
+  template <class... I>
+  auto at(const I&... idx) const {
+    static_assert(sizeof...(I) <= rank, "refx: more indices than the Ref's rank in .at(...)");
+    static_assert(((detail::index_kind<I> != detail::bad_index) && ...),
+                  "refx: .at(...) takes integers, integer Scalars, ds(start, size[, stride]), ds<N>(start) or refx::all");
+    using NE = typename detail::view_extents<E, I...>::type;
+    return Ref<T, NE, Space>::from_view(make_view({index_entry(idx)...}));
+  }
+
+  /// Reads the whole view into a Value.
+  Value<value_type, E> load(std::source_location loc = std::source_location::current()) const {
+    static_assert(space != MemorySpace::hbm,
+                  "refx: compute cannot read an Hbm Ref; copy it to Vmem first (make_async_copy or sync_copy)");
+    const ViewId views[] = {view_};
+    return detail::wrap<value_type, E>(detail::Tracer::current(loc).bind1(prim::load, {}, views, {}, loc));
+  }
+  /// Overwrites the view with a Value of the same element type and shape (or a scalar).
+  void store(detail::StoreArg<T, E> v) const { write(prim::store, v); }
+  /// Adds a Value into the view: one Accum effect.
+  void accum(detail::StoreArg<T, E> v) const { write(prim::accum, v); }
+  void operator+=(detail::StoreArg<T, E> v) const { write(prim::accum, v); }
+
+  ViewId view() const noexcept { return view_; }
+  ValueId base() const { return detail::Tracer::current().graph().view(view_).ref; }
+  Shape shape() const { return detail::Tracer::current().graph().view_shape(view_); }
+  TypedShape<E> typed_shape() const { return {shape()}; }
+  /// Names the Ref in printed graphs, DOT files and timelines.
+  const Ref& name(std::string n) const {
+    auto& g = detail::Tracer::current().graph();
+    g.set_name(g.view(view_).ref, std::move(n));
+    return *this;
+  }
+
+  static Ref from_view(ViewId v) {
+    Ref r;
+    r.view_ = v;
+    return r;
+  }
+
+ private:
+  struct Entry {
+    std::int64_t kind;  // squeeze_dim, keep_dim, or a size (dyn if the slice size is run-time)
+    DynIndex start;
+    std::int64_t size;
+    std::int64_t stride;
+  };
+  template <class I>
+  static Entry index_entry(const I& i) {
+    if constexpr (std::is_integral_v<I>) return {detail::squeeze_dim, DynIndex{static_cast<std::int64_t>(i), -1}, 1, 1};
+    else if constexpr (is_value_v<I>) return {detail::squeeze_dim, DynIndex{0, i.id()}, 1, 1};
+    else if constexpr (std::is_same_v<I, Slice>) return {dyn, i.start, i.size, i.stride};
+    else if constexpr (std::is_same_v<I, All>) return {detail::keep_dim, {}, 0, 1};
+    else return {detail::index_kind<I>, i.start, detail::index_kind<I>, i.stride};
+  }
+
+  ViewId make_view(std::initializer_list<Entry> entries) const;
+
+  void write(const Primitive& p, const detail::StoreArg<T, E>& v) const;
+
+  ViewId view_ = no_id;
+};
+
+namespace detail {
+/// The argument of store / accum / +=: carries the caller's source line and
+/// checks, where the types can tell, that the store is well-formed.
+template <class T, class E>
+class StoreArg {
+ public:
+  template <class U, class F>
+  StoreArg(const Value<U, F>& v, std::source_location loc = std::source_location::current())  // NOLINT: implicit
+      : id_(v.id()), loc_(loc), scalar_(F::rank == 0) {
+    static_assert(!std::is_const_v<T>, "refx: cannot write through a read-only Ref<const T>; take a Ref<T> to write");
+    static_assert(std::is_same_v<U, std::remove_const_t<T>>,
+                  "refx: the stored Value's element type differs from the Ref's (no implicit narrowing); convert "
+                  "it with refx::cast<T>(value)");
+    static_assert(F::rank == E::rank || F::rank == 0, "refx: the stored Value's rank differs from the Ref view's rank");
+    if constexpr (F::rank == E::rank && F::rank != 0) {
+      static_assert(extents_compatible<E, F>, "refx: the stored Value's static extents disagree with the Ref view's");
+    }
+  }
+  template <class U>
+    requires std::is_arithmetic_v<U>
+  StoreArg(U literal, std::source_location loc = std::source_location::current())  // NOLINT: implicit
+      : loc_(loc), scalar_(true) {
+    static_assert(!std::is_const_v<T>, "refx: cannot write through a read-only Ref<const T>; take a Ref<T> to write");
+    id_ = constant<std::remove_const_t<T>>(static_cast<std::remove_const_t<T>>(literal), Shape{});
+  }
+
+  ValueId id() const noexcept { return id_; }
+  SourceLoc loc() const noexcept { return loc_; }
+  bool scalar() const noexcept { return scalar_; }
+
+ private:
+  ValueId id_ = no_id;
+  SourceLoc loc_;
+  bool scalar_ = false;
+};
+}  // namespace detail
+
+template <class T, class E, class Space>
+void Ref<T, E, Space>::write(const Primitive& p, const detail::StoreArg<T, E>& v) const {
+  static_assert(space != MemorySpace::hbm,
+                "refx: compute cannot write an Hbm Ref; write a Vmem Ref and copy it (make_async_copy or sync_copy)");
+  auto& t = detail::Tracer::current(v.loc());
+  t.note(v.loc());
+  ValueId id = v.id();
+  if (v.scalar() && rank != 0) id = detail::broadcast_to(id, shape(), v.loc());
+  const ValueId ins[] = {id};
+  const ViewId views[] = {view_};
+  t.bind(p, ins, views, {}, v.loc());
+}
+
+template <class T, class E, class Space>
+ViewId Ref<T, E, Space>::make_view(std::initializer_list<Entry> entries) const {
+  auto& t = detail::Tracer::current();
+  Graph& g = t.graph();
+  const View& parent = g.view(view_);
+  t.check_ref(parent.ref, {});
+  std::string error;  // reported, with the user's line, by the op that uses the view
+  std::array<DimIndex, max_rank> dims{};
+  const auto pd = g.dims(parent);
+  std::copy(pd.begin(), pd.end(), dims.begin());
+  auto e = entries.begin();
+  for (std::size_t d = 0; d < parent.rank && e != entries.end(); ++d) {
+    DimIndex& di = dims[d];
+    if (di.squeezed) continue;
+    const Entry& x = *e++;
+    if (x.kind == detail::keep_dim) continue;
+    const std::int64_t size = x.kind == detail::squeeze_dim ? 1 : x.size;
+    if (x.start.is_static()) {
+      const std::int64_t last = x.start.constant + (size > 0 ? (size - 1) * x.stride : 0);
+      if (x.start.constant < 0 || (size > 0 && last >= di.size) || (size == 0 && x.start.constant > di.size))
+        error = fmt::format("index {} (covering {}..{}) is out of bounds for dimension {} of size {}", x.start.constant,
+                            x.start.constant, last, d, di.size);
+    }
+    // New start in base coordinates: parent.start + start * parent.stride.
+    if (x.start.is_static() && di.start.is_static()) {
+      di.start.constant += x.start.constant * di.stride;
+    } else {
+      const DType it = g.type(x.start.is_static() ? di.start.value : x.start.value).dtype;
+      const auto as_value = [&](const DynIndex& i) {
+        return i.is_static() ? visit_dtype(it, [&](auto tag) {
+          using I = typename decltype(tag)::type;
+          return detail::constant<I>(static_cast<I>(i.constant), Shape{});
+        }) : i.value;
+      };
+      ValueId s = as_value(x.start);
+      if (di.stride != 1) s = detail::apply(prim::mul, {s, as_value(DynIndex{di.stride, -1})});
+      if (!(di.start.is_static() && di.start.constant == 0)) s = detail::apply(prim::add, {as_value(di.start), s});
+      di.start = DynIndex{0, s};
+    }
+    di.size = size;
+    di.stride *= x.stride;
+    di.squeezed = x.kind == detail::squeeze_dim;
+  }
+  const ViewId v = g.add_view(parent.ref, std::span<const DimIndex>(dims.data(), parent.rank));
+  t.inherit_view_error(view_, v, std::move(error));
+  return v;
+}
+
+/// Aliases for the common memory spaces.
+template <class T, std::int64_t... Dims>
+using VmemRef = Ref<T, extents<Dims...>, Vmem>;
+template <class T, std::int64_t... Dims>
+using HbmRef = Ref<T, extents<Dims...>, Hbm>;
+template <class T, std::int64_t... Dims>
+using SmemRef = Ref<T, extents<Dims...>, Smem>;
+
+/// Free-function spellings of the Ref operations (as in Pallas' ref_get / ref_set).
+template <class R>
+auto load(const R& ref, std::source_location loc = std::source_location::current()) {
+  static_assert(is_ref_v<R>, "refx: expected a Ref here but got something else (a Value is immutable; "
+                             "store it into a Ref first)");
+  return ref.load(loc);
+}
+template <class R, class V>
+void store(const R& ref, const V& v, std::source_location loc = std::source_location::current()) {
+  static_assert(is_ref_v<R>, "refx: expected a Ref here but got something else (a Value is immutable; "
+                             "store it into a Ref first)");
+  ref.store(detail::StoreArg<typename R::element_type, typename R::extents_type>(v, loc));
+}
+template <class R, class V>
+void accum(const R& ref, const V& v, std::source_location loc = std::source_location::current()) {
+  static_assert(is_ref_v<R>, "refx: expected a Ref here but got something else (a Value is immutable; "
+                             "store it into a Ref first)");
+  ref.accum(detail::StoreArg<typename R::element_type, typename R::extents_type>(v, loc));
+}
+
+}  // namespace refx

@@ -1,0 +1,54 @@
+#pragma once
+// Entry points: trace a kernel into a Graph; call a kernel function from
+// another with a check that its Ref arguments do not alias.
+
+#include <source_location>
+
+#include <refx/trace/params.hpp>
+
+namespace refx {
+
+/// Runs `kernel` once over symbolic Refs and returns the recorded graph. The
+/// kernel's parameters must have explicit types (Ref<...>, semaphores).
+/// `shapes`: empty when every extent is static, else one per parameter.
+template <class F>
+Graph trace(F&& kernel, const std::vector<Shape>& shapes = {}, std::source_location loc = std::source_location::current()) {
+  static_assert(detail::has_deducible_params<F>,
+                "refx: trace needs a kernel with explicit parameter types (Ref<...>, semaphores), not auto");
+  using Params = typename detail::callable_args<F>::type;
+  using R = decltype(std::apply(kernel, std::declval<Params>()));
+  static_assert(!detail::returns_ref<R>, "refx: a kernel must not return a Ref; write results into its output Refs");
+  static_assert(std::is_void_v<R>, "refx: a kernel returns nothing; write results into its output Refs");
+  detail::Tracer tracer;
+  detail::ActiveTrace active(tracer);
+  Params params = detail::param_maker<Params>::make(tracer, shapes, 0, loc);
+  std::apply(kernel, params);
+  return std::move(tracer).take();
+}
+
+namespace detail {
+template <class R>
+void collect_ref_view(const R& r, std::vector<std::pair<ViewId, bool>>& out) {
+  if constexpr (is_ref_v<R>) out.emplace_back(r.view(), !R::read_only);
+}
+}  // namespace detail
+
+/// `call(f)(refs...)` invokes kernel function f on Refs inside a trace, after
+/// checking that no writable argument overlaps another argument.
+template <class F>
+auto call(F f, std::source_location loc = std::source_location::current()) {
+  return [f = std::move(f), loc](const auto&... args) {
+    std::vector<std::pair<ViewId, bool>> views;
+    (detail::collect_ref_view(args, views), ...);
+    const Graph& g = detail::Tracer::current(loc).graph();
+    for (std::size_t i = 0; i < views.size(); ++i)
+      for (std::size_t j = i + 1; j < views.size(); ++j)
+        if ((views[i].second || views[j].second) && views_may_overlap(g, views[i].first, views[j].first))
+          throw TraceError(fmt::format("refx: the same Ref is passed twice to one kernel call (Ref arguments {} and {} "
+                                       "overlap, and one is writable) (at {}); pass it once, or pass disjoint views",
+                                       i, j, SourceLoc(loc)));
+    return f(args...);
+  };
+}
+
+}  // namespace refx

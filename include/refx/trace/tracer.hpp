@@ -1,0 +1,163 @@
+#pragma once
+// The trace context: records ops into a Graph while a kernel runs once over
+// symbolic handles. One tracer is active per thread at a time.
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <span>
+#include <vector>
+
+#include <refx/ir/graph.hpp>
+#include <refx/ir/primitive.hpp>
+
+namespace refx::detail {
+
+class Tracer {
+ public:
+  Tracer() : block_open_{1}, scope_alive_{1} {
+    open_.push_back(0);
+    scope_loc_.emplace_back();
+  }
+
+  static Tracer*& current_slot() noexcept {
+    thread_local Tracer* t = nullptr;
+    return t;
+  }
+  /// The active tracer; throws if the caller is not inside a trace.
+  static Tracer& current(SourceLoc loc = {}) {
+    Tracer* t = current_slot();
+    if (t == nullptr)
+      throw TraceError(fmt::format("refx: a traced operation was used outside of a trace (at {}); "
+                                   "call it from inside a kernel, run_state or run_scoped body", loc));
+    return *t;
+  }
+
+  Graph& graph() noexcept { return graph_; }
+  const Graph& graph() const noexcept { return graph_; }
+  BlockId current_block() const noexcept { return open_.back(); }
+
+  /// The most recent user source line seen (operators cannot take one).
+  SourceLoc near() const noexcept { return last_loc_; }
+  void note(SourceLoc loc) noexcept {
+    if (loc.known()) last_loc_ = loc;
+  }
+
+  // ---- blocks and scopes
+  BlockId open_block() {
+    const BlockId b = graph_.add_block();
+    block_open_.push_back(1);
+    open_.push_back(b);
+    return b;
+  }
+  void close_block(BlockId b) {
+    block_open_[static_cast<std::size_t>(b)] = 0;
+    open_.pop_back();
+  }
+  std::int32_t open_scope(SourceLoc loc) {
+    scope_alive_.push_back(1);
+    scope_loc_.push_back(loc);
+    return static_cast<std::int32_t>(scope_alive_.size() - 1);
+  }
+  void close_scope(std::int32_t s) { scope_alive_[static_cast<std::size_t>(s)] = 0; }
+
+  /// Adds a parameter to the current block (kernel Refs, loop carries, scratch).
+  ValueId add_param(ValueType t, std::int32_t scope) {
+    const BlockId b = current_block();
+    const ValueId v = graph_.add_value(ValueInfo{std::move(t), no_id, b, scope});
+    graph_.mutable_block(b).params.push_back(v);
+    return v;
+  }
+
+  // ---- checks on handles
+  void check_value(ValueId v, SourceLoc loc) const {
+    const ValueInfo& info = graph_.value(v);
+    if (!block_open_[static_cast<std::size_t>(info.block)])
+      throw TraceError(fmt::format("refx: a Value defined inside a fori_loop, when or scope body is used outside "
+                                   "that body (at {}); return it from the body instead",
+                                   loc.known() ? loc : near()));
+  }
+  void check_ref(ValueId ref, SourceLoc loc) const {
+    const ValueInfo& info = graph_.value(ref);
+    if (!scope_alive_[static_cast<std::size_t>(info.scope)]) {
+      const SourceLoc where = scope_loc_[static_cast<std::size_t>(info.scope)];
+      throw TraceError(fmt::format("refx: a Ref is used after its scope ended (at {}); it was allocated by the "
+                                   "run_scoped / run_state {}{}; keep uses of a Ref inside its scope's body",
+                                   loc.known() ? loc : near(), where.known() ? "at " : "body",
+                                   where.known() ? fmt::format("{}", where) : std::string{}));
+    }
+    check_value(ref, loc);
+  }
+
+  /// A view built with a static out-of-bounds index fails where it is used.
+  void inherit_view_error(ViewId parent, ViewId child, std::string error) {
+    if (error.empty()) {
+      auto it = view_errors_.find(parent);
+      if (it == view_errors_.end()) return;
+      error = it->second;
+    }
+    view_errors_.emplace(child, std::move(error));
+  }
+  void check_view(ViewId v, SourceLoc loc) const {
+    check_ref(graph_.view(v).ref, loc);
+    if (auto it = view_errors_.find(v); it != view_errors_.end())
+      throw TraceError(fmt::format("refx: .at(...): {} (at {})", it->second, loc.known() ? loc : near()));
+  }
+
+  // ---- recording
+  /// Records an op whose outputs come from the primitive's abstract evaluation.
+  std::span<const ValueId> bind(const Primitive& p, std::span<const ValueId> inputs, std::span<const ViewId> views,
+                                std::span<const std::int64_t> attrs, SourceLoc loc) {
+    note(loc);
+    const SourceLoc at = loc.known() ? loc : near();
+    for (ValueId v : inputs) check_value(v, at);
+    for (ViewId v : views) check_view(v, at);
+    AbstractContext ctx(graph_, p, inputs, views, attrs, at);
+    p.abstract_eval(ctx);
+    return record(p, inputs, views, attrs, ctx.outputs(), ctx.effects(), {}, at);
+  }
+  ValueId bind1(const Primitive& p, std::span<const ValueId> inputs, std::span<const ViewId> views,
+                std::span<const std::int64_t> attrs, SourceLoc loc) {
+    return bind(p, inputs, views, attrs, loc).front();
+  }
+
+  /// Records an op with explicit output types, effects and bodies (control flow).
+  std::span<const ValueId> record(const Primitive& p, std::span<const ValueId> inputs, std::span<const ViewId> views,
+                                  std::span<const std::int64_t> attrs, std::span<const ValueType> outs,
+                                  std::span<const Effect> effects, std::span<const BlockId> bodies, SourceLoc loc) {
+    const BlockId b = current_block();
+    const auto op = static_cast<OpId>(graph_.num_ops());
+    out_scratch_.clear();
+    for (const ValueType& t : outs) out_scratch_.push_back(graph_.add_value(ValueInfo{t, op, b, 0}));
+    graph_.add_op({&p, inputs, out_scratch_, attrs, views, effects, bodies, loc});
+    graph_.mutable_block(b).ops.push_back(op);
+    for (BlockId body : bodies) graph_.mutable_block(body).owner = op;
+    return graph_.outputs(graph_.op(op));
+  }
+
+  Graph take() && { return std::move(graph_); }
+
+ private:
+  Graph graph_;
+  std::vector<BlockId> open_;
+  std::vector<char> block_open_;
+  std::vector<char> scope_alive_;
+  std::vector<SourceLoc> scope_loc_;
+  std::vector<ValueId> out_scratch_;
+  std::unordered_map<ViewId, std::string> view_errors_;
+  SourceLoc last_loc_;
+};
+
+/// Makes `t` the thread's active tracer for this object's lifetime.
+class ActiveTrace {
+ public:
+  explicit ActiveTrace(Tracer& t) : prev_(Tracer::current_slot()) { Tracer::current_slot() = &t; }
+  ~ActiveTrace() { Tracer::current_slot() = prev_; }
+  ActiveTrace(const ActiveTrace&) = delete;
+  ActiveTrace& operator=(const ActiveTrace&) = delete;
+
+ private:
+  Tracer* prev_;
+};
+
+}  // namespace refx::detail

@@ -1,0 +1,346 @@
+#pragma once
+// Value<T, extents<...>>: an immutable traced block of data (or a scalar).
+// Arithmetic on Values records ops; nothing is computed until the graph runs.
+
+#include <bit>
+#include <concepts>
+#include <source_location>
+#include <type_traits>
+
+#include <refx/core/dtype.hpp>
+#include <refx/core/shape.hpp>
+#include <refx/core/slice.hpp>
+#include <refx/ir/primitives/elementwise.hpp>
+#include <refx/ir/primitives/structural.hpp>
+#include <refx/trace/tracer.hpp>
+
+namespace refx {
+
+namespace detail {
+struct value_base {};
+struct ref_base {};
+}  // namespace detail
+
+template <class T>
+inline constexpr bool is_value_v = std::is_base_of_v<detail::value_base, std::remove_cvref_t<T>>;
+template <class T>
+inline constexpr bool is_ref_v = std::is_base_of_v<detail::ref_base, std::remove_cvref_t<T>>;
+
+template <Element T, class E = extents<>>
+class Value;
+
+namespace detail {
+template <class T, class E>
+Value<T, E> wrap(ValueId id);
+}  // namespace detail
+
+template <Element T, class E>
+class Value : public detail::value_base {
+  static_assert(!std::is_const_v<T>, "refx: a Value is immutable already; write Value<T>, not Value<const T>");
+  static_assert(is_extents<E>::value, "refx: the second argument of Value must be refx::extents<...>");
+
+ public:
+  using element_type = T;
+  using extents_type = E;
+  static constexpr std::size_t rank = E::rank;
+
+  Value() = default;
+  /// A literal becomes a traced constant (scalars only).
+  Value(T literal) requires(rank == 0)  // NOLINT: implicit on purpose, so `x + 1` and `Scalar<int> i = 0` read naturally
+  {
+    auto& t = detail::Tracer::current();
+    const std::int64_t bits = std::is_floating_point_v<T> ? std::bit_cast<std::int64_t>(static_cast<double>(literal))
+                                                          : static_cast<std::int64_t>(literal);
+    const std::int64_t attrs[] = {static_cast<std::int64_t>(dtype_v<T>), bits};
+    id_ = t.bind1(prim::constant, {}, {}, attrs, {});
+  }
+
+  ValueId id() const noexcept { return id_; }
+  bool valid() const noexcept { return id_ != no_id; }
+  Shape shape() const { return detail::Tracer::current().graph().type(id_).shape; }
+  TypedShape<E> typed_shape() const { return {shape()}; }
+  /// Names the value in printed graphs, DOT files and timelines.
+  const Value& name(std::string n) const {
+    detail::Tracer::current().graph().set_name(id_, std::move(n));
+    return *this;
+  }
+
+ private:
+  template <class U, class F>
+  friend Value<U, F> detail::wrap(ValueId id);
+  ValueId id_ = no_id;
+};
+
+/// A traced rank-0 value (device ids, loop indices, offsets).
+template <class T>
+using Scalar = Value<T, extents<>>;
+
+namespace detail {
+template <class T, class E>
+Value<T, E> wrap(ValueId id) {
+  Value<T, E> v;
+  v.id_ = id;
+  return v;
+}
+
+template <class T>
+inline constexpr bool is_scalar_value_v = false;
+template <class T>
+inline constexpr bool is_scalar_value_v<Value<T, extents<>>> = true;
+
+template <class T>
+struct value_traits {};
+template <class T, class E>
+struct value_traits<Value<T, E>> {
+  using element = T;
+  using ext = E;
+};
+
+inline ValueId broadcast_to(ValueId scalar, const Shape& shape, SourceLoc loc = {}) {
+  std::vector<std::int64_t> attrs{static_cast<std::int64_t>(shape.rank())};
+  attrs.insert(attrs.end(), shape.begin(), shape.end());
+  const ValueId ins[] = {scalar};
+  return Tracer::current().bind1(prim::broadcast, ins, {}, attrs, loc);
+}
+
+/// Records a constant of type T, broadcast to `shape` when it has a rank.
+template <class T>
+ValueId constant(T v, const Shape& shape) {
+  auto& t = Tracer::current();
+  const std::int64_t bits =
+      std::is_floating_point_v<T> ? std::bit_cast<std::int64_t>(static_cast<double>(v)) : static_cast<std::int64_t>(v);
+  const std::int64_t attrs[] = {static_cast<std::int64_t>(dtype_v<T>), bits};
+  const ValueId c = t.bind1(prim::constant, {}, {}, attrs, {});
+  if (shape.rank() == 0) return c;
+  return broadcast_to(c, shape);
+}
+
+inline ValueId apply(const Primitive& p, std::initializer_list<ValueId> ins, std::span<const std::int64_t> attrs = {}) {
+  return Tracer::current().bind1(p, std::span(ins.begin(), ins.size()), {}, attrs, {});
+}
+
+/// Turns an operand of a binary op into a value id of element type T.
+template <class T, class A>
+ValueId operand(const A& a) {
+  if constexpr (is_value_v<A>) return a.id();
+  else return constant<T>(static_cast<T>(a), Shape{});
+}
+
+template <class A>
+struct operand_traits {
+  using element = A;  // a literal
+  using ext = extents<>;
+  static constexpr bool is_value = false;
+};
+template <class T, class E>
+struct operand_traits<Value<T, E>> {
+  using element = T;
+  using ext = E;
+  static constexpr bool is_value = true;
+};
+
+template <class A, class B>
+concept binary_operands = (is_value_v<A> || is_value_v<B>) &&
+                          (is_value_v<A> || std::is_arithmetic_v<A>) && (is_value_v<B> || std::is_arithmetic_v<B>);
+
+template <class A, class B>
+using binary_element = std::conditional_t<operand_traits<A>::is_value, typename operand_traits<A>::element,
+                                          typename operand_traits<B>::element>;
+
+template <class EA, class EB>
+using binary_extents = std::conditional_t<EA::rank == 0, EB, std::conditional_t<EB::rank == 0, EA, merge_extents_t<EA, EB>>>;
+
+/// Records `p(a, b)`; a scalar side is broadcast; literals take the Value's type.
+template <bool Predicate, class A, class B>
+auto binary(const Primitive& p, const A& a, const B& b) {
+  using TA = operand_traits<A>;
+  using TB = operand_traits<B>;
+  using T = binary_element<A, B>;
+  if constexpr (TA::is_value && TB::is_value) {
+    static_assert(std::is_same_v<typename TA::element, typename TB::element>,
+                  "refx: both operands of an arithmetic op must have one element type; convert one with refx::cast<T>(v)");
+  }
+  using EA = typename TA::ext;
+  using EB = typename TB::ext;
+  static_assert(EA::rank == EB::rank || EA::rank == 0 || EB::rank == 0,
+                "refx: operands of an elementwise op must have equal ranks (or one must be a scalar)");
+  if constexpr (EA::rank == EB::rank) {
+    static_assert(extents_compatible<EA, EB>, "refx: operands of an elementwise op have different static extents");
+  }
+  using E = binary_extents<EA, EB>;
+  ValueId ia = operand<T>(a), ib = operand<T>(b);
+  if constexpr (EA::rank == 0 && EB::rank != 0) ia = broadcast_to(ia, Tracer::current().graph().type(ib).shape);
+  if constexpr (EB::rank == 0 && EA::rank != 0) ib = broadcast_to(ib, Tracer::current().graph().type(ia).shape);
+  using R = std::conditional_t<Predicate, bool, T>;
+  return wrap<R, E>(apply(p, {ia, ib}));
+}
+}  // namespace detail
+
+// ---- arithmetic, comparison and logic operators
+template <class A, class B> requires detail::binary_operands<A, B>
+auto operator+(const A& a, const B& b) { return detail::binary<false>(prim::add, a, b); }
+template <class A, class B> requires detail::binary_operands<A, B>
+auto operator-(const A& a, const B& b) { return detail::binary<false>(prim::sub, a, b); }
+template <class A, class B> requires detail::binary_operands<A, B>
+auto operator*(const A& a, const B& b) { return detail::binary<false>(prim::mul, a, b); }
+template <class A, class B> requires detail::binary_operands<A, B>
+auto operator/(const A& a, const B& b) { return detail::binary<false>(prim::div, a, b); }
+template <class A, class B> requires detail::binary_operands<A, B>
+auto operator%(const A& a, const B& b) {
+  static_assert(std::is_integral_v<detail::binary_element<A, B>> && !std::is_same_v<detail::binary_element<A, B>, bool>,
+                "refx: % needs integer operands");
+  return detail::binary<false>(prim::rem, a, b);
+}
+template <class A, class B> requires detail::binary_operands<A, B>
+auto operator==(const A& a, const B& b) { return detail::binary<true>(prim::eq, a, b); }
+template <class A, class B> requires detail::binary_operands<A, B>
+auto operator!=(const A& a, const B& b) { return detail::binary<true>(prim::ne, a, b); }
+template <class A, class B> requires detail::binary_operands<A, B>
+auto operator<(const A& a, const B& b) { return detail::binary<true>(prim::lt, a, b); }
+template <class A, class B> requires detail::binary_operands<A, B>
+auto operator<=(const A& a, const B& b) { return detail::binary<true>(prim::le, a, b); }
+template <class A, class B> requires detail::binary_operands<A, B>
+auto operator>(const A& a, const B& b) { return detail::binary<true>(prim::gt, a, b); }
+template <class A, class B> requires detail::binary_operands<A, B>
+auto operator>=(const A& a, const B& b) { return detail::binary<true>(prim::ge, a, b); }
+template <class A, class B> requires detail::binary_operands<A, B>
+auto operator&(const A& a, const B& b) {
+  static_assert(std::is_same_v<detail::binary_element<A, B>, bool>, "refx: & and | combine bool values (comparisons)");
+  return detail::binary<false>(prim::logical_and, a, b);
+}
+template <class A, class B> requires detail::binary_operands<A, B>
+auto operator|(const A& a, const B& b) {
+  static_assert(std::is_same_v<detail::binary_element<A, B>, bool>, "refx: & and | combine bool values (comparisons)");
+  return detail::binary<false>(prim::logical_or, a, b);
+}
+/// Elementwise minimum / maximum of two values (or a value and a literal).
+template <class A, class B> requires detail::binary_operands<A, B>
+auto min(const A& a, const B& b) { return detail::binary<false>(prim::min, a, b); }
+template <class A, class B> requires detail::binary_operands<A, B>
+auto max(const A& a, const B& b) { return detail::binary<false>(prim::max, a, b); }
+
+template <class T, class E>
+Value<T, E> operator-(const Value<T, E>& a) { return detail::wrap<T, E>(detail::apply(prim::neg, {a.id()})); }
+template <class E>
+Value<bool, E> operator!(const Value<bool, E>& a) { return detail::wrap<bool, E>(detail::apply(prim::logical_not, {a.id()})); }
+template <class T, class E>
+Value<T, E> abs(const Value<T, E>& a) { return detail::wrap<T, E>(detail::apply(prim::abs, {a.id()})); }
+template <class T, class E>
+Value<T, E> exp(const Value<T, E>& a) {
+  static_assert(std::is_floating_point_v<T>, "refx: exp needs a floating-point value; cast it first");
+  return detail::wrap<T, E>(detail::apply(prim::exp, {a.id()}));
+}
+template <class T, class E>
+Value<T, E> log(const Value<T, E>& a) {
+  static_assert(std::is_floating_point_v<T>, "refx: log needs a floating-point value; cast it first");
+  return detail::wrap<T, E>(detail::apply(prim::log, {a.id()}));
+}
+template <class T, class E>
+Value<T, E> sqrt(const Value<T, E>& a) {
+  static_assert(std::is_floating_point_v<T>, "refx: sqrt needs a floating-point value; cast it first");
+  return detail::wrap<T, E>(detail::apply(prim::sqrt, {a.id()}));
+}
+
+/// `c ? a : b` elementwise; a scalar condition or branch is broadcast.
+template <class C, class A, class B>
+auto select(const C& c, const A& a, const B& b) {
+  static_assert(is_value_v<C> && std::is_same_v<typename detail::operand_traits<C>::element, bool>,
+                "refx: select's condition must be a bool Value (a comparison)");
+  using T = detail::binary_element<A, B>;
+  using E = detail::binary_extents<typename detail::operand_traits<C>::ext,
+                                   detail::binary_extents<typename detail::operand_traits<A>::ext,
+                                                          typename detail::operand_traits<B>::ext>>;
+  ValueId ic = c.id(), ia = detail::operand<T>(a), ib = detail::operand<T>(b);
+  auto& g = detail::Tracer::current().graph();
+  Shape s;
+  for (ValueId v : {ic, ia, ib})
+    if (g.type(v).shape.rank() > s.rank()) s = g.type(v).shape;
+  for (ValueId* v : {&ic, &ia, &ib})
+    if (g.type(*v).shape.rank() == 0 && s.rank() != 0) *v = detail::broadcast_to(*v, s);
+  return detail::wrap<T, E>(detail::apply(prim::select, {ic, ia, ib}));
+}
+
+/// Converts every element to U.
+template <Element U, class T, class E>
+Value<U, E> cast(const Value<T, E>& v) {
+  const std::int64_t attrs[] = {static_cast<std::int64_t>(dtype_v<U>)};
+  return detail::wrap<U, E>(detail::apply(prim::cast, {v.id()}, attrs));
+}
+
+namespace detail {
+template <std::size_t Axis, class E, std::size_t... I>
+auto drop_axis(std::index_sequence<I...>) -> extents<E::values[I < Axis ? I : I + 1]...>;
+template <std::size_t Axis, class E>
+using drop_axis_t = decltype(drop_axis<Axis, E>(std::make_index_sequence<E::rank - 1>{}));
+}  // namespace detail
+
+/// Sum along `Axis` (the axis is removed).
+template <std::size_t Axis, class T, class E>
+auto reduce_sum(const Value<T, E>& v) {
+  static_assert(Axis < E::rank, "refx: reduce_sum axis is out of range for this value's rank");
+  const std::int64_t attrs[] = {static_cast<std::int64_t>(Axis)};
+  return detail::wrap<T, detail::drop_axis_t<Axis, E>>(detail::apply(prim::reduce_sum, {v.id()}, attrs));
+}
+/// Maximum along `Axis` (the axis is removed).
+template <std::size_t Axis, class T, class E>
+auto reduce_max(const Value<T, E>& v) {
+  static_assert(Axis < E::rank, "refx: reduce_max axis is out of range for this value's rank");
+  const std::int64_t attrs[] = {static_cast<std::int64_t>(Axis)};
+  return detail::wrap<T, detail::drop_axis_t<Axis, E>>(detail::apply(prim::reduce_max, {v.id()}, attrs));
+}
+
+/// Matrix product of (m, k) and (k, n) values.
+template <class T, class EA, class EB>
+auto dot(const Value<T, EA>& a, const Value<T, EB>& b) {
+  static_assert(EA::rank == 2 && EB::rank == 2, "refx: dot multiplies two rank-2 values");
+  static_assert(EA::values[1] == dyn || EB::values[0] == dyn || EA::values[1] == EB::values[0],
+                "refx: dot's contracting extents differ");
+  return detail::wrap<T, extents<EA::values[0], EB::values[1]>>(detail::apply(prim::dot, {a.id(), b.id()}));
+}
+
+/// A value of shape `s` filled with `v`.
+template <Element T, class E>
+Value<T, E> full(TypedShape<E> s, T v) { return detail::wrap<T, E>(detail::constant<T>(v, s.shape)); }
+template <Element T, std::int64_t... Dims>
+Value<T, extents<Dims...>> full(T v) { return full<T>(TypedShape<extents<Dims...>>{Shape{Dims...}}, v); }
+template <Element T, class E>
+Value<T, E> zeros(TypedShape<E> s) { return full<T>(s, T{}); }
+template <Element T, std::int64_t... Dims>
+Value<T, extents<Dims...>> zeros() { return full<T, Dims...>(T{}); }
+
+/// Element indices along dimension `dim` of shape `s`.
+template <Element T, class E>
+Value<T, E> iota(TypedShape<E> s, std::size_t dim) {
+  std::vector<std::int64_t> attrs{static_cast<std::int64_t>(dtype_v<T>), static_cast<std::int64_t>(dim),
+                                  static_cast<std::int64_t>(s.shape.rank())};
+  attrs.insert(attrs.end(), s.shape.begin(), s.shape.end());
+  return detail::wrap<T, E>(detail::Tracer::current().bind1(prim::iota, {}, {}, attrs, {}));
+}
+template <Element T, std::int64_t... Dims>
+Value<T, extents<Dims...>> iota(std::size_t dim) { return iota<T>(TypedShape<extents<Dims...>>{Shape{Dims...}}, dim); }
+
+/// A scalar broadcast to shape `s`.
+template <class T, class E>
+Value<T, E> broadcast(const Scalar<T>& v, TypedShape<E> s) { return detail::wrap<T, E>(detail::broadcast_to(v.id(), s.shape)); }
+
+/// This device's index along a named mesh axis, and the axis' size.
+inline Scalar<std::int32_t> axis_index(std::string_view axis, std::source_location loc = std::source_location::current()) {
+  auto& t = detail::Tracer::current(loc);
+  const std::int64_t attrs[] = {t.graph().add_string(std::string(axis))};
+  return detail::wrap<std::int32_t, extents<>>(t.bind1(prim::axis_index, {}, {}, attrs, loc));
+}
+inline Scalar<std::int32_t> axis_size(std::string_view axis, std::source_location loc = std::source_location::current()) {
+  auto& t = detail::Tracer::current(loc);
+  const std::int64_t attrs[] = {t.graph().add_string(std::string(axis))};
+  return detail::wrap<std::int32_t, extents<>>(t.bind1(prim::axis_size, {}, {}, attrs, loc));
+}
+
+/// A slice whose start is a traced scalar.
+template <std::integral I>
+Slice ds(const Scalar<I>& start, std::int64_t size, std::int64_t stride = 1) {
+  Slice s = ds(0, size, stride);
+  s.start = DynIndex{0, start.id()};
+  return s;
+}
+
+}  // namespace refx

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs the Debian packages refx needs to build, test, run examples and
+# benchmarks. Idempotent: does nothing (no apt-get at all) when every package
+# is already installed. Runs apt-get directly as root, through sudo otherwise.
+set -euo pipefail
+
+# Add new build/test dependencies here.
+PACKAGES=(
+  g++
+  cmake
+  ninja-build
+  libfmt-dev
+  librange-v3-dev
+  libgtest-dev
+  libbenchmark-dev
+  libtbb-dev
+  graphviz
+)
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "setup.sh: not a Debian-based system; make sure these are installed: ${PACKAGES[*]}" >&2
+  exit 0
+fi
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  status="$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)"
+  if [[ "$status" != "install ok installed" ]]; then
+    missing+=("$pkg")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup.sh: all ${#PACKAGES[@]} required packages are installed"
+  exit 0
+fi
+
+if ((EUID == 0)); then
+  SUDO=()
+elif command -v sudo >/dev/null 2>&1; then
+  SUDO=(sudo)
+else
+  echo "setup.sh: missing packages (${missing[*]}) and not root, and sudo is not available" >&2
+  exit 1
+fi
+
+echo "setup.sh: installing: ${missing[*]}"
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 update
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 \
+  install -y --no-install-recommends "${missing[@]}"
