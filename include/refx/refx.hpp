@@ -7,6 +7,7 @@
 #include <refx/core/dtype.hpp>
 #include <refx/core/error.hpp>
 #include <refx/core/memory_space.hpp>
+#include <refx/core/mesh.hpp>
 #include <refx/core/shape.hpp>
 #include <refx/core/slice.hpp>
 
@@ -19,7 +20,15 @@
 #include <refx/ir/printer.hpp>
 
 #include <refx/trace/control_flow.hpp>
+#include <refx/trace/copy.hpp>
+#include <refx/trace/device_id.hpp>
 #include <refx/trace/ref.hpp>
 #include <refx/trace/scopes.hpp>
+#include <refx/trace/semaphore.hpp>
 #include <refx/trace/trace.hpp>
 #include <refx/trace/value.hpp>
+
+#include <refx/runtime/array.hpp>
+#include <refx/runtime/runtime.hpp>
+
+#include <refx/kernel.hpp>

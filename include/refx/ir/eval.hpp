@@ -5,6 +5,7 @@
 // threaded runtime both drive this machine; they differ in their ExecEnv.
 
 #include <memory>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,24 @@
 
 namespace refx {
 
-/// The device an evaluator runs on: identity in the mesh and, in the runtime,
-/// communication. Hooks that a single-device interpreter cannot serve throw.
+class ExecContext;
+
+/// A copy being started: the source region, the destination region (resolved
+/// with the starting device's indices, into its own storage), the target
+/// device and the semaphores to advance when it completes.
+struct CopyRequest {
+  ResolvedView src, dst;
+  ValueId dst_ref = no_id;
+  std::int32_t target = 0;
+  ValueId recv_sem = no_id, send_sem = no_id;
+  std::int64_t recv_index = 0, send_index = 0;
+  bool add = false;
+  SourceLoc loc;
+};
+
+/// The device an evaluator runs on: identity in the mesh and communication.
+/// The defaults serve one device in isolation (the reference interpreter);
+/// the threaded runtime overrides them.
 class ExecEnv {
  public:
   virtual ~ExecEnv() = default;
@@ -25,8 +42,21 @@ class ExecEnv {
   /// Index and size along a named mesh axis.
   virtual std::int32_t axis_index(std::string_view axis) const;
   virtual std::int32_t axis_size(std::string_view axis) const;
-  /// Called when a scope allocates a Ref (for semaphores: their storage).
-  virtual void on_allocate(ValueId, Buffer&) {}
+
+  /// Adds `inc` to element `index` of semaphore `sem` on `device`; never blocks.
+  virtual void semaphore_signal(ExecContext& ctx, const Op& op, ValueId sem, std::int64_t index, std::int64_t inc,
+                                std::int32_t device);
+  /// If the count is >= value, subtracts it and returns true; else returns
+  /// false and the op will be retried (the device parks until then).
+  virtual bool semaphore_wait(ExecContext& ctx, const Op& op, ValueId sem, std::int64_t index, std::int64_t value);
+  virtual std::int64_t semaphore_read(ExecContext& ctx, ValueId sem, std::int64_t index);
+  /// Starts a copy; it lands, then the semaphores rise by its byte count.
+  virtual void copy_start(ExecContext& ctx, const Op& op, const CopyRequest& r);
+  /// The persistent barrier semaphore of a collective id.
+  virtual Buffer& barrier_semaphore(std::int64_t collective_id);
+
+ private:
+  std::unordered_map<std::int64_t, Buffer> barriers_;
 };
 
 inline std::int32_t ExecEnv::axis_index(std::string_view axis) const {
@@ -38,8 +68,23 @@ inline std::int32_t ExecEnv::axis_size(std::string_view axis) const {
 
 class ExecContext {
  public:
-  ExecContext(const Graph& g, ExecEnv& env) : graph_(g), env_(env), values_(g.num_values()), refs_(g.num_values()) {
-    frames_.push_back(Frame{0, 0, 0, 0, no_id, {}});
+  /// Allocates the storage of every scoped Ref up front (static allocation,
+  /// as on a TPU): a peer may signal or copy into a scoped semaphore or buffer
+  /// before this device has entered the scope.
+  ExecContext(const Graph& g, ExecEnv& env)
+      : graph_(g), env_(env), values_(g.num_values()), refs_(g.num_values()), storage_(g.num_values()) {
+    for (std::size_t b = 1; b < g.num_blocks(); ++b) {
+      const Block& blk = g.block(static_cast<BlockId>(b));
+      if (blk.owner == no_id || g.op(blk.owner).prim->control != ControlKind::scope) continue;
+      for (ValueId p : blk.params) {
+        const ValueType& t = g.type(p);
+        auto buf = std::make_unique<Buffer>(t.dtype, t.shape);
+        if (t.is_semaphore()) buf->fill_zero();
+        else buf->fill_poison();
+        storage_[idx(p)] = std::move(buf);
+      }
+    }
+    frames_.push_back(Frame{0, 0, 0, 0, no_id});
   }
   ExecContext(const ExecContext&) = delete;
   ExecContext& operator=(const ExecContext&) = delete;
@@ -64,6 +109,22 @@ class ExecContext {
   const Buffer& in(const Op& op, std::size_t i) const { return values_[idx(graph_.inputs(op)[i])]; }
   Buffer& value(ValueId v) { return values_[idx(v)]; }
   Buffer* ref(ValueId v) const { return refs_[idx(v)]; }
+  void set_ref(ValueId v, Buffer* b) { refs_[idx(v)] = b; }
+  /// The storage of a Ref whether or not its scope is active (for peers).
+  Buffer* storage(ValueId v) const { return storage_[idx(v)] ? storage_[idx(v)].get() : refs_[idx(v)]; }
+  /// Every scoped allocation (to check that semaphores end at zero).
+  template <class F>
+  void for_each_scoped(F&& f) const {
+    for (std::size_t v = 0; v < storage_.size(); ++v)
+      if (storage_[v]) f(static_cast<ValueId>(v), *storage_[v]);
+  }
+  /// The op the device is at (for deadlock reports), or nullptr when done.
+  const Op* current_op() const {
+    if (frames_.empty()) return nullptr;
+    const Frame& f = frames_.back();
+    const Block& b = graph_.block(f.block);
+    return f.pc < b.ops.size() ? &graph_.op(b.ops[f.pc]) : nullptr;
+  }
   std::int64_t attr(const Op& op, std::size_t i) const { return graph_.attrs(op)[i]; }
   /// Allocates output i of `op` with its traced type.
   Buffer& out(const Op& op, std::size_t i) {
@@ -85,7 +146,6 @@ class ExecContext {
     std::uint32_t pc;
     std::int64_t iter, hi;
     OpId owner;
-    std::vector<std::unique_ptr<Buffer>> owned;  // storage of Refs the scope allocated
   };
   static std::size_t idx(ValueId v) noexcept { return static_cast<std::size_t>(v); }
   void enter(const Op& op);
@@ -102,6 +162,7 @@ class ExecContext {
   ExecEnv& env_;
   std::vector<Buffer> values_;
   std::vector<Buffer*> refs_;
+  std::vector<std::unique_ptr<Buffer>> storage_;
   std::vector<Frame> frames_;
 };
 
@@ -137,22 +198,12 @@ inline void ExecContext::enter(const Op& op) {
     case ControlKind::scope: {
       // attrs[0] = how many params are initialised from inputs (run_state).
       const Block& b = graph_.block(bodies[0]);
-      Frame f{bodies[0], 0, 0, 0, self, {}};
       for (std::size_t i = 0; i < b.params.size(); ++i) {
-        const ValueType& t = graph_.type(b.params[i]);
-        auto storage = std::make_unique<Buffer>(t.dtype, t.shape);
-        if (i < ins.size()) {
-          std::memcpy(storage->data(), values_[idx(ins[i])].data(), storage->bytes());
-        } else if (t.is_semaphore()) {
-          storage->fill_zero();
-        } else {
-          storage->fill_poison();
-        }
-        env_.on_allocate(b.params[i], *storage);
-        refs_[idx(b.params[i])] = storage.get();
-        f.owned.push_back(std::move(storage));
+        Buffer* storage = storage_[idx(b.params[i])].get();
+        if (i < ins.size()) std::memcpy(storage->data(), values_[idx(ins[i])].data(), storage->bytes());
+        refs_[idx(b.params[i])] = storage;
       }
-      frames_.push_back(std::move(f));
+      frames_.push_back(Frame{bodies[0], 0, 0, 0, self});
       return;
     }
     case ControlKind::loop: {
@@ -169,12 +220,12 @@ inline void ExecContext::enter(const Op& op) {
         *values_[idx(b.params[0])].data<typename decltype(tag)::type>() = static_cast<typename decltype(tag)::type>(lo);
       });
       copy_results_to(ins.subspan(2), std::span(b.params).subspan(1));
-      frames_.push_back(Frame{bodies[0], 0, lo, hi, self, {}});
+      frames_.push_back(Frame{bodies[0], 0, lo, hi, self});
       return;
     }
     case ControlKind::cond: {
       if (scalar(ins[0]) != 0) {
-        frames_.push_back(Frame{bodies[0], 0, 0, 0, self, {}});
+        frames_.push_back(Frame{bodies[0], 0, 0, 0, self});
       } else {
         ++frames_.back().pc;
       }
@@ -225,6 +276,35 @@ inline ExecStatus ExecContext::run() {
     ++frames_.back().pc;
   }
   return ExecStatus::done;
+}
+
+inline void ExecEnv::semaphore_signal(ExecContext& ctx, const Op& op, ValueId sem, std::int64_t index, std::int64_t inc,
+                                      std::int32_t device) {
+  if (device != device_id())
+    throw RuntimeError(fmt::format("refx: semaphore_signal to device {} on a single-device run (at {})", device, op.loc));
+  ctx.ref(sem)->data<std::int64_t>()[index] += inc;
+}
+inline bool ExecEnv::semaphore_wait(ExecContext& ctx, const Op&, ValueId sem, std::int64_t index, std::int64_t value) {
+  std::int64_t& c = ctx.ref(sem)->data<std::int64_t>()[index];
+  if (c < value) return false;
+  c -= value;
+  return true;
+}
+inline std::int64_t ExecEnv::semaphore_read(ExecContext& ctx, ValueId sem, std::int64_t index) {
+  return ctx.ref(sem)->data<std::int64_t>()[index];
+}
+inline void ExecEnv::copy_start(ExecContext& ctx, const Op& op, const CopyRequest& r) {
+  if (r.target != device_id())
+    throw RuntimeError(fmt::format("refx: remote copy to device {} on a single-device run (at {})", r.target, op.loc));
+  copy_view(r.src, r.dst, r.add);
+  const auto bytes = static_cast<std::int64_t>(r.src.bytes());
+  ctx.ref(r.recv_sem)->data<std::int64_t>()[r.recv_index] += bytes;
+  if (r.send_sem != no_id) ctx.ref(r.send_sem)->data<std::int64_t>()[r.send_index] += bytes;
+}
+inline Buffer& ExecEnv::barrier_semaphore(std::int64_t collective_id) {
+  auto [it, fresh] = barriers_.try_emplace(collective_id, DType::i64, Shape{});
+  if (fresh) it->second.fill_zero();
+  return it->second;
 }
 
 }  // namespace refx

@@ -183,6 +183,17 @@ class Graph {
     return static_cast<OpId>(ops_.size() - 1);
   }
 
+  /// Copy descriptors made while tracing (started or not), by id.
+  struct CopyDescriptor {
+    SourceLoc loc;
+    bool remote = false;
+  };
+  std::int64_t add_descriptor(CopyDescriptor d) {
+    descriptors_.push_back(d);
+    return static_cast<std::int64_t>(descriptors_.size() - 1);
+  }
+  std::span<const CopyDescriptor> descriptors() const { return descriptors_; }
+
   /// Kernel parameters (Refs), in call order: the entry block's params.
   std::span<const ValueId> params() const { return entry().params; }
 
@@ -212,6 +223,7 @@ class Graph {
   std::vector<View> views_;
   std::vector<DimIndex> dims_;
   std::vector<std::string> strings_;
+  std::vector<CopyDescriptor> descriptors_;
   std::unordered_map<ValueId, std::string> names_;
 };
 

@@ -79,6 +79,24 @@ struct view_extents {
 
 template <class T, class E>
 class StoreArg;
+
+/// One index of `.at(...)`, type-erased.
+struct IndexEntry {
+  std::int64_t kind;  // squeeze_dim, keep_dim, or a size (dyn if the slice size is run-time)
+  DynIndex start;
+  std::int64_t size;
+  std::int64_t stride;
+};
+template <class I>
+IndexEntry index_entry(const I& i) {
+  if constexpr (std::is_integral_v<I>) return {squeeze_dim, DynIndex{static_cast<std::int64_t>(i), -1}, 1, 1};
+  else if constexpr (is_value_v<I>) return {squeeze_dim, DynIndex{0, i.id()}, 1, 1};
+  else if constexpr (std::is_same_v<I, Slice>) return {dyn, i.start, i.size, i.stride};
+  else if constexpr (std::is_same_v<I, All>) return {keep_dim, {}, 0, 1};
+  else return {index_kind<I>, i.start, index_kind<I>, i.stride};
+}
+/// A view of `parent` through `entries`, in the coordinates of the base Ref.
+ViewId make_view(ViewId parent, std::initializer_list<IndexEntry> entries);
 }  // namespace detail
 
 template <class T, class E = extents<>, class Space = Vmem>
@@ -112,7 +130,7 @@ class Ref : public detail::ref_base {
     static_assert(((detail::index_kind<I> != detail::bad_index) && ...),
                   "refx: .at(...) takes integers, integer Scalars, ds(start, size[, stride]), ds<N>(start) or refx::all");
     using NE = typename detail::view_extents<E, I...>::type;
-    return Ref<T, NE, Space>::from_view(make_view({index_entry(idx)...}));
+    return Ref<T, NE, Space>::from_view(detail::make_view(view_, {detail::index_entry(idx)...}));
   }
 
   /// Reads the whole view into a Value.
@@ -146,23 +164,6 @@ class Ref : public detail::ref_base {
   }
 
  private:
-  struct Entry {
-    std::int64_t kind;  // squeeze_dim, keep_dim, or a size (dyn if the slice size is run-time)
-    DynIndex start;
-    std::int64_t size;
-    std::int64_t stride;
-  };
-  template <class I>
-  static Entry index_entry(const I& i) {
-    if constexpr (std::is_integral_v<I>) return {detail::squeeze_dim, DynIndex{static_cast<std::int64_t>(i), -1}, 1, 1};
-    else if constexpr (is_value_v<I>) return {detail::squeeze_dim, DynIndex{0, i.id()}, 1, 1};
-    else if constexpr (std::is_same_v<I, Slice>) return {dyn, i.start, i.size, i.stride};
-    else if constexpr (std::is_same_v<I, All>) return {detail::keep_dim, {}, 0, 1};
-    else return {detail::index_kind<I>, i.start, detail::index_kind<I>, i.stride};
-  }
-
-  ViewId make_view(std::initializer_list<Entry> entries) const;
-
   void write(const Primitive& p, const detail::StoreArg<T, E>& v) const;
 
   ViewId view_ = no_id;
@@ -218,11 +219,10 @@ void Ref<T, E, Space>::write(const Primitive& p, const detail::StoreArg<T, E>& v
   t.bind(p, ins, views, {}, v.loc());
 }
 
-template <class T, class E, class Space>
-ViewId Ref<T, E, Space>::make_view(std::initializer_list<Entry> entries) const {
+inline ViewId detail::make_view(ViewId parent_id, std::initializer_list<IndexEntry> entries) {
   auto& t = detail::Tracer::current();
   Graph& g = t.graph();
-  const View& parent = g.view(view_);
+  const View parent = g.view(parent_id);
   t.check_ref(parent.ref, {});
   std::string error;  // reported, with the user's line, by the op that uses the view
   std::array<DimIndex, max_rank> dims{};
@@ -232,7 +232,7 @@ ViewId Ref<T, E, Space>::make_view(std::initializer_list<Entry> entries) const {
   for (std::size_t d = 0; d < parent.rank && e != entries.end(); ++d) {
     DimIndex& di = dims[d];
     if (di.squeezed) continue;
-    const Entry& x = *e++;
+    const IndexEntry& x = *e++;
     if (x.kind == detail::keep_dim) continue;
     const std::int64_t size = x.kind == detail::squeeze_dim ? 1 : x.size;
     if (x.start.is_static()) {
@@ -262,7 +262,7 @@ ViewId Ref<T, E, Space>::make_view(std::initializer_list<Entry> entries) const {
     di.squeezed = x.kind == detail::squeeze_dim;
   }
   const ViewId v = g.add_view(parent.ref, std::span<const DimIndex>(dims.data(), parent.rank));
-  t.inherit_view_error(view_, v, std::move(error));
+  t.inherit_view_error(parent_id, v, std::move(error));
   return v;
 }
 

@@ -25,10 +25,9 @@ struct scoped_result<F, std::tuple<P...>> {
   using type = std::invoke_result_t<F, P...>;
 };
 
-/// Traces `body(params...)` into a new block owned by a scope op. The first
-/// `inits.size()` params are initialised from those values.
+/// Traces `body(params...)` into a new block owned by a scope op. 
 template <class Params, class F>
-auto trace_scope(F& body, std::span<const ValueId> inits, const std::vector<Shape>& shapes, SourceLoc loc) {
+auto trace_scope(F& body, const std::vector<Shape>& shapes, SourceLoc loc) {
   using R = typename scoped_result<F, Params>::type;
   Tracer& t = Tracer::current(loc);
   t.note(loc);
@@ -75,7 +74,7 @@ auto run_scoped(const std::vector<Shape>& shapes, F&& body, std::source_location
                 "refx: a run_scoped body must not return a Ref (or anything holding one); its Refs end with the "
                 "scope. Return Values read with load() instead");
   static_assert(detail::results<R>::supported, "refx: a run_scoped body returns void, a Value or a std::tuple of Values");
-  auto [block, scope, params, out] = detail::trace_scope<Params>(body, {}, shapes, loc);
+  auto [block, scope, params, out] = detail::trace_scope<Params>(body, shapes, loc);
   auto& t = detail::Tracer::current();
   const auto outs = detail::close_scope(t, block, scope, {}, std::move(out), loc);
   if constexpr (!std::is_void_v<R>) return detail::results<R>::rebuild(outs);
@@ -99,7 +98,7 @@ std::tuple<Value<T, E>...> run_state(const std::tuple<Value<T, E>...>& init, F&&
     t.check_value(v, loc);
     shapes.push_back(t.graph().type(v).shape);
   }
-  auto [block, scope, params, out] = detail::trace_scope<Params>(body, inits, shapes, loc);
+  auto [block, scope, params, out] = detail::trace_scope<Params>(body, shapes, loc);
   // The block's results are the Refs' final contents.
   std::apply([&](const auto&... r) { (out.push_back(r.load(loc).id()), ...); }, params);
   const auto outs = detail::close_scope(t, block, scope, inits, std::move(out), loc);

@@ -11,8 +11,24 @@ namespace refx {
 /// Runs `kernel` once over symbolic Refs and returns the recorded graph. The
 /// kernel's parameters must have explicit types (Ref<...>, semaphores).
 /// `shapes`: empty when every extent is static, else one per parameter.
+/// What a trace is for: the mesh (for device ids and axis names) and the
+/// kernel's collective id (for get_barrier_semaphore).
+struct TraceOptions {
+  std::vector<Shape> shapes;
+  const Mesh* mesh = nullptr;
+  std::int64_t collective_id = -1;
+};
+
+template <class F>
+Graph trace(F&& kernel, const TraceOptions& options, std::source_location loc = std::source_location::current());
+
 template <class F>
 Graph trace(F&& kernel, const std::vector<Shape>& shapes = {}, std::source_location loc = std::source_location::current()) {
+  return trace(std::forward<F>(kernel), TraceOptions{shapes, nullptr, -1}, loc);
+}
+
+template <class F>
+Graph trace(F&& kernel, const TraceOptions& options, std::source_location loc) {
   static_assert(detail::has_deducible_params<F>,
                 "refx: trace needs a kernel with explicit parameter types (Ref<...>, semaphores), not auto");
   using Params = typename detail::callable_args<F>::type;
@@ -20,8 +36,10 @@ Graph trace(F&& kernel, const std::vector<Shape>& shapes = {}, std::source_locat
   static_assert(!detail::returns_ref<R>, "refx: a kernel must not return a Ref; write results into its output Refs");
   static_assert(std::is_void_v<R>, "refx: a kernel returns nothing; write results into its output Refs");
   detail::Tracer tracer;
+  tracer.set_mesh(options.mesh);
+  tracer.set_collective_id(options.collective_id);
   detail::ActiveTrace active(tracer);
-  Params params = detail::param_maker<Params>::make(tracer, shapes, 0, loc);
+  Params params = detail::param_maker<Params>::make(tracer, options.shapes, 0, loc);
   std::apply(kernel, params);
   return std::move(tracer).take();
 }

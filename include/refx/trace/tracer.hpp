@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include <refx/core/mesh.hpp>
 #include <refx/ir/graph.hpp>
 #include <refx/ir/primitive.hpp>
 
@@ -32,6 +33,13 @@ class Tracer {
                                    "call it from inside a kernel, run_state or run_scoped body", loc));
     return *t;
   }
+
+  /// The mesh the kernel is traced for (null for a single-device trace).
+  const Mesh* mesh() const noexcept { return mesh_; }
+  void set_mesh(const Mesh* m) noexcept { mesh_ = m; }
+  /// The kernel's collective id (for get_barrier_semaphore), or -1.
+  std::int64_t collective_id() const noexcept { return collective_id_; }
+  void set_collective_id(std::int64_t id) noexcept { collective_id_ = id; }
 
   Graph& graph() noexcept { return graph_; }
   const Graph& graph() const noexcept { return graph_; }
@@ -146,6 +154,8 @@ class Tracer {
   std::vector<ValueId> out_scratch_;
   std::unordered_map<ViewId, std::string> view_errors_;
   SourceLoc last_loc_;
+  const Mesh* mesh_ = nullptr;
+  std::int64_t collective_id_ = -1;
 };
 
 /// Makes `t` the thread's active tracer for this object's lifetime.

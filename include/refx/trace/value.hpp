@@ -323,16 +323,25 @@ Value<T, extents<Dims...>> iota(std::size_t dim) { return iota<T>(TypedShape<ext
 template <class T, class E>
 Value<T, E> broadcast(const Scalar<T>& v, TypedShape<E> s) { return detail::wrap<T, E>(detail::broadcast_to(v.id(), s.shape)); }
 
+namespace detail {
+inline Scalar<std::int32_t> axis_scalar(const Primitive& p, std::string_view axis, SourceLoc loc) {
+  auto& t = Tracer::current(loc);
+  if (const Mesh* m = t.mesh()) {
+    const bool known = std::any_of(m->axes().begin(), m->axes().end(), [&](const Mesh::Axis& a) { return a.name == axis; });
+    if (!known)
+      throw TraceError(fmt::format("refx: the mesh {} has no axis \"{}\" (at {})", m->describe(), axis, loc));
+  }
+  const std::int64_t attrs[] = {t.graph().add_string(std::string(axis))};
+  return wrap<std::int32_t, extents<>>(t.bind1(p, {}, {}, attrs, loc));
+}
+}  // namespace detail
+
 /// This device's index along a named mesh axis, and the axis' size.
 inline Scalar<std::int32_t> axis_index(std::string_view axis, std::source_location loc = std::source_location::current()) {
-  auto& t = detail::Tracer::current(loc);
-  const std::int64_t attrs[] = {t.graph().add_string(std::string(axis))};
-  return detail::wrap<std::int32_t, extents<>>(t.bind1(prim::axis_index, {}, {}, attrs, loc));
+  return detail::axis_scalar(prim::axis_index, axis, loc);
 }
 inline Scalar<std::int32_t> axis_size(std::string_view axis, std::source_location loc = std::source_location::current()) {
-  auto& t = detail::Tracer::current(loc);
-  const std::int64_t attrs[] = {t.graph().add_string(std::string(axis))};
-  return detail::wrap<std::int32_t, extents<>>(t.bind1(prim::axis_size, {}, {}, attrs, loc));
+  return detail::axis_scalar(prim::axis_size, axis, loc);
 }
 
 /// A slice whose start is a traced scalar.

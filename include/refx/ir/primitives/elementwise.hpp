@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include <refx/ir/eval.hpp>
 #include <refx/ir/primitive.hpp>
@@ -15,19 +16,54 @@ namespace detail {
 template <class F, class T>
 concept accepts = F::template accepts<T>;
 
-struct Neg { template <class T> static constexpr bool accepts = !std::is_same_v<T, bool>; template <class T> T operator()(T a) const { return static_cast<T>(-a); } };
-struct Abs { template <class T> static constexpr bool accepts = !std::is_same_v<T, bool>; template <class T> T operator()(T a) const { return a < T{} ? static_cast<T>(-a) : a; } };
+// Signed integer arithmetic wraps around (two's complement), as in XLA: it is
+// done in the unsigned type, so overflow is neither undefined behaviour nor a
+// trap (INT_MIN / -1 raises SIGFPE on x86 when computed directly).
+template <class T>
+constexpr bool wraps = std::is_integral_v<T> && std::is_signed_v<T>;
+template <class T>
+T wrap_neg(T a) {
+  if constexpr (wraps<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(U{0} - static_cast<U>(a)));
+  } else {
+    return static_cast<T>(-a);
+  }
+}
+
+struct Neg { template <class T> static constexpr bool accepts = !std::is_same_v<T, bool>; template <class T> T operator()(T a) const { return wrap_neg(a); } };
+struct Abs { template <class T> static constexpr bool accepts = !std::is_same_v<T, bool>; template <class T> T operator()(T a) const { return a < T{} ? wrap_neg(a) : a; } };
 struct Exp { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::exp(a); } };
 struct Log { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::log(a); } };
 struct Sqrt { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::sqrt(a); } };
 struct Not { template <class T> static constexpr bool accepts = std::is_same_v<T, bool>; template <class T> T operator()(T a) const { return !a; } };
 
 template <class T> inline constexpr bool numeric = !std::is_same_v<T, bool>;
-struct Add { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const { return a + b; } };
-struct Sub { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const { return a - b; } };
-struct Mul { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const { return a * b; } };
-struct Div { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const { if constexpr (std::is_integral_v<T>) { return b == 0 ? T{} : a / b; } else { return a / b; } } };
-struct Rem { template <class T> static constexpr bool accepts = std::is_integral_v<T> && numeric<T>; template <class T> T operator()(T a, T b) const { return b == 0 ? T{} : a % b; } };
+template <class T, class F>
+T wrapping(T a, T b, F f) {
+  if constexpr (wraps<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(f(static_cast<U>(a), static_cast<U>(b))));
+  } else {
+    return static_cast<T>(f(a, b));
+  }
+}
+struct Add { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const { return wrapping(a, b, [](auto x, auto y) { return x + y; }); } };
+struct Sub { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const { return wrapping(a, b, [](auto x, auto y) { return x - y; }); } };
+struct Mul { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const { return wrapping(a, b, [](auto x, auto y) { return x * y; }); } };
+// Integer x / 0 and x % 0 are 0; INT_MIN / -1 wraps to INT_MIN and INT_MIN % -1 is 0.
+struct Div { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const {
+  if constexpr (std::is_integral_v<T>) {
+    if (b == 0) return T{};
+    if constexpr (wraps<T>) if (b == T(-1)) return wrap_neg(a);
+    return static_cast<T>(a / b);
+  } else {
+    return a / b;
+  } } };
+struct Rem { template <class T> static constexpr bool accepts = std::is_integral_v<T> && numeric<T>; template <class T> T operator()(T a, T b) const {
+  if (b == 0) return T{};
+  if constexpr (wraps<T>) if (b == T(-1)) return T{};
+  return static_cast<T>(a % b); } };
 struct Min { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const { return b < a ? b : a; } };
 struct Max { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const { return a < b ? b : a; } };
 struct And { template <class T> static constexpr bool accepts = std::is_same_v<T, bool>; template <class T> T operator()(T a, T b) const { return a && b; } };

@@ -1,0 +1,79 @@
+#pragma once
+// A Mesh names device axes and their sizes, row-major: {{"y", 2}, {"x", 4}}
+// has 8 devices and device (y, x) has logical id y * 4 + x.
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <refx/core/error.hpp>
+
+namespace refx {
+
+class Mesh {
+ public:
+  struct Axis {
+    std::string name;
+    std::int32_t size;
+  };
+
+  Mesh(std::initializer_list<std::pair<std::string, std::int32_t>> axes) {
+    for (const auto& [n, s] : axes) axes_.push_back(Axis{n, s});
+    validate();
+  }
+  explicit Mesh(std::vector<Axis> axes) : axes_(std::move(axes)) { validate(); }
+
+  std::size_t num_axes() const noexcept { return axes_.size(); }
+  const std::vector<Axis>& axes() const noexcept { return axes_; }
+  std::int32_t size() const noexcept {
+    std::int32_t n = 1;
+    for (const Axis& a : axes_) n *= a.size;
+    return n;
+  }
+  /// Position of the named axis; throws naming the mesh's axes if unknown.
+  std::size_t axis(std::string_view name) const {
+    for (std::size_t i = 0; i < axes_.size(); ++i)
+      if (axes_[i].name == name) return i;
+    throw Error(fmt::format("refx: the mesh has no axis \"{}\" (its axes: {})", name, describe()));
+  }
+  std::int32_t axis_size(std::string_view name) const { return axes_[axis(name)].size; }
+  /// Row-major stride of an axis in logical ids.
+  std::int32_t stride(std::size_t axis) const {
+    std::int32_t s = 1;
+    for (std::size_t i = axis + 1; i < axes_.size(); ++i) s *= axes_[i].size;
+    return s;
+  }
+  /// Coordinate of logical device `id` along `axis`.
+  std::int32_t coord(std::int32_t id, std::size_t axis) const { return (id / stride(axis)) % axes_[axis].size; }
+
+  std::string describe() const {
+    std::vector<std::string> parts;
+    for (const Axis& a : axes_) parts.push_back(fmt::format("{}={}", a.name, a.size));
+    return fmt::format("{{{}}}", fmt::join(parts, ", "));
+  }
+  friend bool operator==(const Mesh& a, const Mesh& b) {
+    if (a.axes_.size() != b.axes_.size()) return false;
+    for (std::size_t i = 0; i < a.axes_.size(); ++i)
+      if (a.axes_[i].name != b.axes_[i].name || a.axes_[i].size != b.axes_[i].size) return false;
+    return true;
+  }
+
+ private:
+  void validate() const {
+    if (axes_.empty()) throw Error("refx: a Mesh needs at least one axis, e.g. Mesh{{\"x\", 4}}");
+    for (std::size_t i = 0; i < axes_.size(); ++i) {
+      if (axes_[i].size < 1)
+        throw Error(fmt::format("refx: mesh axis \"{}\" has size {}; sizes must be >= 1", axes_[i].name, axes_[i].size));
+      if (axes_[i].name.empty()) throw Error("refx: mesh axes need names");
+      for (std::size_t j = 0; j < i; ++j)
+        if (axes_[j].name == axes_[i].name) throw Error(fmt::format("refx: mesh axis \"{}\" appears twice", axes_[i].name));
+    }
+  }
+  std::vector<Axis> axes_;
+};
+
+}  // namespace refx

@@ -1,0 +1,160 @@
+#pragma once
+// Communication primitives: semaphores and copies. Their implementations
+// call the ExecEnv, which the reference interpreter (one device) and the
+// threaded runtime (a mesh) implement.
+//
+//   semaphore_signal  views [sem]              inputs [inc(, device)]
+//   semaphore_wait    views [sem]              inputs [value]
+//   semaphore_read    views [sem]              -> i32
+//   barrier_semaphore attrs [collective id]    -> Ref (barrier semaphore)
+//   dma_start         views [src, dst, recv_sem(, send_sem)]  inputs [device]
+//                     attrs [descriptor, add, remote]
+//   dma_wait          views [src, dst, sem]    attrs [descriptor, which (0 recv, 1 send)]
+
+#include <refx/ir/eval.hpp>
+#include <refx/ir/primitive.hpp>
+
+namespace refx::prim {
+
+enum class WaitSide : std::int64_t { recv = 0, send = 1 };
+
+namespace detail {
+
+/// A semaphore view must designate one semaphore (index arrays first).
+inline void expect_semaphore(AbstractContext& c, std::size_t view, bool allow_dma, const char* what) {
+  const ValueType& r = c.view_ref(view);
+  if (!r.is_semaphore()) c.fail("{} needs a semaphore, not a {} Ref", what, r.dtype);
+  if (!allow_dma && r.semaphore == SemaphoreKind::dma)
+    c.fail("{} takes a REGULAR or BARRIER semaphore; a DMA semaphore advances with copies (wait on the copy)", what);
+  if (c.view_shape(view).rank() != 0) c.fail("{} needs a single semaphore; index the semaphore array with .at(i)", what);
+}
+inline std::int64_t sem_index(ExecContext& ctx, const Op& op, std::size_t view) { return ctx.view(op, view).offset; }
+inline ValueId sem_ref(ExecContext& ctx, const Op& op, std::size_t view) {
+  return ctx.graph().view(ctx.graph().views(op)[view]).ref;
+}
+inline void expect_i32_scalar(AbstractContext& c, std::size_t i, const char* what) {
+  const ValueType& t = c.input(i);
+  if (t.is_ref() || t.shape.rank() != 0 || !is_integral(t.dtype)) c.fail("{} must be an integer scalar", what);
+}
+
+inline void signal_abstract(AbstractContext& c) {
+  expect_semaphore(c, 0, false, "semaphore_signal");
+  expect_i32_scalar(c, 0, "the increment");
+  if (c.num_inputs() > 1) expect_i32_scalar(c, 1, "the device id");
+  c.add_effect(effect_semaphore, c.view(0));
+}
+inline ExecStatus signal_impl(ExecContext& ctx, const Op& op) {
+  const auto ins = ctx.graph().inputs(op);
+  const auto device = ins.size() > 1 ? static_cast<std::int32_t>(ctx.scalar(ins[1])) : ctx.env().device_id();
+  if (device < 0 || device >= ctx.env().num_devices())
+    throw RuntimeError(fmt::format("refx: semaphore_signal to device {} but the mesh has {} devices (at {})", device,
+                                   ctx.env().num_devices(), op.loc));
+  ctx.env().semaphore_signal(ctx, op, sem_ref(ctx, op, 0), sem_index(ctx, op, 0), ctx.scalar(ins[0]), device);
+  return ExecStatus::done;
+}
+
+inline void wait_abstract(AbstractContext& c) {
+  expect_semaphore(c, 0, false, "semaphore_wait");
+  expect_i32_scalar(c, 0, "the value");
+  c.add_effect(effect_semaphore, c.view(0));
+}
+inline ExecStatus wait_impl(ExecContext& ctx, const Op& op) {
+  const bool ok = ctx.env().semaphore_wait(ctx, op, sem_ref(ctx, op, 0), sem_index(ctx, op, 0),
+                                           ctx.scalar(ctx.graph().inputs(op)[0]));
+  return ok ? ExecStatus::done : ExecStatus::blocked;
+}
+
+inline void read_abstract(AbstractContext& c) {
+  expect_semaphore(c, 0, true, "semaphore_read");
+  c.add_output(ValueType{DType::i32, ValueKind::array, MemorySpace::smem, SemaphoreKind::none, {}});
+  c.add_effect(effect_semaphore, c.view(0));
+}
+inline ExecStatus read_impl(ExecContext& ctx, const Op& op) {
+  *ctx.out(op, 0).data<std::int32_t>() =
+      static_cast<std::int32_t>(ctx.env().semaphore_read(ctx, sem_ref(ctx, op, 0), sem_index(ctx, op, 0)));
+  return ExecStatus::done;
+}
+
+inline void barrier_abstract(AbstractContext& c) {
+  c.add_output(ValueType{DType::i64, ValueKind::ref, MemorySpace::semaphore, SemaphoreKind::barrier, {}});
+}
+inline ExecStatus barrier_impl(ExecContext& ctx, const Op& op) {
+  ctx.set_ref(ctx.graph().outputs(op)[0], &ctx.env().barrier_semaphore(ctx.attr(op, 0)));
+  return ExecStatus::done;
+}
+
+inline void copy_abstract(AbstractContext& c) {
+  const ValueType &src = c.view_ref(0), &dst = c.view_ref(1);
+  if (src.is_semaphore() || dst.is_semaphore()) c.fail("cannot copy semaphores");
+  if (src.dtype != dst.dtype) c.fail("source and destination element types differ ({} and {})", src.dtype, dst.dtype);
+  if (!(c.view_shape(0) == c.view_shape(1)))
+    c.fail("source region {} and destination region {} have different shapes", c.view_shape(0), c.view_shape(1));
+  for (std::size_t v = 2; v < c.num_views(); ++v) {
+    expect_semaphore(c, v, true, "a copy");
+    if (c.view_ref(v).semaphore != SemaphoreKind::dma)
+      c.fail("copies need DMA semaphores; a REGULAR semaphore is signalled with semaphore_signal");
+  }
+  c.add_effect(effect_read, c.view(0));
+  c.add_effect(c.attr(1) ? effect_accum : effect_write, c.view(1));
+  for (std::size_t v = 2; v < c.num_views(); ++v) c.add_effect(effect_semaphore, c.view(v));
+}
+inline ExecStatus copy_start_impl(ExecContext& ctx, const Op& op) {
+  CopyRequest r;
+  r.src = ctx.view(op, 0);
+  r.dst = ctx.view(op, 1);
+  r.dst_ref = ctx.graph().view(ctx.graph().views(op)[1]).ref;
+  r.recv_sem = sem_ref(ctx, op, 2);
+  r.recv_index = sem_index(ctx, op, 2);
+  if (op.view_count > 3) {
+    r.send_sem = sem_ref(ctx, op, 3);
+    r.send_index = sem_index(ctx, op, 3);
+  }
+  r.target = op.in_count > 0 ? static_cast<std::int32_t>(ctx.scalar(ctx.graph().inputs(op)[0])) : ctx.env().device_id();
+  r.add = ctx.attr(op, 1) != 0;
+  r.loc = op.loc;
+  if (r.target < 0 || r.target >= ctx.env().num_devices())
+    throw RuntimeError(fmt::format("refx: copy to device {} but the mesh has {} devices (at {})", r.target,
+                                   ctx.env().num_devices(), op.loc));
+  ctx.env().copy_start(ctx, op, r);
+  return ExecStatus::done;
+}
+
+inline void copy_wait_abstract(AbstractContext& c) {
+  const auto side = static_cast<WaitSide>(c.attr(1));
+  // Completion makes the destination readable (recv) / the source reusable (send).
+  if (side == WaitSide::recv) c.add_effect(effect_write, c.view(1));
+  else c.add_effect(effect_read, c.view(0));
+  c.add_effect(effect_semaphore, c.view(2));
+}
+inline ExecStatus copy_wait_impl(ExecContext& ctx, const Op& op) {
+  const auto side = static_cast<WaitSide>(ctx.attr(op, 1));
+  const std::int64_t bytes = ctx.graph().view_elements(ctx.graph().views(op)[side == WaitSide::recv ? 1 : 0]) *
+                             static_cast<std::int64_t>(size_of(ctx.graph().type(ctx.graph().view(ctx.graph().views(op)[0]).ref).dtype));
+  const bool ok = ctx.env().semaphore_wait(ctx, op, sem_ref(ctx, op, 2), sem_index(ctx, op, 2), bytes);
+  return ok ? ExecStatus::done : ExecStatus::blocked;
+}
+
+inline void copy_print(const Graph& g, const Op& op, std::string& s) {
+  const auto a = g.attrs(op);
+  if (op.prim->name == "dma_start")
+    s += fmt::format("dma_start[desc={}{}{}]", a[0], a[1] ? " add" : "", a[2] ? " remote" : "");
+  else
+    s += fmt::format("dma_wait[desc={} {}]", a[0], a[1] == 0 ? "recv" : "send");
+}
+
+}  // namespace detail
+
+inline const Primitive& semaphore_signal =
+    define_primitive(Primitive{"semaphore_signal", detail::signal_abstract, detail::signal_impl});
+inline const Primitive& semaphore_wait =
+    define_primitive(Primitive{"semaphore_wait", detail::wait_abstract, detail::wait_impl});
+inline const Primitive& semaphore_read =
+    define_primitive(Primitive{"semaphore_read", detail::read_abstract, detail::read_impl});
+inline const Primitive& barrier_semaphore =
+    define_primitive(Primitive{"barrier_semaphore", detail::barrier_abstract, detail::barrier_impl});
+inline const Primitive& dma_start =
+    define_primitive(Primitive{"dma_start", detail::copy_abstract, detail::copy_start_impl, detail::copy_print});
+inline const Primitive& dma_wait =
+    define_primitive(Primitive{"dma_wait", detail::copy_wait_abstract, detail::copy_wait_impl, detail::copy_print});
+
+}  // namespace refx::prim

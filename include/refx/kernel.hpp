@@ -1,0 +1,176 @@
+#pragma once
+// The API layer: build a kernel, compile it for a mesh, call it on Arrays.
+//
+//   auto exe = refx::kernel([](HbmRef<const float, 8, 128> x, HbmRef<float, 8, 128> y) { ... })
+//                  .name("right_permute")
+//                  .compile(refx::Mesh{{"x", 4}});
+//   std::vector<refx::Array> out = exe(x);   // returns at once; out[0].to_host<float>(d) waits
+//
+// Read-only parameters (Ref<const T>) are inputs, one Array each; writable
+// ones are outputs, allocated per call (or updated in place with
+// call_in_place). Scratch buffers and semaphores come from run_scoped inside
+// the kernel; they are allocated statically, so peers may signal them early.
+
+#include <memory>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include <refx/passes/pipeline.hpp>
+#include <refx/runtime/array.hpp>
+#include <refx/runtime/program.hpp>
+#include <refx/runtime/runtime.hpp>
+#include <refx/trace/semaphore.hpp>
+#include <refx/trace/trace.hpp>
+
+namespace refx {
+
+class Executable {
+ public:
+  struct Param {
+    ValueType type;
+    bool input = false;  ///< read-only: an input Array; else an output
+  };
+
+  Executable(std::shared_ptr<const Program> p, std::vector<Param> params, Runtime& rt)
+      : program_(std::move(p)), params_(std::move(params)), rt_(&rt) {}
+
+  const Program& program() const noexcept { return *program_; }
+  const Graph& graph() const noexcept { return program_->graph; }
+  const Mesh& mesh() const noexcept { return program_->mesh; }
+  const std::vector<Param>& params() const noexcept { return params_; }
+  std::size_t num_inputs() const {
+    return static_cast<std::size_t>(std::count_if(params_.begin(), params_.end(), [](const Param& p) { return p.input; }));
+  }
+
+  /// Runs on every device; returns one Array per output parameter at once.
+  std::vector<Array> operator()(const std::vector<Array>& inputs) const {
+    if (inputs.size() != num_inputs())
+      throw Error(fmt::format("refx: kernel '{}' takes {} input Arrays (its read-only Ref parameters), {} given",
+                              program_->name, num_inputs(), inputs.size()));
+    std::vector<Array> all, outputs;
+    std::size_t next = 0;
+    for (const Param& p : params_) {
+      if (p.input) {
+        all.push_back(inputs[next++]);
+      } else {
+        outputs.push_back(Array::empty(mesh().size(), p.type.dtype, p.type.shape, *rt_));
+        all.push_back(outputs.back());
+      }
+    }
+    launch(all);
+    return outputs;
+  }
+  template <class... A>
+    requires(std::is_same_v<A, Array> && ...)
+  std::vector<Array> operator()(const A&... inputs) const {
+    return (*this)(std::vector<Array>{inputs...});
+  }
+
+  /// Runs with one Array per parameter; outputs are written in place.
+  void call_in_place(const std::vector<Array>& args) const {
+    if (args.size() != params_.size())
+      throw Error(fmt::format("refx: kernel '{}' has {} parameters, call_in_place got {} Arrays", program_->name,
+                              params_.size(), args.size()));
+    launch(args);
+  }
+
+ private:
+  void launch(const std::vector<Array>& args) const {
+    const std::int32_t n = mesh().size();
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const Array& a = args[i];
+      const ValueType& t = params_[i].type;
+      if (!a.valid()) throw Error(fmt::format("refx: kernel '{}': argument {} is an empty Array", program_->name, i));
+      if (a.num_devices() != n)
+        throw Error(fmt::format("refx: kernel '{}': argument {} has {} shards but the mesh {} has {} devices",
+                                program_->name, i, a.num_devices(), mesh().describe(), n));
+      if (a.dtype() != t.dtype || !(a.shape() == t.shape))
+        throw Error(fmt::format("refx: kernel '{}': argument {} is {}{} per device but the kernel expects {}{}",
+                                program_->name, i, a.dtype(), a.shape(), t.dtype, t.shape));
+      for (std::size_t j = 0; j < i; ++j)
+        if (args[j].keep_alive() == a.keep_alive() && (!params_[i].input || !params_[j].input))
+          throw Error(fmt::format("refx: kernel '{}': the same Array is passed as arguments {} and {}, and one of "
+                                  "them is written",
+                                  program_->name, j, i));
+    }
+    std::vector<std::vector<Buffer*>> per_device(static_cast<std::size_t>(n));
+    std::vector<std::shared_ptr<const void>> keep;
+    for (std::int32_t d = 0; d < n; ++d)
+      for (const Array& a : args) per_device[static_cast<std::size_t>(d)].push_back(&const_cast<Array&>(a).shard(d));
+    for (const Array& a : args) keep.push_back(a.keep_alive());
+    keep.push_back(program_);
+    auto l = rt_->enqueue(program_, std::move(per_device), std::move(keep));
+    for (std::size_t i = 0; i < args.size(); ++i)
+      if (!params_[i].input) const_cast<Array&>(args[i]).set_ready_event(l->event());
+  }
+
+  std::shared_ptr<const Program> program_;
+  std::vector<Param> params_;
+  Runtime* rt_;
+};
+
+/// A kernel and its options, ready to be compiled for a mesh.
+template <class F>
+class Kernel {
+ public:
+  explicit Kernel(F f) : f_(std::move(f)) {}
+
+  Kernel& name(std::string n) {
+    name_ = std::move(n);
+    return *this;
+  }
+  /// The collective id whose barrier semaphore get_barrier_semaphore() returns.
+  Kernel& collective_id(std::int64_t id) {
+    collective_id_ = id;
+    return *this;
+  }
+
+  /// Which passes run at compile time (all by default).
+  Kernel& passes(passes::Options o) {
+    passes_ = o;
+    return *this;
+  }
+
+  /// Traces the kernel for `mesh` (shapes: none if all static, else one per parameter).
+  Executable compile(const Mesh& mesh, const std::vector<Shape>& shapes = {}, Runtime& rt = Runtime::global(),
+                     std::source_location loc = std::source_location::current()) const {
+    static_assert(detail::has_deducible_params<F>,
+                  "refx: kernel needs a callable with explicit parameter types (Ref<...>), not auto");
+    using Params = typename detail::callable_args<F>::type;
+    check_params(static_cast<Params*>(nullptr));
+    Graph g = trace(f_, TraceOptions{shapes, &mesh, collective_id_}, loc);
+    passes::run_pipeline(g, passes_);
+    std::vector<Executable::Param> params;
+    std::size_t i = 0;
+    collect_params(static_cast<Params*>(nullptr), g, params, i);
+    return Executable(std::make_shared<const Program>(std::move(g), mesh, name_), std::move(params), rt);
+  }
+
+ private:
+  template <class... P>
+  static void check_params(std::tuple<P...>*) {
+    static_assert(((is_ref_v<P> && !is_semaphore_v<P>) && ...),
+                  "refx: kernel parameters are Refs (inputs: Ref<const T>, outputs: Ref<T>); allocate scratch and "
+                  "semaphores with run_scoped inside the kernel");
+  }
+  template <class... P>
+  static void collect_params(std::tuple<P...>*, const Graph& g, std::vector<Executable::Param>& out, std::size_t& i) {
+    ((out.push_back({g.type(g.params()[i]), P::read_only}), ++i), ...);
+  }
+
+  F f_;
+  std::string name_ = "kernel";
+  std::int64_t collective_id_ = -1;
+  passes::Options passes_;
+};
+
+template <class F>
+Kernel<std::decay_t<F>> kernel(F&& f) {
+  return Kernel<std::decay_t<F>>(std::forward<F>(f));
+}
+
+/// Waits for every launch dispatched so far.
+inline void effects_barrier(Runtime& rt = Runtime::global()) { rt.drain(); }
+
+}  // namespace refx

@@ -1,0 +1,100 @@
+#pragma once
+// Array: one buffer (shard) per device of a mesh, possibly still being
+// produced by a launch (a future). Reading it on the host waits.
+
+#include <memory>
+#include <vector>
+
+#include <refx/ir/buffer.hpp>
+#include <refx/runtime/event.hpp>
+#include <refx/runtime/runtime.hpp>
+
+namespace refx {
+
+class Array {
+ public:
+  Array() = default;
+
+  /// An array of `shape` per device, uninitialised.
+  static Array empty(std::int32_t devices, DType dtype, Shape shape, Runtime& rt = Runtime::global()) {
+    if (devices < 1) throw Error(fmt::format("refx: an Array needs at least one device, got {}", devices));
+    auto s = std::make_shared<State>();
+    s->dtype = dtype;
+    s->shape = shape;
+    s->runtime = &rt;
+    s->shards.reserve(static_cast<std::size_t>(devices));
+    for (std::int32_t d = 0; d < devices; ++d) s->shards.emplace_back(dtype, shape);
+    Array a;
+    a.s_ = std::move(s);
+    return a;
+  }
+
+  /// One shard per device from host data (each of shape `shape`).
+  template <Element T>
+  static Array from_shards(const std::vector<std::vector<T>>& shards, Shape shape, Runtime& rt = Runtime::global()) {
+    Array a = empty(static_cast<std::int32_t>(shards.size()), dtype_v<T>, shape, rt);
+    for (std::size_t d = 0; d < shards.size(); ++d) {
+      if (static_cast<std::int64_t>(shards[d].size()) != shape.num_elements())
+        throw Error(fmt::format("refx: Array::from_shards: shard {} has {} elements but the shape {} needs {}", d,
+                                shards[d].size(), shape, shape.num_elements()));
+      std::copy(shards[d].begin(), shards[d].end(), a.s_->shards[d].template data<T>());
+    }
+    return a;
+  }
+
+  /// Every device's shard filled by `f(device, flat_index)`.
+  template <Element T, class F>
+  static Array generate(std::int32_t devices, Shape shape, F&& f, Runtime& rt = Runtime::global()) {
+    Array a = empty(devices, dtype_v<T>, shape, rt);
+    for (std::int32_t d = 0; d < devices; ++d) {
+      T* p = a.s_->shards[static_cast<std::size_t>(d)].template data<T>();
+      for (std::int64_t i = 0; i < shape.num_elements(); ++i) p[i] = static_cast<T>(f(d, i));
+    }
+    return a;
+  }
+
+  bool valid() const noexcept { return s_ != nullptr; }
+  std::int32_t num_devices() const { return static_cast<std::int32_t>(state().shards.size()); }
+  DType dtype() const { return state().dtype; }
+  /// The shape of each device's shard.
+  const Shape& shape() const { return state().shape; }
+
+  /// Waits until the launch producing this array finished; rethrows its error.
+  const Array& block_until_ready() const {
+    if (state().ready) state().ready->wait(&state().runtime->pool());
+    return *this;
+  }
+  bool is_ready() const { return !state().ready || state().ready->ready(); }
+
+  /// Device d's shard as host data (waits first).
+  template <Element T>
+  std::vector<T> to_host(std::int32_t device) const {
+    block_until_ready();
+    return shard(device).to_vector<T>();
+  }
+  /// Device d's shard. Reading it before the array is ready is a race.
+  const Buffer& shard(std::int32_t device) const { return state().shards.at(static_cast<std::size_t>(device)); }
+  Buffer& shard(std::int32_t device) { return state().shards.at(static_cast<std::size_t>(device)); }
+
+  // For the runtime: the array will be (re)written by the launch behind `ready`.
+  void set_ready_event(std::shared_ptr<Event> e) { state().ready = std::move(e); }
+  const std::shared_ptr<Event>& ready_event() const { return state().ready; }
+  std::shared_ptr<const void> keep_alive() const { return s_; }
+  Runtime& runtime() const { return *state().runtime; }
+
+ private:
+  struct State {
+    DType dtype = DType::f32;
+    Shape shape;
+    std::vector<Buffer> shards;
+    std::shared_ptr<Event> ready;
+    Runtime* runtime = nullptr;
+  };
+  State& state() const {
+    if (!s_) throw Error("refx: this Array is empty (default-constructed)");
+    return *s_;
+  }
+  std::shared_ptr<State> s_;
+};
+
+}  // namespace refx

@@ -1,0 +1,107 @@
+#pragma once
+// One run of a program on every device of its mesh. A device is state (an
+// ExecContext and its semaphores), not a thread: a pool task runs it until it
+// finishes or blocks; a blocked device parks and a signal or a completed copy
+// that satisfies its wait puts it back on the queue. One lock guards all
+// semaphore and scheduling state of the launch, which makes deadlock
+// detection exact: nothing queued or running, no copy in flight, and some
+// device parked.
+
+#include <memory>
+#include <vector>
+
+#include <refx/ir/eval.hpp>
+#include <refx/runtime/copy_engine.hpp>
+#include <refx/runtime/event.hpp>
+#include <refx/runtime/program.hpp>
+
+namespace refx {
+
+class Runtime;
+
+class Launch : public std::enable_shared_from_this<Launch> {
+ public:
+  /// `args[d][i]` is device d's storage for kernel parameter i.
+  Launch(Runtime& rt, std::shared_ptr<const Program> program, std::vector<std::vector<Buffer*>> args,
+         std::vector<std::shared_ptr<const void>> keep_alive);
+
+  /// Queues every device; called by the runtime when the launch's turn comes.
+  void start();
+  const std::shared_ptr<Event>& event() const noexcept { return event_; }
+  LaunchStats stats() const {
+    std::lock_guard lock(mutex_);
+    return stats_;
+  }
+
+ private:
+  enum class State : std::uint8_t { queued, running, parked, done };
+
+  class Device final : public ExecEnv {
+   public:
+    Device(Launch& l, std::int32_t id) : launch(l), id(id), ctx(l.program_->graph, *this) {}
+    std::int32_t device_id() const override { return id; }
+    std::int32_t num_devices() const override { return launch.program_->mesh.size(); }
+    std::int32_t axis_index(std::string_view axis) const override {
+      const Mesh& m = launch.program_->mesh;
+      return m.coord(id, m.axis(axis));
+    }
+    std::int32_t axis_size(std::string_view axis) const override { return launch.program_->mesh.axis_size(axis); }
+    void semaphore_signal(ExecContext&, const Op&, ValueId sem, std::int64_t index, std::int64_t inc,
+                          std::int32_t device) override {
+      launch.signal(device, sem, index, inc);
+    }
+    bool semaphore_wait(ExecContext&, const Op& op, ValueId sem, std::int64_t index, std::int64_t value) override {
+      return launch.wait(id, op, sem, index, value);
+    }
+    std::int64_t semaphore_read(ExecContext&, ValueId sem, std::int64_t index) override {
+      std::lock_guard lock(launch.mutex_);
+      return launch.counter(id, sem, index);
+    }
+    void copy_start(ExecContext&, const Op& op, const CopyRequest& r) override { launch.copy(id, op, r); }
+    Buffer& barrier_semaphore(std::int64_t collective_id) override;
+
+    Launch& launch;
+    const std::int32_t id;
+    ExecContext ctx;
+    State state = State::queued;
+    bool wake_pending = false;
+    // What a parked device waits for (for wake-ups and deadlock reports).
+    const Op* park_op = nullptr;
+    const std::int64_t* park_counter = nullptr;
+    std::int64_t park_wanted = 0;
+    ValueId park_sem = no_id;
+    std::int64_t park_index = 0;
+  };
+
+  void run_device(std::int32_t d);
+  void push(std::int32_t d);
+  void signal(std::int32_t target, ValueId sem, std::int64_t index, std::int64_t inc);
+  bool wait(std::int32_t self, const Op& op, ValueId sem, std::int64_t index, std::int64_t value);
+  void copy(std::int32_t self, const Op& op, const CopyRequest& r);
+  void complete_copy(const CopyJob& job);
+  std::int64_t& counter(std::int32_t device, ValueId sem, std::int64_t index);
+  void wake_locked(std::int32_t d, const std::int64_t* counter);
+  void fail_locked(std::exception_ptr error);
+  /// Ends the launch if nothing can run any more; unlocks `lock`.
+  void finish_if_idle(std::unique_lock<std::mutex>& lock);
+  std::exception_ptr check_exit_invariants();
+  std::string deadlock_report() const;
+
+  Runtime& rt_;
+  std::shared_ptr<const Program> program_;
+  std::vector<std::vector<Buffer*>> args_;
+  std::vector<std::shared_ptr<const void>> keep_alive_;
+  std::vector<std::unique_ptr<Device>> devices_;
+  std::shared_ptr<Event> event_ = std::make_shared<Event>();
+
+  mutable std::mutex mutex_;
+  int active_ = 0;    // devices queued or running
+  int parked_ = 0;
+  int finished_ = 0;
+  int inflight_ = 0;  // copies being executed by pool tasks
+  bool completed_ = false;
+  std::exception_ptr error_;
+  LaunchStats stats_;
+};
+
+}  // namespace refx

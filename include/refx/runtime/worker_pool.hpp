@@ -1,0 +1,110 @@
+#pragma once
+// A fixed pool of worker threads running short tasks (device programs until
+// they block, copy chunks). Idle workers spin briefly, then sleep on a
+// condition variable: nothing spins while devices wait. A thread waiting for
+// a result can help by running queued tasks (run_one).
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace refx {
+
+class WorkerPool {
+ public:
+  using Task = std::function<void()>;
+
+  explicit WorkerPool(unsigned workers) {
+    if (workers == 0) workers = 1;
+    for (unsigned i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
+  }
+  ~WorkerPool() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  unsigned size() const noexcept { return static_cast<unsigned>(threads_.size()); }
+
+  /// Randomises which queued task runs next (checked mode: varied interleavings).
+  void set_shuffle(std::uint64_t seed) {
+    std::lock_guard lock(mutex_);
+    shuffle_ = seed != 0;
+    rng_.seed(seed);
+  }
+
+  void push(Task t) {
+    {
+      std::lock_guard lock(mutex_);
+      tasks_.push_back(std::move(t));
+      pending_.store(tasks_.size(), std::memory_order_release);
+    }
+    // Wake a sleeper only when the spinners cannot take every queued task.
+    if (pending_.load(std::memory_order_acquire) > static_cast<std::size_t>(spinning_.load(std::memory_order_acquire)))
+      cv_.notify_one();
+  }
+
+  /// Runs one queued task on the calling thread; false if there was none.
+  bool run_one() {
+    Task t;
+    {
+      std::lock_guard lock(mutex_);
+      if (tasks_.empty()) return false;
+      t = pop_locked();
+    }
+    t();
+    return true;
+  }
+
+ private:
+  Task pop_locked() {
+    std::size_t i = 0;
+    if (shuffle_ && tasks_.size() > 1) i = std::uniform_int_distribution<std::size_t>(0, tasks_.size() - 1)(rng_);
+    Task t = std::move(tasks_[i]);
+    tasks_.erase(tasks_.begin() + static_cast<std::ptrdiff_t>(i));
+    pending_.store(tasks_.size(), std::memory_order_release);
+    return t;
+  }
+
+  void work() {
+    for (;;) {
+      // Spin a little first: a device woken by a peer usually comes back soon.
+      spinning_.fetch_add(1, std::memory_order_acq_rel);
+      for (int i = 0; i < 2000 && pending_.load(std::memory_order_acquire) == 0; ++i) {
+        if (i > 200) std::this_thread::yield();
+      }
+      spinning_.fetch_sub(1, std::memory_order_acq_rel);
+      Task t;
+      {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [&] { return stop_ || !tasks_.empty(); });
+        if (stop_ && tasks_.empty()) return;
+        t = pop_locked();
+      }
+      t();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Task> tasks_;
+  std::atomic<std::size_t> pending_{0};
+  std::atomic<int> spinning_{0};
+  bool stop_ = false;
+  bool shuffle_ = false;
+  std::mt19937_64 rng_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace refx

@@ -1,0 +1,142 @@
+#pragma once
+// Copy descriptors. Nothing moves until start(); between start and its wait
+// the runtime owns the source (for reading) and the destination (for
+// writing).
+//   make_async_copy(src, dst, sem)                          local; wait() = wait_recv()
+//   make_async_remote_copy(src, dst, send, recv, device)    push src into dst on device;
+//                                                           wait() = wait_send() then wait_recv()
+//   start(accumulate) adds into the destination instead of overwriting it.
+//   sync_copy(src, dst) starts and waits (with a scoped DMA semaphore).
+
+#include <source_location>
+
+#include <refx/trace/scopes.hpp>
+#include <refx/trace/semaphore.hpp>
+
+namespace refx {
+
+/// Tag for `start(accumulate)`: add into the destination.
+struct Accumulate {};
+inline constexpr Accumulate accumulate{};
+
+namespace detail {
+template <class>
+inline constexpr bool dependent_false = false;
+
+template <class Src, class Dst>
+constexpr void check_copy_types() {
+  static_assert(is_ref_v<Src> && !is_semaphore_v<Src> && is_ref_v<Dst> && !is_semaphore_v<Dst>,
+                "refx: a copy's source and destination must be Refs (a Value is immutable; store it into a Ref first)");
+  static_assert(std::is_same_v<typename Src::value_type, typename Dst::value_type>,
+                "refx: a copy's source and destination must have one element type (copies do not convert)");
+  static_assert(Src::rank == Dst::rank && extents_compatible<typename Src::extents_type, typename Dst::extents_type>,
+                "refx: a copy's source and destination have different static extents");
+  static_assert(!Dst::read_only, "refx: cannot copy into a read-only Ref<const T>; the destination must be writable");
+}
+template <class S>
+constexpr void check_dma_semaphore() {
+  static_assert(is_semaphore_v<S>, "refx: a copy needs a DMA semaphore here");
+  if constexpr (is_semaphore_v<S>) {
+    static_assert(S::kind == SemaphoreKind::dma,
+                  "refx: copies need a DMA semaphore; a REGULAR semaphore is signalled with semaphore_signal");
+    static_assert(S::rank == 0, "refx: a copy needs one DMA semaphore; index the semaphore array with .at(i)");
+  }
+}
+
+class CopyBase {
+ protected:
+  CopyBase(ViewId src, ViewId dst, ViewId recv, ViewId send, std::optional<ValueId> device, SourceLoc loc)
+      : src_(src), dst_(dst), recv_(recv), send_(send), device_(device) {
+    id_ = Tracer::current(loc).graph().add_descriptor({loc, device.has_value()});
+  }
+  void do_start(bool add, SourceLoc loc) const {
+    auto& t = Tracer::current(loc);
+    std::vector<ViewId> views{src_, dst_, recv_};
+    if (send_ != no_id) views.push_back(send_);
+    std::vector<ValueId> ins;
+    if (device_) ins.push_back(*device_);
+    const std::int64_t attrs[] = {id_, add ? 1 : 0, device_ ? 1 : 0};
+    t.bind(prim::dma_start, ins, views, attrs, loc);
+  }
+  void do_wait(prim::WaitSide side, SourceLoc loc) const {
+    const ViewId views[] = {src_, dst_, side == prim::WaitSide::recv ? recv_ : send_};
+    const std::int64_t attrs[] = {id_, static_cast<std::int64_t>(side)};
+    Tracer::current(loc).bind(prim::dma_wait, {}, views, attrs, loc);
+  }
+  ViewId src_, dst_, recv_, send_;
+  std::optional<ValueId> device_;
+  std::int64_t id_ = 0;
+};
+}  // namespace detail
+
+/// A local copy descriptor (see make_async_copy).
+class AsyncCopy : detail::CopyBase {
+ public:
+  AsyncCopy(ViewId src, ViewId dst, ViewId sem, SourceLoc loc) : CopyBase(src, dst, sem, no_id, std::nullopt, loc) {}
+  void start(std::source_location loc = std::source_location::current()) const { do_start(false, loc); }
+  void start(Accumulate, std::source_location loc = std::source_location::current()) const { do_start(true, loc); }
+  /// Waits until the copy has landed in the destination.
+  void wait(std::source_location loc = std::source_location::current()) const { do_wait(prim::WaitSide::recv, loc); }
+  void wait_recv(std::source_location loc = std::source_location::current()) const { do_wait(prim::WaitSide::recv, loc); }
+  template <class T = void>
+  void wait_send(std::source_location = std::source_location::current()) const {
+    static_assert(detail::dependent_false<T>,
+                  "refx: wait_send is for remote copies; a local copy has no send semaphore, use wait()");
+  }
+  std::int64_t descriptor() const noexcept { return id_; }
+};
+
+/// A remote copy descriptor (see make_async_remote_copy).
+class AsyncRemoteCopy : detail::CopyBase {
+ public:
+  AsyncRemoteCopy(ViewId src, ViewId dst, ViewId send, ViewId recv, ValueId device, SourceLoc loc)
+      : CopyBase(src, dst, recv, send, device, loc) {}
+  void start(std::source_location loc = std::source_location::current()) const { do_start(false, loc); }
+  void start(Accumulate, std::source_location loc = std::source_location::current()) const { do_start(true, loc); }
+  /// Waits until the source may be reused (this device's send semaphore).
+  void wait_send(std::source_location loc = std::source_location::current()) const { do_wait(prim::WaitSide::send, loc); }
+  /// Waits until a copy of this size has landed here (this device's receive
+  /// semaphore): the matching copy is the one the peer sent to us.
+  void wait_recv(std::source_location loc = std::source_location::current()) const { do_wait(prim::WaitSide::recv, loc); }
+  void wait(std::source_location loc = std::source_location::current()) const {
+    wait_send(loc);
+    wait_recv(loc);
+  }
+  std::int64_t descriptor() const noexcept { return id_; }
+};
+
+/// A local copy from `src` to `dst`, completing on `sem`.
+template <class Src, class Dst, class Sem>
+AsyncCopy make_async_copy(const Src& src, const Dst& dst, const Sem& sem,
+                          std::source_location loc = std::source_location::current()) {
+  detail::check_copy_types<Src, Dst>();
+  detail::check_dma_semaphore<Sem>();
+  return AsyncCopy(src.view(), dst.view(), sem.view(), loc);
+}
+
+/// A copy of local `src` into `dst` on `device`; `send` rises here when the
+/// source may be reused, `recv` rises on `device` when the data has landed.
+template <class Src, class Dst, class SendSem, class RecvSem>
+AsyncRemoteCopy make_async_remote_copy(const Src& src, const Dst& dst, const SendSem& send, const RecvSem& recv,
+                                       const DeviceId& device, std::source_location loc = std::source_location::current()) {
+  detail::check_copy_types<Src, Dst>();
+  detail::check_dma_semaphore<SendSem>();
+  detail::check_dma_semaphore<RecvSem>();
+  auto& t = detail::Tracer::current(loc);
+  return AsyncRemoteCopy(src.view(), dst.view(), send.view(), recv.view(), device.resolve(t, loc), loc);
+}
+
+/// Copies `src` into `dst` and waits for it.
+template <class Src, class Dst>
+void sync_copy(const Src& src, const Dst& dst, std::source_location loc = std::source_location::current()) {
+  detail::check_copy_types<Src, Dst>();
+  run_scoped(
+      [&](DmaSemaphore sem) {
+        const auto c = make_async_copy(src, dst, sem, loc);
+        c.start(loc);
+        c.wait(loc);
+      },
+      loc);
+}
+
+}  // namespace refx

@@ -1,0 +1,81 @@
+#pragma once
+// Which device a remote copy or signal targets:
+//   DeviceId(k)                        LOGICAL: flat index k
+//   DeviceId::mesh({y, x})             MESH: one coordinate per mesh axis
+//   DeviceId::named({{"x", i}})        named: missing axes are the caller's own
+// Each resolves, while tracing for a mesh, to a traced logical id.
+
+#include <algorithm>
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <refx/trace/value.hpp>
+
+namespace refx {
+
+class DeviceId {
+ public:
+  DeviceId(std::int32_t logical) : kind_(Kind::logical), coords_{Scalar<std::int32_t>(logical)} {}  // NOLINT: implicit
+  DeviceId(const Scalar<std::int32_t>& logical) : kind_(Kind::logical), coords_{logical} {}          // NOLINT: implicit
+
+  /// One coordinate per mesh axis, in the mesh's axis order.
+  static DeviceId mesh(std::initializer_list<Scalar<std::int32_t>> coords) {
+    DeviceId d;
+    d.kind_ = Kind::mesh;
+    d.coords_.assign(coords.begin(), coords.end());
+    return d;
+  }
+  /// Coordinates by axis name; unnamed axes take this device's own index.
+  static DeviceId named(std::initializer_list<std::pair<std::string, Scalar<std::int32_t>>> axes) {
+    DeviceId d;
+    d.kind_ = Kind::named;
+    for (const auto& [n, c] : axes) {
+      d.names_.push_back(n);
+      d.coords_.push_back(c);
+    }
+    return d;
+  }
+
+  /// The logical device id as a traced i32 scalar.
+  ValueId resolve(detail::Tracer& t, SourceLoc loc) const {
+    if (kind_ == Kind::logical) return coords_[0].id();
+    const Mesh* mesh = t.mesh();
+    if (mesh == nullptr)
+      throw TraceError(fmt::format("refx: a MESH or named device id needs a mesh; compile the kernel for one (at {})", loc));
+    Scalar<std::int32_t> id = 0;
+    if (kind_ == Kind::mesh) {
+      if (coords_.size() != mesh->num_axes())
+        throw TraceError(fmt::format("refx: the device id has {} coordinates but the mesh {} has {} axes (at {})",
+                                     coords_.size(), mesh->describe(), mesh->num_axes(), loc));
+      for (std::size_t a = 0; a < coords_.size(); ++a) id = id + coords_[a] * mesh->stride(a);
+      return id.id();
+    }
+    for (const std::string& n : names_) (void)axis_of(*mesh, n, loc);
+    for (std::size_t a = 0; a < mesh->num_axes(); ++a) {
+      const std::string& axis = mesh->axes()[a].name;
+      const auto it = std::find(names_.begin(), names_.end(), axis);
+      const Scalar<std::int32_t> c =
+          it != names_.end() ? coords_[static_cast<std::size_t>(it - names_.begin())]
+                                : detail::axis_scalar(prim::axis_index, axis, loc);
+      id = id + c * mesh->stride(a);
+    }
+    return id.id();
+  }
+
+ private:
+  enum class Kind { logical, mesh, named };
+  DeviceId() = default;
+  static std::size_t axis_of(const Mesh& m, const std::string& n, SourceLoc loc) {
+    for (std::size_t a = 0; a < m.num_axes(); ++a)
+      if (m.axes()[a].name == n) return a;
+    throw TraceError(fmt::format("refx: the device id names axis \"{}\" but the mesh is {} (at {})", n, m.describe(), loc));
+  }
+
+  Kind kind_ = Kind::logical;
+  std::vector<Scalar<std::int32_t>> coords_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace refx

@@ -1,0 +1,123 @@
+#pragma once
+// Semaphore handles and operations.
+//   REGULAR  counts signals: semaphore_signal / semaphore_wait.
+//   DMA      counts bytes; advanced by copies, waited through the copy.
+//   BARRIER  one per collective id, safe to signal before the peer entered.
+// Arrays of semaphores index like Refs: `sems.at(i)`.
+
+#include <optional>
+#include <source_location>
+
+#include <refx/ir/primitives/comm.hpp>
+#include <refx/trace/device_id.hpp>
+#include <refx/trace/params.hpp>
+
+namespace refx {
+
+template <SemaphoreKind K, class E = extents<>>
+class Semaphore : public detail::ref_base {
+  static_assert(K != SemaphoreKind::none, "refx: pick a semaphore kind: regular, dma or barrier");
+
+ public:
+  static constexpr SemaphoreKind kind = K;
+  using extents_type = E;
+  static constexpr std::size_t rank = E::rank;
+
+  Semaphore() = default;
+
+  /// One semaphore of an array (or a sub-array with ds).
+  template <class... I>
+  auto at(const I&... idx) const {
+    static_assert(sizeof...(I) <= rank, "refx: more indices than the semaphore array's rank in .at(...)");
+    using NE = typename detail::view_extents<E, I...>::type;
+    return Semaphore<K, NE>::from_view(detail::make_view(view_, {detail::index_entry(idx)...}));
+  }
+  ViewId view() const noexcept { return view_; }
+  const Semaphore& name(std::string n) const {
+    auto& g = detail::Tracer::current().graph();
+    g.set_name(g.view(view_).ref, std::move(n));
+    return *this;
+  }
+  static Semaphore from_view(ViewId v) {
+    Semaphore s;
+    s.view_ = v;
+    return s;
+  }
+
+ private:
+  ViewId view_ = no_id;
+};
+
+using RegularSemaphore = Semaphore<SemaphoreKind::regular>;
+using DmaSemaphore = Semaphore<SemaphoreKind::dma>;
+using BarrierSemaphore = Semaphore<SemaphoreKind::barrier>;
+template <std::int64_t N>
+using RegularSemaphores = Semaphore<SemaphoreKind::regular, extents<N>>;
+template <std::int64_t N>
+using DmaSemaphores = Semaphore<SemaphoreKind::dma, extents<N>>;
+
+template <class T>
+inline constexpr bool is_semaphore_v = false;
+template <SemaphoreKind K, class E>
+inline constexpr bool is_semaphore_v<Semaphore<K, E>> = true;
+
+template <SemaphoreKind K, class E>
+struct param_traits<Semaphore<K, E>> {
+  static constexpr bool supported = true;
+  using extents_type = E;
+  static ValueType type(const Shape& s) { return ValueType{DType::i64, ValueKind::ref, MemorySpace::semaphore, K, s}; }
+  static Semaphore<K, E> make(ViewId v) { return Semaphore<K, E>::from_view(v); }
+};
+
+/// Adds `inc` to `sem` on `device` (this device by default). Never blocks.
+template <SemaphoreKind K, class E>
+void semaphore_signal(const Semaphore<K, E>& sem, const Scalar<std::int32_t>& inc = 1,
+                      const std::optional<DeviceId>& device = std::nullopt,
+                      std::source_location loc = std::source_location::current()) {
+  static_assert(K != SemaphoreKind::dma,
+                "refx: semaphore_signal takes a REGULAR or BARRIER semaphore; a DMA semaphore is advanced by copies");
+  static_assert(E::rank == 0, "refx: semaphore_signal needs one semaphore; index the array with .at(i)");
+  auto& t = detail::Tracer::current(loc);
+  std::vector<ValueId> ins{inc.id()};
+  if (device) ins.push_back(device->resolve(t, loc));
+  const ViewId views[] = {sem.view()};
+  t.bind(prim::semaphore_signal, ins, views, {}, loc);
+}
+
+/// Blocks until `sem` >= value, then subtracts value.
+template <SemaphoreKind K, class E>
+void semaphore_wait(const Semaphore<K, E>& sem, const Scalar<std::int32_t>& value = 1,
+                    std::source_location loc = std::source_location::current()) {
+  static_assert(K != SemaphoreKind::dma,
+                "refx: semaphore_wait takes a REGULAR or BARRIER semaphore; wait on a DMA semaphore through its copy "
+                "descriptor (wait / wait_recv / wait_send)");
+  static_assert(E::rank == 0, "refx: semaphore_wait needs one semaphore; index the array with .at(i)");
+  const ValueId ins[] = {value.id()};
+  const ViewId views[] = {sem.view()};
+  detail::Tracer::current(loc).bind(prim::semaphore_wait, ins, views, {}, loc);
+}
+
+/// The current count of `sem` (does not change it).
+template <SemaphoreKind K, class E>
+Scalar<std::int32_t> semaphore_read(const Semaphore<K, E>& sem, std::source_location loc = std::source_location::current()) {
+  static_assert(E::rank == 0, "refx: semaphore_read needs one semaphore; index the array with .at(i)");
+  const ViewId views[] = {sem.view()};
+  return detail::wrap<std::int32_t, extents<>>(detail::Tracer::current(loc).bind1(prim::semaphore_read, {}, views, {}, loc));
+}
+
+/// The barrier semaphore of the kernel's collective id (set on the kernel
+/// builder), or of an explicit one.
+inline BarrierSemaphore get_barrier_semaphore(std::int64_t collective_id = -1,
+                                              std::source_location loc = std::source_location::current()) {
+  auto& t = detail::Tracer::current(loc);
+  if (collective_id < 0) collective_id = t.collective_id();
+  if (collective_id < 0)
+    throw TraceError(fmt::format("refx: get_barrier_semaphore needs a collective id (at {}); set one with "
+                                 "kernel(...).collective_id(k) or pass it",
+                                 SourceLoc(loc)));
+  const std::int64_t attrs[] = {collective_id};
+  const ValueId sem = t.bind1(prim::barrier_semaphore, {}, {}, attrs, loc);
+  return BarrierSemaphore::from_view(whole_view(t.graph(), sem));
+}
+
+}  // namespace refx

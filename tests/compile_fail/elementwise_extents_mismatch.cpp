@@ -1,0 +1,13 @@
+// Misuse: an elementwise op on Values whose static extents differ.
+// refx-expect: refx: operands of an elementwise op have different static extents
+#include <refx/refx.hpp>
+
+using namespace refx;
+
+void add_halves() {
+  trace([](VmemRef<const float, 256> x, VmemRef<float, 128> y) {
+    auto lo = x.at(ds<128>(0)).load();
+    auto hi = x.at(ds<64>(128)).load();  // 64, not 128
+    y.store(lo + hi);
+  });
+}

@@ -1,0 +1,12 @@
+// Misuse: an elementwise op on Values of different ranks (only a rank-0
+// scalar is broadcast implicitly).
+// refx-expect: refx: operands of an elementwise op must have equal ranks (or one must be a scalar)
+#include <refx/refx.hpp>
+
+using namespace refx;
+
+void add_bias() {
+  trace([](VmemRef<const float, 8, 128> x, VmemRef<const float, 128> b, VmemRef<float, 8, 128> y) {
+    y.store(x.load() + b.load());
+  });
+}
