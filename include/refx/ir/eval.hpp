@@ -54,6 +54,9 @@ class ExecEnv {
   virtual void copy_start(ExecContext& ctx, const Op& op, const CopyRequest& r);
   /// The persistent barrier semaphore of a collective id.
   virtual Buffer& barrier_semaphore(std::int64_t collective_id);
+  /// Checked runs: called before every op when observes_ops() is true.
+  virtual bool observes_ops() const { return false; }
+  virtual void before_op(ExecContext&, const Op&) {}
 
  private:
   std::unordered_map<std::int64_t, Buffer> barriers_;
@@ -72,7 +75,12 @@ class ExecContext {
   /// as on a TPU): a peer may signal or copy into a scoped semaphore or buffer
   /// before this device has entered the scope.
   ExecContext(const Graph& g, ExecEnv& env)
-      : graph_(g), env_(env), values_(g.num_values()), refs_(g.num_values()), storage_(g.num_values()) {
+      : graph_(g),
+        env_(env),
+        observe_(env.observes_ops()),
+        values_(g.num_values()),
+        refs_(g.num_values()),
+        storage_(g.num_values()) {
     for (std::size_t b = 1; b < g.num_blocks(); ++b) {
       const Block& blk = g.block(static_cast<BlockId>(b));
       if (blk.owner == no_id || g.op(blk.owner).prim->control != ControlKind::scope) continue;
@@ -160,6 +168,7 @@ class ExecContext {
 
   const Graph& graph_;
   ExecEnv& env_;
+  const bool observe_;
   std::vector<Buffer> values_;
   std::vector<Buffer*> refs_;
   std::vector<std::unique_ptr<Buffer>> storage_;
@@ -272,6 +281,7 @@ inline ExecStatus ExecContext::run() {
       enter(op);
       continue;
     }
+    if (observe_) env_.before_op(*this, op);
     if (op.prim->impl(*this, op) == ExecStatus::blocked) return ExecStatus::blocked;
     ++frames_.back().pc;
   }

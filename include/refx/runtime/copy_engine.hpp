@@ -17,6 +17,9 @@ struct CopyJob {
   std::int64_t recv_index = 0, send_index = 0;
   std::int64_t bytes = 0;
   std::atomic<int> remaining{0};
+  std::int64_t* recv_counter = nullptr;  // the semaphores it advances
+  std::int64_t* send_counter = nullptr;
+  std::int32_t race_thread = -1;         // its thread in the race detector
 };
 
 /// True when a view is one dense, row-major run of elements.

@@ -14,6 +14,7 @@
 #include <refx/runtime/copy_engine.hpp>
 #include <refx/runtime/event.hpp>
 #include <refx/runtime/program.hpp>
+#include <refx/runtime/race_detector.hpp>
 
 namespace refx {
 
@@ -48,7 +49,7 @@ class Launch : public std::enable_shared_from_this<Launch> {
     std::int32_t axis_size(std::string_view axis) const override { return launch.program_->mesh.axis_size(axis); }
     void semaphore_signal(ExecContext&, const Op&, ValueId sem, std::int64_t index, std::int64_t inc,
                           std::int32_t device) override {
-      launch.signal(device, sem, index, inc);
+      launch.signal(id, device, sem, index, inc);
     }
     bool semaphore_wait(ExecContext&, const Op& op, ValueId sem, std::int64_t index, std::int64_t value) override {
       return launch.wait(id, op, sem, index, value);
@@ -59,6 +60,8 @@ class Launch : public std::enable_shared_from_this<Launch> {
     }
     void copy_start(ExecContext&, const Op& op, const CopyRequest& r) override { launch.copy(id, op, r); }
     Buffer& barrier_semaphore(std::int64_t collective_id) override;
+    bool observes_ops() const override { return launch.races_ != nullptr; }
+    void before_op(ExecContext& c, const Op& op) override;
 
     Launch& launch;
     const std::int32_t id;
@@ -75,10 +78,14 @@ class Launch : public std::enable_shared_from_this<Launch> {
 
   void run_device(std::int32_t d);
   void push(std::int32_t d);
-  void signal(std::int32_t target, ValueId sem, std::int64_t index, std::int64_t inc);
+  void signal(std::int32_t self, std::int32_t target, ValueId sem, std::int64_t index, std::int64_t inc);
   bool wait(std::int32_t self, const Op& op, ValueId sem, std::int64_t index, std::int64_t value);
   void copy(std::int32_t self, const Op& op, const CopyRequest& r);
-  void complete_copy(const CopyJob& job);
+  void run_copy_locked(CopyJob& job);
+  void complete_copy_locked(const CopyJob& job);
+  /// Lazy copies: run the pending ones that advance `counter` (latest first).
+  void run_pending_locked(const std::int64_t* counter);
+  void poke_locked(const std::int64_t* counter);
   std::int64_t& counter(std::int32_t device, ValueId sem, std::int64_t index);
   void wake_locked(std::int32_t d, const std::int64_t* counter);
   void fail_locked(std::exception_ptr error);
@@ -102,6 +109,8 @@ class Launch : public std::enable_shared_from_this<Launch> {
   bool completed_ = false;
   std::exception_ptr error_;
   LaunchStats stats_;
+  std::unique_ptr<RaceDetector> races_;
+  std::vector<std::shared_ptr<CopyJob>> pending_;  // lazy copies not yet run
 };
 
 }  // namespace refx

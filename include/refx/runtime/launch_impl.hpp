@@ -7,7 +7,9 @@ namespace refx {
 
 inline Launch::Launch(Runtime& rt, std::shared_ptr<const Program> program, std::vector<std::vector<Buffer*>> args,
                       std::vector<std::shared_ptr<const void>> keep_alive)
-    : rt_(rt), program_(std::move(program)), args_(std::move(args)), keep_alive_(std::move(keep_alive)) {}
+    : rt_(rt), program_(std::move(program)), args_(std::move(args)), keep_alive_(std::move(keep_alive)) {
+  if (rt.options().detect_races) races_ = std::make_unique<RaceDetector>(program_->mesh.size());
+}
 
 inline void Launch::start() {
   const std::int32_t n = program_->mesh.size();
@@ -99,20 +101,24 @@ inline void Launch::wake_locked(std::int32_t d, const std::int64_t* c) {
   }
 }
 
-inline void Launch::signal(std::int32_t target, ValueId sem, std::int64_t index, std::int64_t inc) {
+inline void Launch::signal(std::int32_t self, std::int32_t target, ValueId sem, std::int64_t index, std::int64_t inc) {
   std::lock_guard lock(mutex_);
   std::int64_t& c = counter(target, sem, index);
+  if (races_) races_->release(self, &c);
   c += inc;
   wake_locked(target, &c);
+  if (!pending_.empty()) poke_locked(&c);
 }
 
 inline bool Launch::wait(std::int32_t self, const Op& op, ValueId sem, std::int64_t index, std::int64_t value) {
   std::lock_guard lock(mutex_);
   Device& dev = *devices_[static_cast<std::size_t>(self)];
   std::int64_t& c = counter(self, sem, index);
+  if (c < value && !pending_.empty()) run_pending_locked(&c);
   if (c >= value) {
     c -= value;
     dev.park_counter = nullptr;
+    if (races_) races_->acquire(self, &c);
     return true;
   }
   dev.park_op = &op;
@@ -137,10 +143,26 @@ inline void Launch::copy(std::int32_t self, const Op&, const CopyRequest& r) {
   job->send_index = r.send_index;
   job->bytes = static_cast<std::int64_t>(r.src.bytes());
   const RuntimeOptions& o = rt_.options();
+  {
+    std::lock_guard lock(mutex_);
+    job->recv_counter = &counter(job->target, job->recv_sem, job->recv_index);
+    if (job->send_sem != no_id) job->send_counter = &counter(job->source, job->send_sem, job->send_index);
+    if (races_) {
+      job->race_thread = races_->copy_begin(self);
+      races_->copy_access(job->race_thread, job->src, job->dst, self, job->target, r.loc);
+    }
+    if (o.lazy_copies) {
+      pending_.push_back(job);
+      poke_locked(job->recv_counter);
+      if (job->send_counter) poke_locked(job->send_counter);
+      return;
+    }
+  }
   const bool chunkable = is_contiguous(job->src) && is_contiguous(job->dst);
   if (!chunkable || static_cast<std::size_t>(job->bytes) <= o.inline_copy_bytes || rt_.pool().size() < 2) {
     copy_region(job->src, job->dst, job->add);
-    complete_copy(*job);
+    std::lock_guard lock(mutex_);
+    complete_copy_locked(*job);
     return;
   }
   // Split so that every worker helps; the last chunk to finish completes it.
@@ -158,8 +180,8 @@ inline void Launch::copy(std::int32_t self, const Op&, const CopyRequest& r) {
     rt_.pool().push([self = shared_from_this(), job, b, e] {
       copy_contiguous(job->src, job->dst, job->add, b, e);
       if (job->remaining.fetch_sub(1) == 1) {
-        self->complete_copy(*job);
         std::unique_lock lock(self->mutex_);
+        self->complete_copy_locked(*job);
         --self->inflight_;
         self->finish_if_idle(lock);
       }
@@ -168,18 +190,44 @@ inline void Launch::copy(std::int32_t self, const Op&, const CopyRequest& r) {
 }
 
 // Data has landed: now the receiver's semaphore rises, then the sender's.
-inline void Launch::complete_copy(const CopyJob& job) {
-  std::lock_guard lock(mutex_);
-  std::int64_t& recv = counter(job.target, job.recv_sem, job.recv_index);
-  recv += job.bytes;
-  wake_locked(job.target, &recv);
-  if (job.send_sem != no_id) {
-    std::int64_t& send = counter(job.source, job.send_sem, job.send_index);
-    send += job.bytes;
-    wake_locked(job.source, &send);
+inline void Launch::complete_copy_locked(const CopyJob& job) {
+  if (races_) races_->release(job.race_thread, job.recv_counter);
+  *job.recv_counter += job.bytes;
+  wake_locked(job.target, job.recv_counter);
+  if (job.send_counter) {
+    if (races_) races_->release(job.race_thread, job.send_counter);
+    *job.send_counter += job.bytes;
+    wake_locked(job.source, job.send_counter);
   }
   stats_.bytes_copied += job.bytes;
   ++stats_.copies;
+}
+
+inline void Launch::run_copy_locked(CopyJob& job) {
+  copy_region(job.src, job.dst, job.add);
+  complete_copy_locked(job);
+}
+
+inline void Launch::run_pending_locked(const std::int64_t* c) {
+  for (std::size_t i = pending_.size(); i-- > 0;) {
+    if (pending_[i]->recv_counter != c && pending_[i]->send_counter != c) continue;
+    auto job = std::move(pending_[i]);
+    pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
+    run_copy_locked(*job);
+  }
+}
+
+// A lazy copy or a signal arrived for a counter a device is parked on: let the
+// device retry its wait (which runs the pending copies it needs).
+inline void Launch::poke_locked(const std::int64_t* c) {
+  for (auto& dev : devices_)
+    if (dev->state == State::parked && dev->park_counter == c) {
+      dev->state = State::queued;
+      --parked_;
+      ++active_;
+      ++stats_.wakeups;
+      push(dev->id);
+    }
 }
 
 inline void Launch::fail_locked(std::exception_ptr error) {
@@ -194,6 +242,12 @@ inline void Launch::fail_locked(std::exception_ptr error) {
 
 inline void Launch::finish_if_idle(std::unique_lock<std::mutex>& lock) {
   if (completed_ || active_ > 0 || inflight_ > 0) return;
+  while (!pending_.empty()) {  // lazy copies nobody waited for still land
+    auto job = std::move(pending_.back());
+    pending_.pop_back();
+    run_copy_locked(*job);
+  }
+  if (active_ > 0) return;
   if (!error_ && parked_ > 0) {
     error_ = std::make_exception_ptr(RuntimeError(deadlock_report()));
     for (auto& dev : devices_)
@@ -205,6 +259,13 @@ inline void Launch::finish_if_idle(std::unique_lock<std::mutex>& lock) {
   const LaunchStats stats = stats_;
   lock.unlock();
   if (!error) error = check_exit_invariants();
+  if (!error && races_) {
+    if (auto races = races_->races(); !races.empty())
+      error = std::make_exception_ptr(RuntimeError(fmt::format(
+          "refx: data race in kernel '{}': unordered conflicting accesses (order them with a semaphore or a "
+          "copy wait):\n  {}",
+          program_->name, fmt::join(races, "\n  "))));
+  }
   if (error) {
     // Leave the persistent state usable: barrier semaphores restart from 0.
     for (std::int32_t d = 0; d < program_->mesh.size(); ++d)
@@ -254,6 +315,16 @@ inline std::string Launch::deadlock_report() const {
   }
   return fmt::format("refx: deadlock in kernel '{}' on mesh {}: no device can make progress, no copy is in flight\n{}",
                      program_->name, program_->mesh.describe(), fmt::join(lines, "\n"));
+}
+
+inline void Launch::Device::before_op(ExecContext& c, const Op& op) {
+  if (op.prim == &prim::dma_start || op.prim == &prim::dma_wait) return;  // copies log themselves
+  const Graph& g = c.graph();
+  for (const Effect& e : g.effects(op)) {
+    if (e.view == no_id || !(e.bits & (effect_read | effect_write | effect_accum))) continue;
+    const bool write = (e.bits & (effect_write | effect_accum)) != 0;
+    launch.races_->access(id, c.resolve(e.view, op.loc), write, write ? "write" : "read", op.loc);
+  }
 }
 
 inline Buffer& Launch::Device::barrier_semaphore(std::int64_t collective_id) {

@@ -23,6 +23,12 @@ struct RuntimeOptions {
   std::size_t copy_chunk_bytes = std::size_t{1} << 20;
   /// Non-zero: run queued tasks in a random order seeded by this (testing).
   std::uint64_t shuffle_seed = 0;
+  /// Checked mode: a happens-before race detector reports unordered
+  /// conflicting accesses (vector clocks through semaphores and copies).
+  bool detect_races = false;
+  /// Checked mode: a copy runs only when someone waits on its semaphore (or
+  /// at the end of the kernel), exposing code that reads before it waits.
+  bool lazy_copies = false;
 };
 
 class Runtime {
@@ -60,7 +66,8 @@ class Runtime {
         start_now = true;
       }
     }
-    if (start_now) l->start();
+    // Setting a launch up is the workers' job: dispatch only queues.
+    if (start_now) pool_.push([l] { l->start(); });
     return l;
   }
 
@@ -116,7 +123,7 @@ class Runtime {
         queue_.pop_front();
       }
     }
-    if (next) next->start();
+    if (next) pool_.push([next] { next->start(); });
   }
 
   RuntimeOptions options_;
