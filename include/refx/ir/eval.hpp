@@ -27,7 +27,7 @@ struct CopyRequest {
   std::int32_t target = 0;
   ValueId recv_sem = no_id, send_sem = no_id;
   std::int64_t recv_index = 0, send_index = 0;
-  bool add = false;
+  CopyReduce reduce = CopyReduce::none;
   SourceLoc loc;
 };
 
@@ -81,17 +81,21 @@ class ExecContext {
         values_(g.num_values()),
         refs_(g.num_values()),
         storage_(g.num_values()) {
+    const auto allocate = [&](ValueId v) {
+      const ValueType& t = g.type(v);
+      auto buf = std::make_unique<Buffer>(t.dtype, t.shape);
+      if (t.is_semaphore()) buf->fill_zero();
+      else buf->fill_poison();
+      storage_[idx(v)] = std::move(buf);
+    };
     for (std::size_t b = 1; b < g.num_blocks(); ++b) {
       const Block& blk = g.block(static_cast<BlockId>(b));
       if (blk.owner == no_id || g.op(blk.owner).prim->control != ControlKind::scope) continue;
-      for (ValueId p : blk.params) {
-        const ValueType& t = g.type(p);
-        auto buf = std::make_unique<Buffer>(t.dtype, t.shape);
-        if (t.is_semaphore()) buf->fill_zero();
-        else buf->fill_poison();
-        storage_[idx(p)] = std::move(buf);
-      }
+      for (ValueId p : blk.params) allocate(p);
     }
+    for (std::size_t o = 0; o < g.num_ops(); ++o)
+      if (const Op& op = g.op(static_cast<OpId>(o)); op.prim->allocates)
+        for (ValueId v : g.outputs(op)) allocate(v);
     frames_.push_back(Frame{0, 0, 0, 0, no_id});
   }
   ExecContext(const ExecContext&) = delete;
@@ -306,7 +310,7 @@ inline std::int64_t ExecEnv::semaphore_read(ExecContext& ctx, ValueId sem, std::
 inline void ExecEnv::copy_start(ExecContext& ctx, const Op& op, const CopyRequest& r) {
   if (r.target != device_id())
     throw RuntimeError(fmt::format("refx: remote copy to device {} on a single-device run (at {})", r.target, op.loc));
-  copy_view(r.src, r.dst, r.add);
+  copy_view(r.src, r.dst, r.reduce);
   const auto bytes = static_cast<std::int64_t>(r.src.bytes());
   ctx.ref(r.recv_sem)->data<std::int64_t>()[r.recv_index] += bytes;
   if (r.send_sem != no_id) ctx.ref(r.send_sem)->data<std::int64_t>()[r.send_index] += bytes;

@@ -82,6 +82,9 @@ struct Primitive {
   ControlKind control = ControlKind::none;
   /// Set for elementwise ops over equal shapes: the fusion pass may chain them.
   ElementwiseFn elementwise = nullptr;
+  /// The op's outputs are Refs whose storage the executor allocates
+  /// statically for the whole kernel (see prim::allocate).
+  bool allocates = false;
 };
 
 template <class... Args>

@@ -90,14 +90,33 @@ inline void accum_view(const ResolvedView& v, const Buffer& in) {
   });
 }
 
-/// Copies between two views of equal shape and dtype (overwriting or adding).
-inline void copy_view(const ResolvedView& src, const ResolvedView& dst, bool add) {
+/// How a copy combines with what the destination holds.
+enum class CopyReduce : std::uint8_t { none = 0, sum = 1, max = 2 };
+
+/// Takes the elementwise maximum of the view's region and the dense buffer `in`.
+inline void max_view(const ResolvedView& v, const Buffer& in) {
+  visit_dtype(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* dst = v.buffer->data<T>();
+    const T* src = in.data<T>();
+    detail::for_each_row(v, [&](std::int64_t off, std::int64_t dense, std::int64_t n, std::int64_t stride) {
+      for (std::int64_t i = 0; i < n; ++i) {
+        T& d = dst[off + i * stride];
+        d = d < src[dense + i] ? src[dense + i] : d;
+      }
+    });
+  });
+}
+
+/// Copies between two views of equal shape and dtype (overwriting or combining).
+inline void copy_view(const ResolvedView& src, const ResolvedView& dst, CopyReduce reduce) {
   Buffer tmp(src.buffer->dtype(), src.shape);
   read_view(src, tmp);
-  if (add)
-    accum_view(dst, tmp);
-  else
-    write_view(dst, tmp);
+  switch (reduce) {
+    case CopyReduce::none: write_view(dst, tmp); break;
+    case CopyReduce::sum: accum_view(dst, tmp); break;
+    case CopyReduce::max: max_view(dst, tmp); break;
+  }
 }
 
 }  // namespace refx

@@ -11,7 +11,7 @@ namespace refx {
 
 struct CopyJob {
   ResolvedView src, dst;
-  bool add = false;
+  CopyReduce reduce = CopyReduce::none;
   std::int32_t source = 0, target = 0;
   ValueId recv_sem = no_id, send_sem = no_id;
   std::int64_t recv_index = 0, send_index = 0;
@@ -32,35 +32,38 @@ inline bool is_contiguous(const ResolvedView& v) {
   return true;
 }
 
-/// Copies (or adds) elements [begin, end) of two contiguous views.
-inline void copy_contiguous(const ResolvedView& src, const ResolvedView& dst, bool add, std::int64_t begin, std::int64_t end) {
+/// Copies (or combines) elements [begin, end) of two contiguous views.
+inline void copy_contiguous(const ResolvedView& src, const ResolvedView& dst, CopyReduce reduce, std::int64_t begin,
+                            std::int64_t end) {
   const DType t = src.buffer->dtype();
   const std::size_t es = size_of(t);
   const std::byte* s = src.buffer->data() + (src.offset + begin) * static_cast<std::int64_t>(es);
   std::byte* d = dst.buffer->data() + (dst.offset + begin) * static_cast<std::int64_t>(es);
   const std::int64_t n = end - begin;
-  if (!add) {
+  if (reduce == CopyReduce::none) {
     std::memmove(d, s, static_cast<std::size_t>(n) * es);
     return;
   }
   visit_dtype(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T* a = reinterpret_cast<const T*>(s);
-    T* o = reinterpret_cast<T*>(d);
-    if constexpr (std::is_same_v<T, bool>) {
-      for (std::int64_t i = 0; i < n; ++i) o[i] = o[i] || a[i];
-    } else {
-      for (std::int64_t i = 0; i < n; ++i) o[i] += a[i];
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T* a = reinterpret_cast<const T*>(s);
+      T* o = reinterpret_cast<T*>(d);
+      if (reduce == CopyReduce::sum) {
+        for (std::int64_t i = 0; i < n; ++i) o[i] += a[i];
+      } else {
+        for (std::int64_t i = 0; i < n; ++i) o[i] = o[i] < a[i] ? a[i] : o[i];
+      }
     }
   });
 }
 
 /// Copies a whole region, strided or not.
-inline void copy_region(const ResolvedView& src, const ResolvedView& dst, bool add) {
+inline void copy_region(const ResolvedView& src, const ResolvedView& dst, CopyReduce reduce) {
   if (is_contiguous(src) && is_contiguous(dst)) {
-    copy_contiguous(src, dst, add, 0, src.elements());
+    copy_contiguous(src, dst, reduce, 0, src.elements());
   } else {
-    copy_view(src, dst, add);
+    copy_view(src, dst, reduce);
   }
 }
 

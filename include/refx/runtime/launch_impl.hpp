@@ -134,7 +134,7 @@ inline void Launch::copy(std::int32_t self, const Op&, const CopyRequest& r) {
   job->src = r.src;
   job->dst = r.dst;
   job->dst.buffer = devices_[static_cast<std::size_t>(r.target)]->ctx.storage(r.dst_ref);
-  job->add = r.add;
+  job->reduce = r.reduce;
   job->source = self;
   job->target = r.target;
   job->recv_sem = r.recv_sem;
@@ -160,7 +160,7 @@ inline void Launch::copy(std::int32_t self, const Op&, const CopyRequest& r) {
   }
   const bool chunkable = is_contiguous(job->src) && is_contiguous(job->dst);
   if (!chunkable || static_cast<std::size_t>(job->bytes) <= o.inline_copy_bytes || rt_.pool().size() < 2) {
-    copy_region(job->src, job->dst, job->add);
+    copy_region(job->src, job->dst, job->reduce);
     std::lock_guard lock(mutex_);
     complete_copy_locked(*job);
     return;
@@ -178,7 +178,7 @@ inline void Launch::copy(std::int32_t self, const Op&, const CopyRequest& r) {
   for (int c = 0; c < chunks; ++c) {
     const std::int64_t b = c * per, e = std::min(n, b + per);
     rt_.pool().push([self = shared_from_this(), job, b, e] {
-      copy_contiguous(job->src, job->dst, job->add, b, e);
+      copy_contiguous(job->src, job->dst, job->reduce, b, e);
       if (job->remaining.fetch_sub(1) == 1) {
         std::unique_lock lock(self->mutex_);
         self->complete_copy_locked(*job);
@@ -204,7 +204,7 @@ inline void Launch::complete_copy_locked(const CopyJob& job) {
 }
 
 inline void Launch::run_copy_locked(CopyJob& job) {
-  copy_region(job.src, job.dst, job.add);
+  copy_region(job.src, job.dst, job.reduce);
   complete_copy_locked(job);
 }
 

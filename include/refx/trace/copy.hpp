@@ -15,9 +15,13 @@
 
 namespace refx {
 
-/// Tag for `start(accumulate)`: add into the destination.
-struct Accumulate {};
-inline constexpr Accumulate accumulate{};
+/// Tags for `start(accumulate)` (add into the destination, as Pallas'
+/// start(add=True)) and `start(accumulate_max)` (keep the elementwise maximum).
+struct Accumulate {
+  CopyReduce op = CopyReduce::sum;
+};
+inline constexpr Accumulate accumulate{CopyReduce::sum};
+inline constexpr Accumulate accumulate_max{CopyReduce::max};
 
 namespace detail {
 template <class>
@@ -49,13 +53,13 @@ class CopyBase {
       : src_(src), dst_(dst), recv_(recv), send_(send), device_(device) {
     id_ = Tracer::current(loc).graph().add_descriptor({loc, device.has_value()});
   }
-  void do_start(bool add, SourceLoc loc) const {
+  void do_start(CopyReduce reduce, SourceLoc loc) const {
     auto& t = Tracer::current(loc);
     std::vector<ViewId> views{src_, dst_, recv_};
     if (send_ != no_id) views.push_back(send_);
     std::vector<ValueId> ins;
     if (device_) ins.push_back(*device_);
-    const std::int64_t attrs[] = {id_, add ? 1 : 0, device_ ? 1 : 0};
+    const std::int64_t attrs[] = {id_, static_cast<std::int64_t>(reduce), device_ ? 1 : 0};
     t.bind(prim::dma_start, ins, views, attrs, loc);
   }
   void do_wait(prim::WaitSide side, SourceLoc loc) const {
@@ -73,8 +77,8 @@ class CopyBase {
 class AsyncCopy : detail::CopyBase {
  public:
   AsyncCopy(ViewId src, ViewId dst, ViewId sem, SourceLoc loc) : CopyBase(src, dst, sem, no_id, std::nullopt, loc) {}
-  void start(std::source_location loc = std::source_location::current()) const { do_start(false, loc); }
-  void start(Accumulate, std::source_location loc = std::source_location::current()) const { do_start(true, loc); }
+  void start(std::source_location loc = std::source_location::current()) const { do_start(CopyReduce::none, loc); }
+  void start(Accumulate a, std::source_location loc = std::source_location::current()) const { do_start(a.op, loc); }
   /// Waits until the copy has landed in the destination.
   void wait(std::source_location loc = std::source_location::current()) const { do_wait(prim::WaitSide::recv, loc); }
   void wait_recv(std::source_location loc = std::source_location::current()) const { do_wait(prim::WaitSide::recv, loc); }
@@ -91,8 +95,8 @@ class AsyncRemoteCopy : detail::CopyBase {
  public:
   AsyncRemoteCopy(ViewId src, ViewId dst, ViewId send, ViewId recv, ValueId device, SourceLoc loc)
       : CopyBase(src, dst, recv, send, device, loc) {}
-  void start(std::source_location loc = std::source_location::current()) const { do_start(false, loc); }
-  void start(Accumulate, std::source_location loc = std::source_location::current()) const { do_start(true, loc); }
+  void start(std::source_location loc = std::source_location::current()) const { do_start(CopyReduce::none, loc); }
+  void start(Accumulate a, std::source_location loc = std::source_location::current()) const { do_start(a.op, loc); }
   /// Waits until the source may be reused (this device's send semaphore).
   void wait_send(std::source_location loc = std::source_location::current()) const { do_wait(prim::WaitSide::send, loc); }
   /// Waits until a copy of this size has landed here (this device's receive

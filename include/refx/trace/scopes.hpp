@@ -56,6 +56,23 @@ inline std::span<const ValueId> close_scope(Tracer& t, BlockId block, std::int32
 }
 }  // namespace detail
 
+/// A buffer or semaphore that lives until the kernel ends (for state that
+/// outlives a scope, like the semaphores inside a ppermute future).
+template <class H>
+H allocate(const Shape& shape = {}, std::source_location loc = std::source_location::current()) {
+  static_assert(param_traits<H>::supported, "refx: allocate makes a Ref<...> or a semaphore handle");
+  auto& t = detail::Tracer::current(loc);
+  Shape s = shape;
+  using E = typename param_traits<H>::extents_type;
+  if (s.rank() == 0 && E::rank != 0) {
+    if constexpr (detail::is_static_extents<E>()) s = static_shape<E>();
+    else throw TraceError(fmt::format("refx: allocate of a dynamic-extent Ref needs its shape (at {})", SourceLoc(loc)));
+  }
+  const ValueType types[] = {param_traits<H>::type(s)};
+  const ValueId v = t.record(prim::allocate, {}, {}, {}, types, {}, {}, loc).front();
+  return param_traits<H>::make(whole_view(t.graph(), v));
+}
+
 /// Allocates the body's parameters (Refs and semaphores with static extents)
 /// for the body's duration; returns the body's result (void, Value or tuple).
 template <class F>

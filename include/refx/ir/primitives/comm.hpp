@@ -8,7 +8,7 @@
 //   semaphore_read    views [sem]              -> i32
 //   barrier_semaphore attrs [collective id]    -> Ref (barrier semaphore)
 //   dma_start         views [src, dst, recv_sem(, send_sem)]  inputs [device]
-//                     attrs [descriptor, add, remote]
+//                     attrs [descriptor, reduce (CopyReduce), remote]
 //   dma_wait          views [src, dst, sem]    attrs [descriptor, which (0 recv, 1 send)]
 
 #include <refx/ir/eval.hpp>
@@ -87,6 +87,7 @@ inline void copy_abstract(AbstractContext& c) {
   const ValueType &src = c.view_ref(0), &dst = c.view_ref(1);
   if (src.is_semaphore() || dst.is_semaphore()) c.fail("cannot copy semaphores");
   if (src.dtype != dst.dtype) c.fail("source and destination element types differ ({} and {})", src.dtype, dst.dtype);
+  if (c.attr(1) != 0 && src.dtype == DType::pred) c.fail("a combining copy needs numeric elements, not bool");
   if (!(c.view_shape(0) == c.view_shape(1)))
     c.fail("source region {} and destination region {} have different shapes", c.view_shape(0), c.view_shape(1));
   for (std::size_t v = 2; v < c.num_views(); ++v) {
@@ -110,7 +111,7 @@ inline ExecStatus copy_start_impl(ExecContext& ctx, const Op& op) {
     r.send_index = sem_index(ctx, op, 3);
   }
   r.target = op.in_count > 0 ? static_cast<std::int32_t>(ctx.scalar(ctx.graph().inputs(op)[0])) : ctx.env().device_id();
-  r.add = ctx.attr(op, 1) != 0;
+  r.reduce = static_cast<CopyReduce>(ctx.attr(op, 1));
   r.loc = op.loc;
   if (r.target < 0 || r.target >= ctx.env().num_devices())
     throw RuntimeError(fmt::format("refx: copy to device {} but the mesh has {} devices (at {})", r.target,
@@ -137,7 +138,7 @@ inline ExecStatus copy_wait_impl(ExecContext& ctx, const Op& op) {
 inline void copy_print(const Graph& g, const Op& op, std::string& s) {
   const auto a = g.attrs(op);
   if (op.prim->name == "dma_start")
-    s += fmt::format("dma_start[desc={}{}{}]", a[0], a[1] ? " add" : "", a[2] ? " remote" : "");
+    s += fmt::format("dma_start[desc={}{}{}]", a[0], a[1] == 1 ? " add" : a[1] == 2 ? " max" : "", a[2] ? " remote" : "");
   else
     s += fmt::format("dma_wait[desc={} {}]", a[0], a[1] == 0 ? "recv" : "send");
 }

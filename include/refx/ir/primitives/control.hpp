@@ -5,7 +5,10 @@
 //          (run_state / run_scoped); outputs = body results.
 //   fori_loop: inputs = lo, hi, carries; body params = i, carries.
 //   when: input = predicate; body has no params or results.
+//   allocate: no inputs; outputs = Refs (buffers or semaphores) that live for
+//          the whole kernel, allocated statically like scope storage.
 
+#include <refx/ir/eval.hpp>
 #include <refx/ir/primitive.hpp>
 
 namespace refx::prim {
@@ -16,5 +19,15 @@ inline const Primitive& fori_loop =
     define_primitive(Primitive{"fori_loop", nullptr, nullptr, nullptr, nullptr, ControlKind::loop, nullptr});
 inline const Primitive& when =
     define_primitive(Primitive{"when", nullptr, nullptr, nullptr, nullptr, ControlKind::cond, nullptr});
+
+namespace detail {
+inline ExecStatus allocate_impl(ExecContext& ctx, const Op& op) {
+  for (ValueId v : ctx.graph().outputs(op)) ctx.set_ref(v, ctx.storage(v));
+  return ExecStatus::done;
+}
+}  // namespace detail
+
+inline const Primitive& allocate = define_primitive(
+    Primitive{"allocate", nullptr, detail::allocate_impl, nullptr, nullptr, ControlKind::none, nullptr, true});
 
 }  // namespace refx::prim

@@ -1,0 +1,41 @@
+#pragma once
+// All-to-all along a mesh axis: block j of x (N, block...) goes to device j,
+// landing in its out slot `me`. Direct copies (no ring); one all-to-all
+// barrier first, and one receive wait absorbs all N-1 incoming blocks
+// (DMA semaphores count bytes).
+
+#include <refx/collectives/ring.hpp>
+#include <refx/trace/scopes.hpp>
+
+namespace refx::collectives {
+
+template <class Src, class Dst>
+void all_to_all(const Src& x, const Dst& out, std::string_view axis,
+                std::source_location loc = std::source_location::current()) {
+  static_assert(is_ref_v<Src> && is_ref_v<Dst> && !is_semaphore_v<Src> && !is_semaphore_v<Dst>,
+                "refx: all_to_all operates on Refs");
+  static_assert(!Dst::read_only, "refx: all_to_all's output must be a writable Ref<T>");
+  const detail::Ring ring(axis, loc);
+  const std::int32_t n = ring.size;
+  if (x.shape()[0] != n || out.shape()[0] != n)
+    throw TraceError(fmt::format("refx: all_to_all: x and out need a leading dimension of {} (the size of axis \"{}\") (at {})",
+                                 n, axis, SourceLoc(loc)));
+  run_scoped([&](RegularSemaphore ready, DmaSemaphore local, DmaSemaphore send, DmaSemaphore recv) {
+    for (std::int32_t j = 0; j < n; ++j) semaphore_signal(ready, 1, ring.at(j), loc);
+    semaphore_wait(ready, n, loc);
+    const auto own = make_async_copy(x.at(ring.me), out.at(ring.me), local, loc);
+    own.start(loc);
+    for (std::int32_t k = 1; k < n; ++k) {
+      const auto peer = ring.offset(k);
+      make_async_remote_copy(x.at(peer), out.at(ring.me), send, recv, ring.at(peer), loc).start(loc);
+    }
+    for (std::int32_t k = 1; k < n; ++k)
+      make_async_remote_copy(x.at(ring.offset(k)), out.at(ring.me), send, recv, ring.at(ring.offset(k)), loc).wait_send(loc);
+    if (n > 1) {  // n-1 blocks arrive: one wait sized for all of them
+      make_async_remote_copy(x.at(ds(0, n - 1)), out.at(ds(0, n - 1)), send, recv, ring.peer(0), loc).wait_recv(loc);
+    }
+    own.wait(loc);
+  }, loc);
+}
+
+}  // namespace refx::collectives

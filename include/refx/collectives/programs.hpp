@@ -1,0 +1,84 @@
+#pragma once
+// Collectives as standalone compiled programs over 1-D per-device Arrays of
+// T, for when the collective is the whole kernel (and for benchmarks).
+//   auto exe = collectives::all_reduce_program<float>(mesh, n);
+//   auto out = exe(x)[0];                    // out of place, like MPI_Allreduce
+//   auto exe2 = collectives::all_reduce_program<float>(mesh, n, {.in_place = true});
+//   exe2.call_in_place({x});                 // in place, like a hand-written ring
+
+#include <refx/collectives/all_gather.hpp>
+#include <refx/collectives/all_reduce.hpp>
+#include <refx/collectives/all_to_all.hpp>
+#include <refx/kernel.hpp>
+
+namespace refx::collectives {
+
+struct ProgramOptions {
+  std::string axis;  ///< the mesh axis to reduce over; empty = the mesh's first axis
+  ReduceOp op = ReduceOp::sum;
+  Direction direction = Direction::unidirectional;
+  bool in_place = false;  ///< one writable Array instead of input + output
+};
+
+namespace detail {
+inline std::string axis_of(const Mesh& mesh, const ProgramOptions& o) { return o.axis.empty() ? mesh.axes()[0].name : o.axis; }
+template <class T>
+using Vec = Ref<T, extents<dyn>, Hbm>;
+}  // namespace detail
+
+/// All-reduce of `elements` values of T per device.
+template <Element T>
+Executable all_reduce_program(const Mesh& mesh, std::int64_t elements, ProgramOptions o = {},
+                              Runtime& rt = Runtime::global()) {
+  const std::string axis = detail::axis_of(mesh, o);
+  if (o.in_place)
+    return kernel([=](detail::Vec<T> x) { all_reduce(x, axis, o.op, o.direction); })
+        .name("all_reduce")
+        .compile(mesh, {Shape{elements}}, rt);
+  return kernel([=](detail::Vec<const T> x, detail::Vec<T> out) { all_reduce(x, out, axis, o.op, o.direction); })
+      .name("all_reduce")
+      .compile(mesh, {Shape{elements}, Shape{elements}}, rt);
+}
+
+/// Reduce-scatter of `elements` values per device; device d receives chunk d
+/// (ceil(elements / N) values; a shorter chunk leaves the last one untouched).
+/// In place: chunk d of the one Array holds the result.
+template <Element T>
+Executable reduce_scatter_program(const Mesh& mesh, std::int64_t elements, ProgramOptions o = {},
+                                  Runtime& rt = Runtime::global()) {
+  const std::string axis = detail::axis_of(mesh, o);
+  const std::int64_t n = mesh.axis_size(axis);
+  if (o.in_place)
+    return kernel([=](detail::Vec<T> x) { reduce_scatter_in_place(x, axis, o.op, o.direction); })
+        .name("reduce_scatter")
+        .compile(mesh, {Shape{elements}}, rt);
+  return kernel([=](detail::Vec<const T> x, detail::Vec<T> out) { reduce_scatter(x, out, axis, o.op, o.direction); })
+      .name("reduce_scatter")
+      .compile(mesh, {Shape{elements}, Shape{(elements + n - 1) / n}}, rt);
+}
+
+/// All-gather of `block` values per device into (N, block).
+template <Element T>
+Executable all_gather_program(const Mesh& mesh, std::int64_t block, ProgramOptions o = {},
+                              Runtime& rt = Runtime::global()) {
+  const std::string axis = detail::axis_of(mesh, o);
+  const std::int64_t n = mesh.axis_size(axis);
+  return kernel([=](detail::Vec<const T> x, Ref<T, extents<dyn, dyn>, Hbm> out) { all_gather(x, out, axis); })
+      .name("all_gather")
+      .compile(mesh, {Shape{block}, Shape{n, block}}, rt);
+}
+
+/// All-to-all of (N, block) per device.
+template <Element T>
+Executable all_to_all_program(const Mesh& mesh, std::int64_t block, ProgramOptions o = {},
+                              Runtime& rt = Runtime::global()) {
+  const std::string axis = detail::axis_of(mesh, o);
+  const std::int64_t n = mesh.axis_size(axis);
+  using M = Ref<T, extents<dyn, dyn>, Hbm>;
+  using CM = Ref<const T, extents<dyn, dyn>, Hbm>;
+  return kernel([=](CM x, M out) { all_to_all(x, out, axis); })
+      .name("all_to_all")
+      .compile(mesh, {Shape{n, block}, Shape{n, block}}, rt);
+}
+
+}  // namespace refx::collectives

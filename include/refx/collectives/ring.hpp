@@ -1,0 +1,77 @@
+#pragma once
+// What the ring collectives share: the ring along a mesh axis, chunking a
+// Ref's leading dimension into N nearly equal parts (sizes need not divide),
+// and the capacity handshake that keeps neighbours within one step.
+// Everything here is written with the public DSL, as a user would.
+
+#include <source_location>
+#include <string>
+#include <string_view>
+
+#include <refx/trace/control_flow.hpp>
+#include <refx/trace/copy.hpp>
+#include <refx/trace/device_id.hpp>
+#include <refx/trace/semaphore.hpp>
+
+namespace refx {
+
+/// How collectives combine values.
+enum class ReduceOp { sum, max };
+
+namespace collectives::detail {
+
+inline Accumulate combine(ReduceOp op) { return op == ReduceOp::sum ? accumulate : accumulate_max; }
+
+/// The static size of a mesh axis (collectives unroll over it).
+inline std::int32_t static_axis_size(std::string_view axis, SourceLoc loc) {
+  const Mesh* mesh = refx::detail::Tracer::current(loc).mesh();
+  if (mesh == nullptr)
+    throw TraceError(fmt::format("refx: collectives need a mesh; compile the kernel with kernel(...).compile(mesh) (at {})", loc));
+  for (const auto& a : mesh->axes())
+    if (a.name == axis) return a.size;
+  throw TraceError(fmt::format("refx: the mesh {} has no axis \"{}\" (at {})", mesh->describe(), axis, loc));
+}
+
+/// This device's position on a ring along one mesh axis.
+struct Ring {
+  std::string axis;
+  std::int32_t size = 1;
+  Scalar<std::int32_t> me;
+
+  Ring(std::string_view a, SourceLoc loc) : axis(a), size(static_axis_size(a, loc)), me(axis_index(a)) {}
+
+  /// The ring position `me + k` (k may be negative), wrapped.
+  Scalar<std::int32_t> offset(std::int64_t k) const {
+    const std::int64_t m = ((k % size) + size) % size;
+    return (me + static_cast<std::int32_t>(m)) % size;
+  }
+  /// The device at ring position `me + k`; other mesh axes are this device's own.
+  DeviceId peer(std::int64_t k) const { return DeviceId::named({{axis, offset(k)}}); }
+  DeviceId at(const Scalar<std::int32_t>& pos) const { return DeviceId::named({{axis, pos}}); }
+};
+
+/// Calls fn(view) with chunk `c` (traced) of x's leading dimension cut into
+/// `parts` nearly equal chunks (the first m % parts chunks are one longer).
+template <class R, class F>
+void for_chunk(const R& x, const Scalar<std::int32_t>& c, std::int64_t parts, F&& fn) {
+  const std::int64_t m = x.shape()[0], q = m / parts, r = m % parts;
+  if (r == 0) {
+    fn(x.at(ds(c * static_cast<std::int32_t>(q), q)));
+    return;
+  }
+  const auto start = c * static_cast<std::int32_t>(q) + refx::min(c, static_cast<std::int32_t>(r));
+  when(c < static_cast<std::int32_t>(r), [&] { fn(x.at(ds(start, q + 1))); });
+  if (q > 0) when(c >= static_cast<std::int32_t>(r), [&] { fn(x.at(ds(start, q))); });
+}
+
+/// Tells the device that sends to me that I can take its next block, then
+/// waits until the device I send to says the same: neighbours stay within
+/// one step of each other, so a block is never written into a slot its
+/// owner still reads.
+inline void handshake(const RegularSemaphore& capacity, const DeviceId& sender_to_me) {
+  semaphore_signal(capacity, 1, sender_to_me);
+  semaphore_wait(capacity, 1);
+}
+
+}  // namespace collectives::detail
+}  // namespace refx
