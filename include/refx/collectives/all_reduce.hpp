@@ -100,14 +100,78 @@ void reduce_scatter_in_place(const R& x, std::string_view axis, ReduceOp op = Re
   detail::with_lanes(x, d, [&](auto& lanes) { detail::reduce_scatter_steps(ring, lanes, op); });
 }
 
-/// In-place ring all-reduce along `axis`: afterwards every device's x holds
-/// the elementwise reduction of all devices' x.
+/// Which algorithm an all-reduce uses. `ring`: neighbours only, 2(N-1)
+/// lock-step rounds (what a torus or a ring network wants). `direct`: a
+/// reduce-scatter and an all-gather of direct copies between all pairs, the
+/// same bytes in three rounds (what shared memory wants). `automatic`: direct
+/// for N > 2, ring otherwise.
+enum class Algorithm { automatic, ring, direct };
+
+namespace detail {
+/// Direct ("two-shot") all-reduce. Round 1: chunk p of x goes to device p's
+/// slot `me`; each device combines its chunk in the fixed order of device
+/// ids. Round 2: each device's reduced chunk goes to every other device.
+/// Every device ends with bitwise the same result (the owner reduced it).
+template <class R>
+void all_reduce_direct(const R& x, const Ring& ring, ReduceOp op) {
+  const std::int32_t n = ring.size;
+  const std::int64_t m = x.shape()[0];
+  Shape slots_shape{n, (m + n - 1) / n};
+  for (std::size_t d = 1; d < x.shape().rank(); ++d) slots_shape.push_back(x.shape()[d]);
+  using Slots = Ref<typename R::value_type, dyn_extents<R::rank + 1>, Hbm>;
+  run_scoped({slots_shape, Shape{}, Shape{}, Shape{}, Shape{}},
+             [&](Slots slots, RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv, DmaSemaphore local) {
+               // Every device's slots and x are free (it has reached this call).
+               for (std::int32_t j = 0; j < n; ++j) semaphore_signal(ready, 1, ring.at(j));
+               semaphore_wait(ready, n);
+               // Round 1: my part of every other device's chunk.
+               for (std::int32_t k = 1; k < n; ++k) {
+                 const auto p = ring.offset(k);
+                 for_chunk(x, p, n, [&](auto v) {
+                   const auto c = make_async_remote_copy(v, slots.at(ring.me).at(ds(0, v.shape()[0])), send, recv, ring.at(p));
+                   c.start();
+                   c.wait_send();
+                 });
+               }
+               for_chunk(x, ring.me, n, [&](auto mine) {
+                 const std::int64_t rows = mine.shape()[0];
+                 // n-1 parts of my chunk arrive; DMA semaphores count bytes, so one wait takes them all.
+                 const auto parts = slots.at(ds(0, n - 1)).at(all, ds(0, rows));
+                 make_async_remote_copy(parts, parts, send, recv, ring.peer(0)).wait_recv();
+                 // Combine in device order: slot j holds device j's part (mine stays in x).
+                 for (std::int32_t j = 0; j < n; ++j) {
+                   when(ring.me != j, [&] {
+                     const auto c = make_async_copy(slots.at(j).at(ds(0, rows)), mine, local);
+                     c.start(combine(op));
+                     c.wait();
+                   });
+                 }
+                 // Round 2: every peer received its parts from me, so it has finished reading
+                 // its copy of my chunk: send it the result.
+                 for (std::int32_t k = 1; k < n; ++k) {
+                   const auto c = make_async_remote_copy(mine, mine, send, recv, ring.peer(k));
+                   c.start();
+                   c.wait_send();
+                 }
+                 const auto rest = x.at(ds(0, m - rows));
+                 make_async_remote_copy(rest, rest, send, recv, ring.peer(0)).wait_recv();
+               });
+             });
+}
+}  // namespace detail
+
+/// In-place all-reduce along `axis`: afterwards every device's x holds the
+/// elementwise reduction of all devices' x.
 template <class R>
 void all_reduce(const R& x, std::string_view axis, ReduceOp op = ReduceOp::sum, Direction d = Direction::unidirectional,
-                std::source_location loc = std::source_location::current()) {
+                Algorithm a = Algorithm::automatic, std::source_location loc = std::source_location::current()) {
   detail::check_in_place_ref<R>();
   const detail::Ring ring(axis, loc);
   if (ring.size == 1) return;
+  if (a == Algorithm::direct || (a == Algorithm::automatic && ring.size > 2)) {
+    detail::all_reduce_direct(x, ring, op);
+    return;
+  }
   detail::with_lanes(x, d, [&](auto& lanes) {
     detail::reduce_scatter_steps(ring, lanes, op);
     detail::all_gather_steps(ring, lanes);
@@ -119,7 +183,7 @@ template <class Src, class Dst>
 void all_reduce(const Src& x, const Dst& out, std::string_view axis, ReduceOp op = ReduceOp::sum,
                 Direction d = Direction::unidirectional, std::source_location loc = std::source_location::current()) {
   sync_copy(x, out, loc);
-  all_reduce(out, axis, op, d, loc);
+  all_reduce(out, axis, op, d, Algorithm::automatic, loc);
 }
 
 /// Out-of-place reduce-scatter: x (the leading dimension cut into N chunks)

@@ -14,7 +14,7 @@
 namespace refx::collectives {
 
 struct ProgramOptions {
-  std::string axis;  ///< the mesh axis to reduce over; empty = the mesh's first axis
+  std::string axis{};  ///< the mesh axis to reduce over; empty = the mesh's first axis
   ReduceOp op = ReduceOp::sum;
   Direction direction = Direction::unidirectional;
   bool in_place = false;  ///< one writable Array instead of input + output

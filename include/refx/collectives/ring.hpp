@@ -61,7 +61,7 @@ void for_chunk(const R& x, const Scalar<std::int32_t>& c, std::int64_t parts, F&
   }
   const auto start = c * static_cast<std::int32_t>(q) + refx::min(c, static_cast<std::int32_t>(r));
   when(c < static_cast<std::int32_t>(r), [&] { fn(x.at(ds(start, q + 1))); });
-  if (q > 0) when(c >= static_cast<std::int32_t>(r), [&] { fn(x.at(ds(start, q))); });
+  when(c >= static_cast<std::int32_t>(r), [&] { fn(x.at(ds(start, q))); });  // may be empty (m < parts)
 }
 
 /// Tells the device that sends to me that I can take its next block, then

@@ -146,9 +146,13 @@ class Graph {
   const Block& entry() const { return blocks_.front(); }
 
   // ---- strings (formats, names)
+  /// Interns a string (equal strings get one index).
   std::int64_t add_string(std::string s) {
-    strings_.push_back(std::move(s));
-    return static_cast<std::int64_t>(strings_.size() - 1);
+    if (auto it = string_index_.find(s); it != string_index_.end()) return it->second;
+    strings_.push_back(s);
+    const auto i = static_cast<std::int64_t>(strings_.size() - 1);
+    string_index_.emplace(std::move(s), i);
+    return i;
   }
   const std::string& string(std::int64_t i) const { return strings_[static_cast<std::size_t>(i)]; }
 
@@ -223,6 +227,7 @@ class Graph {
   std::vector<View> views_;
   std::vector<DimIndex> dims_;
   std::vector<std::string> strings_;
+  std::unordered_map<std::string, std::int64_t> string_index_;
   std::vector<CopyDescriptor> descriptors_;
   std::unordered_map<ValueId, std::string> names_;
 };

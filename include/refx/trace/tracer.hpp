@@ -120,9 +120,26 @@ class Tracer {
     const SourceLoc at = loc.known() ? loc : near();
     for (ValueId v : inputs) check_value(v, at);
     for (ViewId v : views) check_view(v, at);
+    // Pure ops with equal inputs and attributes are recorded once (CSE):
+    // collectives and views compute the same index arithmetic many times.
+    const bool pure_candidate = views.empty() && p.control == ControlKind::none && !p.allocates;
+    if (pure_candidate) {
+      key_.assign(1, reinterpret_cast<std::intptr_t>(&p));
+      key_.push_back(static_cast<std::int64_t>(inputs.size()));
+      key_.insert(key_.end(), inputs.begin(), inputs.end());
+      key_.insert(key_.end(), attrs.begin(), attrs.end());
+      if (auto it = pure_ops_.find(key_); it != pure_ops_.end()) {
+        const Op& prev = graph_.op(it->second);
+        if (block_open_[static_cast<std::size_t>(graph_.value(graph_.outputs(prev).front()).block)])
+          return graph_.outputs(prev);
+      }
+    }
     AbstractContext ctx(graph_, p, inputs, views, attrs, at);
     p.abstract_eval(ctx);
-    return record(p, inputs, views, attrs, ctx.outputs(), ctx.effects(), {}, at);
+    auto outs = record(p, inputs, views, attrs, ctx.outputs(), ctx.effects(), {}, at);
+    if (pure_candidate && ctx.effects().empty() && !outs.empty())
+      pure_ops_[key_] = static_cast<OpId>(graph_.num_ops() - 1);
+    return outs;
   }
   ValueId bind1(const Primitive& p, std::span<const ValueId> inputs, std::span<const ViewId> views,
                 std::span<const std::int64_t> attrs, SourceLoc loc) {
@@ -153,6 +170,15 @@ class Tracer {
   std::vector<SourceLoc> scope_loc_;
   std::vector<ValueId> out_scratch_;
   std::unordered_map<ViewId, std::string> view_errors_;
+  struct KeyHash {
+    std::size_t operator()(const std::vector<std::int64_t>& k) const noexcept {
+      std::size_t h = 0xcbf29ce484222325ULL;
+      for (std::int64_t x : k) h = (h ^ static_cast<std::size_t>(x)) * 0x100000001b3ULL;
+      return h;
+    }
+  };
+  std::unordered_map<std::vector<std::int64_t>, OpId, KeyHash> pure_ops_;
+  std::vector<std::int64_t> key_;
   SourceLoc last_loc_;
   const Mesh* mesh_ = nullptr;
   std::int64_t collective_id_ = -1;
