@@ -50,7 +50,10 @@ inline constexpr bool returns_ref = contains_ref<std::remove_cvref_t<R>>::value;
 
 /// Parameter types of a (non-generic) callable.
 template <class F>
-struct callable_args : callable_args<decltype(&std::remove_cvref_t<F>::operator())> {};
+struct callable_args : callable_args<decltype(&F::operator())> {};
+template <class F>
+  requires(!std::is_same_v<F, std::remove_cvref_t<F>>)
+struct callable_args<F> : callable_args<std::remove_cvref_t<F>> {};
 template <class R, class... A>
 struct callable_args<R (*)(A...)> { using type = std::tuple<std::remove_cvref_t<A>...>; };
 template <class R, class... A>

@@ -44,6 +44,9 @@ inline constexpr std::int64_t bad_index = -4;
 
 template <class I>
 inline constexpr std::int64_t index_kind = bad_index;
+/// What view_extents uses for an index .at(...) rejects (so only that message shows).
+template <class I>
+inline constexpr std::int64_t extent_kind = index_kind<I> == bad_index ? dyn : index_kind<I>;
 template <std::integral I>
 inline constexpr std::int64_t index_kind<I> = squeeze_dim;
 template <std::integral I>
@@ -64,7 +67,7 @@ struct view_extents {
   };
   static constexpr Dims dims = [] {
     Dims r;
-    constexpr std::int64_t kinds[] = {index_kind<std::remove_cvref_t<I>>..., 0};
+    constexpr std::int64_t kinds[] = {extent_kind<std::remove_cvref_t<I>>..., 0};
     for (std::size_t i = 0; i < E::rank; ++i) {
       const std::int64_t k = i < sizeof...(I) ? kinds[i] : keep_dim;
       if (k == squeeze_dim) continue;
@@ -192,7 +195,16 @@ class StoreArg {
   StoreArg(U literal, std::source_location loc = std::source_location::current())  // NOLINT: implicit
       : loc_(loc), scalar_(true) {
     static_assert(!std::is_const_v<T>, "refx: cannot write through a read-only Ref<const T>; take a Ref<T> to write");
+    static_assert(!(std::is_integral_v<std::remove_const_t<T>> && std::is_floating_point_v<U>),
+                  "refx: a floating-point literal stored into an integer Ref would be truncated; write an integer "
+                  "literal or use refx::cast");
     id_ = constant<std::remove_const_t<T>>(static_cast<std::remove_const_t<T>>(literal), Shape{});
+  }
+
+  template <class R>
+    requires is_ref_v<R>
+  StoreArg(const R&) {  // NOLINT: implicit, to give the message below
+    static_assert(!is_ref_v<R>, "refx: store / accum take a Value, not a Ref; read it with load() first");
   }
 
   ValueId id() const noexcept { return id_; }

@@ -122,8 +122,14 @@ inline ValueId apply(const Primitive& p, std::initializer_list<ValueId> ins, std
 /// Turns an operand of a binary op into a value id of element type T.
 template <class T, class A>
 ValueId operand(const A& a) {
-  if constexpr (is_value_v<A>) return a.id();
-  else return constant<T>(static_cast<T>(a), Shape{});
+  if constexpr (is_value_v<A>) {
+    return a.id();
+  } else {
+    static_assert(!(std::is_integral_v<T> && std::is_floating_point_v<A>),
+                  "refx: a floating-point literal with an integer Value would be truncated; write an integer literal "
+                  "or use refx::cast");
+    return constant<T>(static_cast<T>(a), Shape{});
+  }
 }
 
 template <class A>
@@ -147,8 +153,22 @@ template <class A, class B>
 using binary_element = std::conditional_t<operand_traits<A>::is_value, typename operand_traits<A>::element,
                                           typename operand_traits<B>::element>;
 
+// A scalar side takes the other side's extents; merge_extents_t is only
+// formed when both sides have a rank (std::conditional_t would form it always).
+template <class EA, class EB, bool AScalar = EA::rank == 0, bool BScalar = EB::rank == 0>
+struct binary_extents_impl {
+  using type = merge_extents_t<EA, EB>;
+};
+template <class EA, class EB, bool BScalar>
+struct binary_extents_impl<EA, EB, true, BScalar> {
+  using type = EB;
+};
 template <class EA, class EB>
-using binary_extents = std::conditional_t<EA::rank == 0, EB, std::conditional_t<EB::rank == 0, EA, merge_extents_t<EA, EB>>>;
+struct binary_extents_impl<EA, EB, false, true> {
+  using type = EA;
+};
+template <class EA, class EB>
+using binary_extents = typename binary_extents_impl<EA, EB>::type;
 
 /// Records `p(a, b)`; a scalar side is broadcast; literals take the Value's type.
 template <bool Predicate, class A, class B>
@@ -271,7 +291,7 @@ namespace detail {
 template <std::size_t Axis, class E, std::size_t... I>
 auto drop_axis(std::index_sequence<I...>) -> extents<E::values[I < Axis ? I : I + 1]...>;
 template <std::size_t Axis, class E>
-using drop_axis_t = decltype(drop_axis<Axis, E>(std::make_index_sequence<E::rank - 1>{}));
+using drop_axis_t = decltype(drop_axis<Axis, E>(std::make_index_sequence<(E::rank > 0 ? E::rank - 1 : 0)>{}));
 }  // namespace detail
 
 /// Sum along `Axis` (the axis is removed).
@@ -293,7 +313,8 @@ auto reduce_max(const Value<T, E>& v) {
 template <class T, class EA, class EB>
 auto dot(const Value<T, EA>& a, const Value<T, EB>& b) {
   static_assert(EA::rank == 2 && EB::rank == 2, "refx: dot multiplies two rank-2 values");
-  static_assert(EA::values[1] == dyn || EB::values[0] == dyn || EA::values[1] == EB::values[0],
+  static_assert(EA::rank != 2 || EB::rank != 2 || EA::values[1] == dyn || EB::values[0] == dyn ||
+                    EA::values[1] == EB::values[0],
                 "refx: dot's contracting extents differ");
   return detail::wrap<T, extents<EA::values[0], EB::values[1]>>(detail::apply(prim::dot, {a.id(), b.id()}));
 }

@@ -23,10 +23,11 @@ namespace detail {
 /// A semaphore view must designate one semaphore (index arrays first).
 inline void expect_semaphore(AbstractContext& c, std::size_t view, bool allow_dma, const char* what) {
   const ValueType& r = c.view_ref(view);
-  if (!r.is_semaphore()) c.fail("{} needs a semaphore, not a {} Ref", what, r.dtype);
+  (void)what;  // the primitive's name already prefixes the message
+  if (!r.is_semaphore()) c.fail("needs a semaphore, not a {} Ref", r.dtype);
   if (!allow_dma && r.semaphore == SemaphoreKind::dma)
-    c.fail("{} takes a REGULAR or BARRIER semaphore; a DMA semaphore advances with copies (wait on the copy)", what);
-  if (c.view_shape(view).rank() != 0) c.fail("{} needs a single semaphore; index the semaphore array with .at(i)", what);
+    c.fail("takes a REGULAR or BARRIER semaphore; a DMA semaphore advances with copies (wait on the copy)");
+  if (c.view_shape(view).rank() != 0) c.fail("needs a single semaphore; index the semaphore array with .at(i)");
 }
 inline std::int64_t sem_index(ExecContext& ctx, const Op& op, std::size_t view) { return ctx.view(op, view).offset; }
 inline ValueId sem_ref(ExecContext& ctx, const Op& op, std::size_t view) {
