@@ -46,7 +46,7 @@ class Buffer {
     shape_ = o.shape_;
     bytes_ = o.bytes_;
     heap_ = std::move(o.heap_);
-    std::memcpy(small_, o.small_, sizeof small_);
+    if (!heap_) std::memcpy(small_, o.small_, bytes_);
     data_ = heap_ ? heap_.get() : small_;
     o.bytes_ = 0;
     o.data_ = o.small_;
@@ -118,7 +118,7 @@ class Buffer {
   Shape shape_;
   std::size_t bytes_ = 0;
   std::unique_ptr<std::byte[], AlignedDelete> heap_;
-  alignas(16) std::byte small_[16]{};
+  alignas(16) std::byte small_[48];  // small values (scalars, short vectors) need no heap
   std::byte* data_ = small_;
 };
 

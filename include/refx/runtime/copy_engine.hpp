@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstring>
 
+#include <refx/ir/graph.hpp>
 #include <refx/ir/view_access.hpp>
 
 namespace refx {

@@ -2,6 +2,7 @@
 // The trace context: records ops into a Graph while a kernel runs once over
 // symbolic handles. One tracer is active per thread at a time.
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -122,15 +123,17 @@ class Tracer {
     for (ViewId v : views) check_view(v, at);
     // Pure ops with equal inputs and attributes are recorded once (CSE):
     // collectives and views compute the same index arithmetic many times.
+    // The table maps a hash to the latest such op; a hit is confirmed
+    // against the graph itself, so nothing is allocated per op.
     const bool pure_candidate = views.empty() && p.control == ControlKind::none && !p.allocates;
+    std::size_t hash = 0;
     if (pure_candidate) {
-      key_.assign(1, reinterpret_cast<std::intptr_t>(&p));
-      key_.push_back(static_cast<std::int64_t>(inputs.size()));
-      key_.insert(key_.end(), inputs.begin(), inputs.end());
-      key_.insert(key_.end(), attrs.begin(), attrs.end());
-      if (auto it = pure_ops_.find(key_); it != pure_ops_.end()) {
+      hash = pure_hash(p, inputs, attrs);
+      if (auto it = pure_ops_.find(hash); it != pure_ops_.end()) {
         const Op& prev = graph_.op(it->second);
-        if (block_open_[static_cast<std::size_t>(graph_.value(graph_.outputs(prev).front()).block)])
+        if (prev.prim == &p && std::ranges::equal(graph_.inputs(prev), inputs) &&
+            std::ranges::equal(graph_.attrs(prev), attrs) &&
+            block_open_[static_cast<std::size_t>(graph_.value(graph_.outputs(prev).front()).block)])
           return graph_.outputs(prev);
       }
     }
@@ -138,12 +141,16 @@ class Tracer {
     p.abstract_eval(ctx);
     auto outs = record(p, inputs, views, attrs, ctx.outputs(), ctx.effects(), {}, at);
     if (pure_candidate && ctx.effects().empty() && !outs.empty())
-      pure_ops_[key_] = static_cast<OpId>(graph_.num_ops() - 1);
+      pure_ops_[hash] = static_cast<OpId>(graph_.num_ops() - 1);
     return outs;
   }
   ValueId bind1(const Primitive& p, std::span<const ValueId> inputs, std::span<const ViewId> views,
                 std::span<const std::int64_t> attrs, SourceLoc loc) {
-    return bind(p, inputs, views, attrs, loc).front();
+    const auto outs = bind(p, inputs, views, attrs, loc);
+    if (outs.size() != 1)
+      throw TraceError(fmt::format("refx: {} produced {} outputs where one was expected (at {})", p.name, outs.size(),
+                                   loc.known() ? loc : near()));
+    return outs.front();
   }
 
   /// Records an op with explicit output types, effects and bodies (control flow).
@@ -170,15 +177,15 @@ class Tracer {
   std::vector<SourceLoc> scope_loc_;
   std::vector<ValueId> out_scratch_;
   std::unordered_map<ViewId, std::string> view_errors_;
-  struct KeyHash {
-    std::size_t operator()(const std::vector<std::int64_t>& k) const noexcept {
-      std::size_t h = 0xcbf29ce484222325ULL;
-      for (std::int64_t x : k) h = (h ^ static_cast<std::size_t>(x)) * 0x100000001b3ULL;
-      return h;
-    }
-  };
-  std::unordered_map<std::vector<std::int64_t>, OpId, KeyHash> pure_ops_;
-  std::vector<std::int64_t> key_;
+  static std::size_t pure_hash(const Primitive& p, std::span<const ValueId> inputs, std::span<const std::int64_t> attrs) {
+    std::size_t h = 0xcbf29ce484222325ULL ^ reinterpret_cast<std::uintptr_t>(&p);
+    const auto mix = [&](std::uint64_t x) { h = (h ^ x) * 0x100000001b3ULL; };
+    mix(inputs.size());
+    for (ValueId v : inputs) mix(static_cast<std::uint64_t>(v));
+    for (std::int64_t a : attrs) mix(static_cast<std::uint64_t>(a));
+    return h;
+  }
+  std::unordered_map<std::size_t, OpId> pure_ops_;
   SourceLoc last_loc_;
   const Mesh* mesh_ = nullptr;
   std::int64_t collective_id_ = -1;
