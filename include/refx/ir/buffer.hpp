@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <memory>
 #include <span>
 #include <vector>
@@ -15,6 +17,76 @@
 #include <refx/core/shape.hpp>
 
 namespace refx {
+
+namespace detail {
+/// Keeps freed large blocks (by exact size) for reuse: repeated calls that
+/// allocate outputs or scratch of the same sizes then touch no new pages
+/// (fresh pages cost a fault each, which dominated large collectives).
+/// Bounded; release_cached_memory() gives everything back.
+class BlockPool {
+ public:
+  static constexpr std::size_t min_bytes = std::size_t{64} << 10;
+  static constexpr std::size_t max_cached = std::size_t{1} << 30;
+
+  static BlockPool& instance() {
+    static BlockPool* p = new BlockPool;  // never destroyed: Buffers may outlive statics
+    return *p;
+  }
+  std::byte* take(std::size_t bytes) {
+    if (bytes >= min_bytes) {
+      std::lock_guard lock(mutex_);
+      auto it = free_.find(bytes);
+      if (it != free_.end() && !it->second.empty()) {
+        std::byte* p = it->second.back();
+        it->second.pop_back();
+        cached_ -= bytes;
+        return p;
+      }
+    }
+    return static_cast<std::byte*>(::operator new[](bytes, std::align_val_t{64}));
+  }
+  void give(std::byte* p, std::size_t bytes) noexcept {
+    if (bytes >= min_bytes) {
+      std::lock_guard lock(mutex_);
+      if (cached_ + bytes <= max_cached) {
+        try {
+          free_[bytes].push_back(p);
+          cached_ += bytes;
+          return;
+        } catch (...) {  // no room to remember it: free it below
+        }
+      }
+    }
+    ::operator delete[](p, std::align_val_t{64});
+  }
+  std::size_t cached_bytes() {
+    std::lock_guard lock(mutex_);
+    return cached_;
+  }
+  void release() {
+    std::lock_guard lock(mutex_);
+    for (auto& [bytes, blocks] : free_)
+      for (std::byte* p : blocks) ::operator delete[](p, std::align_val_t{64});
+    free_.clear();
+    cached_ = 0;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::size_t, std::vector<std::byte*>> free_;
+  std::size_t cached_ = 0;
+};
+/// Returns a Buffer's block to the pool.
+struct PoolDelete {
+  std::size_t bytes = 0;
+  void operator()(std::byte* p) const noexcept { BlockPool::instance().give(p, bytes); }
+};
+}  // namespace detail
+
+/// Bytes of freed buffers refx keeps for reuse.
+inline std::size_t cached_memory_bytes() { return detail::BlockPool::instance().cached_bytes(); }
+/// Frees every buffer refx keeps for reuse.
+inline void release_cached_memory() { detail::BlockPool::instance().release(); }
 
 class Buffer {
  public:
@@ -104,20 +176,18 @@ class Buffer {
   void allocate() {
     bytes_ = static_cast<std::size_t>(shape_.num_elements()) * size_of(dtype_);
     if (bytes_ > sizeof small_) {
-      heap_.reset(new (std::align_val_t{64}) std::byte[bytes_]);
+      heap_ = std::unique_ptr<std::byte[], detail::PoolDelete>(detail::BlockPool::instance().take(bytes_),
+                                                                detail::PoolDelete{bytes_});
       data_ = heap_.get();
     } else {
       data_ = small_;
     }
   }
-  struct AlignedDelete {
-    void operator()(std::byte* p) const noexcept { ::operator delete[](p, std::align_val_t{64}); }
-  };
 
   DType dtype_ = DType::f32;
   Shape shape_;
   std::size_t bytes_ = 0;
-  std::unique_ptr<std::byte[], AlignedDelete> heap_;
+  std::unique_ptr<std::byte[], detail::PoolDelete> heap_;
   alignas(16) std::byte small_[48];  // small values (scalars, short vectors) need no heap
   std::byte* data_ = small_;
 };

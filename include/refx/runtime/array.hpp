@@ -73,8 +73,8 @@ class Array {
     return shard(device).to_vector<T>();
   }
   /// Device d's shard. Reading it before the array is ready is a race.
-  const Buffer& shard(std::int32_t device) const { return state().shards.at(static_cast<std::size_t>(device)); }
-  Buffer& shard(std::int32_t device) { return state().shards.at(static_cast<std::size_t>(device)); }
+  const Buffer& shard(std::int32_t device) const { return state().shards[index(device)]; }
+  Buffer& shard(std::int32_t device) { return state().shards[index(device)]; }
 
   // For the runtime: the array will be (re)written by the launch behind `ready`.
   void set_ready_event(std::shared_ptr<Event> e) { state().ready = std::move(e); }
@@ -90,6 +90,12 @@ class Array {
     std::shared_ptr<Event> ready;
     Runtime* runtime = nullptr;
   };
+  std::size_t index(std::int32_t device) const {
+    const std::size_t n = state().shards.size();
+    if (device < 0 || static_cast<std::size_t>(device) >= n)
+      throw Error(fmt::format("refx: device {} is outside this Array, which has {} devices", device, n));
+    return static_cast<std::size_t>(device);
+  }
   State& state() const {
     if (!s_) throw Error("refx: this Array is empty (default-constructed)");
     return *s_;
