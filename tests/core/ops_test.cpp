@@ -209,6 +209,38 @@ TYPED_TEST(NumericOps, MinMax) {
                              expected_unary<T>(a, [](T x) { return x < 4 ? x : T(4); })));
 }
 
+TYPED_TEST(FloatOps, MinMaxPropagateNanFromEitherSide) {
+  // XLA semantics: a NaN operand makes min / max NaN, whichever side it is on,
+  // so both ops commute.
+  using T = TypeParam;
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const std::vector<T> a{nan, 1, nan, -0.0f, 2, -3, 5, nan};
+  const std::vector<T> b{1, nan, nan, nan, 3, -4, 5, -1};
+  for (auto op : {0, 1}) {
+    const auto ab = run_binary<T>(a, b, [op](auto x, auto y) { return op ? refx::max(x, y) : refx::min(x, y); });
+    const auto ba = run_binary<T>(a, b, [op](auto x, auto y) { return op ? refx::max(y, x) : refx::min(y, x); });
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const bool any_nan = std::isnan(a[i]) || std::isnan(b[i]);
+      EXPECT_EQ(std::isnan(ab[i]), any_nan) << (op ? "max" : "min") << " element " << i;
+      EXPECT_EQ(std::isnan(ba[i]), any_nan) << (op ? "max" : "min") << " element " << i;
+      if (!any_nan) {
+        EXPECT_EQ(ab[i], ba[i]);
+        EXPECT_EQ(ab[i], op ? std::max(a[i], b[i]) : std::min(a[i], b[i]));
+      }
+    }
+  }
+}
+
+TYPED_TEST(FloatOps, AbsClearsTheSignOfNegativeZero) {
+  using T = TypeParam;
+  const std::vector<T> a{-0.0, 0.0, -1.5, 1.5, -std::numeric_limits<T>::infinity(), 3, -7, -0.25};
+  const auto got = run_unary<T>(a, [](auto x) { return abs(x); });
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_FALSE(std::signbit(got[i])) << i;
+    EXPECT_EQ(got[i], std::fabs(a[i])) << i;
+  }
+}
+
 TYPED_TEST(NumericOps, NegAndAbs) {
   using T = TypeParam;
   const auto a = lhs<T>();
@@ -416,6 +448,28 @@ TEST(ScalarBroadcast, FloatLiteralTimesValue) {
   EXPECT_TRUE(elements_match(got, want));
 }
 
+// A Value whose extents are only known at trace time (`dyn`) combined with a
+// scalar: `x.load() * 2.0f` for a Ref<float, extents<dyn>>, or any slice made
+// with ds(start, size). (This once failed to compile: binary_extents formed
+// merge_extents_t<E, extents<>> eagerly.)
+TEST(ScalarBroadcast, DynamicExtentValueWithScalar) {
+  Graph g = trace(
+      [](Ref<const float, extents<dyn>> x, Ref<const bool, extents<dyn>> c, Ref<float, extents<dyn>> y,
+         Ref<float, extents<dyn>> z, VmemRef<float, 3> w) {
+        y.store(x.load() * 2.0f + 1.0f);
+        z.store(select(c.load(), x.load(), 0.0f));
+        w.store(x.at(ds(1, 3)).load() - Scalar<float>(1.0f));
+      },
+      {Shape{5}, Shape{5}, Shape{5}, Shape{5}, Shape{3}});
+  Buffer bx = make_buffer<float>(Shape{5}, {1, -2, 3, -4, 5});
+  Buffer bc = make_buffer<bool>(Shape{5}, {true, false, false, true, true});
+  Buffer by(DType::f32, Shape{5}), bz(DType::f32, Shape{5}), bw(DType::f32, Shape{3});
+  interpret(g, bx, bc, by, bz, bw);
+  EXPECT_EQ(contents<float>(by), (std::vector<float>{3, -3, 7, -7, 11}));
+  EXPECT_EQ(contents<float>(bz), (std::vector<float>{1, 0, 0, -4, 5}));
+  EXPECT_EQ(contents<float>(bw), (std::vector<float>{-3, 2, -5}));
+}
+
 TYPED_TEST(NumericOps, ScalarValueBroadcast) {
   using T = TypeParam;
   // Scalars read from a rank-0 Ref, and scalar Values built from literals.
@@ -461,6 +515,21 @@ TEST(Cast, FloatToIntTruncatesTowardZero) {
   EXPECT_EQ(run_unary<std::int32_t>(a, [](auto x) { return cast<std::int32_t>(x); }), want);
   const std::vector<std::int64_t> want64{-2, 0, 0, 1, 3, 100, -100, 7};
   EXPECT_EQ(run_unary<std::int64_t>(a, [](auto x) { return cast<std::int64_t>(x); }), want64);
+}
+
+TEST(Cast, FloatToIntSaturatesAndNanIsZero) {
+  // XLA's conversion: round toward zero, clamp to the target's range, NaN -> 0.
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> a{nan, inf, -inf, 3e9f, -3e9f, 2147483520.0f, -2147483648.0f, 1e30f};
+  constexpr std::int32_t hi = std::numeric_limits<std::int32_t>::max(), lo = std::numeric_limits<std::int32_t>::min();
+  const std::vector<std::int32_t> want{0, hi, lo, hi, lo, 2147483520, lo, hi};
+  EXPECT_EQ(run_unary<std::int32_t>(a, [](auto x) { return cast<std::int32_t>(x); }), want);
+  const std::vector<double> d{std::nan(""), 1e300, -1e300, 9.3e18, -9.3e18, 4e9, -4e9, 2147483647.9};
+  constexpr std::int64_t hi64 = std::numeric_limits<std::int64_t>::max(), lo64 = std::numeric_limits<std::int64_t>::min();
+  const std::vector<std::int64_t> want64{0, hi64, lo64, hi64, lo64, 4000000000LL, -4000000000LL, 2147483647};
+  EXPECT_EQ(run_unary<std::int64_t>(d, [](auto x) { return cast<std::int64_t>(x); }), want64);
+  const std::vector<std::int32_t> want32{0, hi, lo, hi, lo, hi, lo, hi};
+  EXPECT_EQ(run_unary<std::int32_t>(d, [](auto x) { return cast<std::int32_t>(x); }), want32);
 }
 
 TEST(Cast, IntToFloatAndDouble) {
@@ -676,6 +745,68 @@ TEST(Reductions, ByHand) {
   EXPECT_EQ(contents<float>(br), (std::vector<float>{2, -5}));
   EXPECT_EQ(contents<float>(bm), (std::vector<float>{3, 5}));
   EXPECT_EQ(contents<float>(bt)[0], -3.0f);
+}
+
+TYPED_TEST(FloatOps, ReduceMaxPropagatesNanAndReduceOverEmptyAxisGivesTheIdentity) {
+  using T = TypeParam;
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  Graph g = trace([](VmemRef<const T, 3, 2> x, VmemRef<T, 3> mx, VmemRef<T, 2> mx0, VmemRef<T, 3> sum) {
+    mx.store(reduce_max<1>(x.load()));
+    mx0.store(reduce_max<0>(x.load()));
+    sum.store(reduce_sum<1>(x.load()));
+  });
+  // Rows: [NaN, 1], [2, NaN], [-5, -6].
+  Buffer bx = make_buffer<T>(Shape{3, 2}, {nan, 1, 2, nan, -5, -6}), bm(dtype_v<T>, Shape{3}), bm0(dtype_v<T>, Shape{2}),
+         bs(dtype_v<T>, Shape{3});
+  interpret(g, bx, bm, bm0, bs);
+  const auto m = contents<T>(bm), m0 = contents<T>(bm0), su = contents<T>(bs);
+  EXPECT_TRUE(std::isnan(m[0]));
+  EXPECT_TRUE(std::isnan(m[1]));
+  EXPECT_EQ(m[2], T(-5));
+  EXPECT_TRUE(std::isnan(m0[0]));
+  EXPECT_TRUE(std::isnan(m0[1]));
+  EXPECT_TRUE(std::isnan(su[0]));
+  EXPECT_EQ(su[2], T(-11));
+
+  // Over an empty axis: the sum is 0 and the max is -inf (the identity of max).
+  Graph e = trace([](VmemRef<const T, 0, 3> x, VmemRef<T, 3> mx, VmemRef<T, 3> sum) {
+    mx.store(reduce_max<0>(x.load()));
+    sum.store(reduce_sum<0>(x.load()));
+  });
+  Buffer be(dtype_v<T>, Shape{0, 3}), bem = make_buffer<T>(Shape{3}, {1, 1, 1}), bes = make_buffer<T>(Shape{3}, {1, 1, 1});
+  interpret(e, be, bem, bes);
+  EXPECT_EQ(contents<T>(bem), std::vector<T>(3, -std::numeric_limits<T>::infinity()));
+  EXPECT_EQ(contents<T>(bes), std::vector<T>(3, T(0)));
+}
+
+TYPED_TEST(IntOps, ReduceOverEmptyAxisAndWrappingSums) {
+  using T = TypeParam;
+  using U = std::make_unsigned_t<T>;
+  constexpr T hi = std::numeric_limits<T>::max(), lo = std::numeric_limits<T>::min();
+  Graph e = trace([](VmemRef<const T, 2, 0> x, VmemRef<T, 2> mx, VmemRef<T, 2> sum) {
+    mx.store(reduce_max<1>(x.load()));
+    sum.store(reduce_sum<1>(x.load()));
+  });
+  Buffer be(dtype_v<T>, Shape{2, 0}), bem(dtype_v<T>, Shape{2}), bes(dtype_v<T>, Shape{2});
+  interpret(e, be, bem, bes);
+  EXPECT_EQ(contents<T>(bem), std::vector<T>(2, lo));  // no -inf for integers: the lowest value
+  EXPECT_EQ(contents<T>(bes), std::vector<T>(2, T(0)));
+
+  // Sums, dots and accumulations that overflow wrap around.
+  Graph g = trace([](VmemRef<const T, 1, 3> x, VmemRef<T, 1> s, VmemRef<T, 1, 1> d, VmemRef<T, 3> acc) {
+    s.store(reduce_sum<1>(x.load()));
+    d.store(dot(x.load(), full<T, 3, 1>(T(2))));
+    acc += x.at(0).load();
+  });
+  Buffer bx = make_buffer<T>(Shape{1, 3}, {hi, hi, 3}), bs(dtype_v<T>, Shape{1}), bd(dtype_v<T>, Shape{1, 1});
+  Buffer bacc = make_buffer<T>(Shape{3}, {1, lo, -4});
+  interpret(g, bx, bs, bd, bacc);
+  const auto w = [](U u) { return static_cast<T>(u); };
+  const T sum = w(static_cast<U>(static_cast<U>(hi) + static_cast<U>(hi) + U{3}));
+  EXPECT_EQ(sum, T(1));  // by hand: 2 * max + 3 = 2^n + 1 = 1 (mod 2^n)
+  EXPECT_EQ(contents<T>(bs)[0], sum);
+  EXPECT_EQ(contents<T>(bd)[0], w(static_cast<U>(U{2} * static_cast<U>(sum - 3) + U{6})));
+  EXPECT_EQ(contents<T>(bacc), (std::vector<T>{lo, static_cast<T>(lo + hi), -1}));  // max + 1 wraps to min
 }
 
 TEST(Reductions, OfBoolIsATraceError) {

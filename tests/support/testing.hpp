@@ -95,6 +95,46 @@ template <class E, class F>
   return ::testing::AssertionFailure() << "did not throw";
 }
 
+/// What `f` threw: the message of an `E` (or subclass), or a description of
+/// what happened instead. Run `f` before computing needles that depend on
+/// state `f` sets (such as a line number captured inside it).
+struct Thrown {
+  bool ok = false;      ///< an E was thrown
+  std::string message;  ///< its what(), or what happened instead
+};
+template <class E, class F>
+Thrown thrown(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return {true, e.what()};
+  } catch (const std::exception& e) {
+    return {false, std::string("threw a different exception type: ") + e.what()};
+  } catch (...) {
+    return {false, "threw a non-std exception"};
+  }
+  return {false, "did not throw"};
+}
+/// Whether `t` is a caught E whose message contains every needle.
+inline ::testing::AssertionResult has_all(const Thrown& t, std::initializer_list<std::string> needles) {
+  if (!t.ok) return ::testing::AssertionFailure() << t.message;
+  for (const std::string& n : needles)
+    if (t.message.find(n) == std::string::npos)
+      return ::testing::AssertionFailure() << "message lacks \"" << n << "\": " << t.message;
+  return ::testing::AssertionSuccess() << t.message;
+}
+/// As above, with the needles computed after `t` (so they may use state the
+/// throwing code set, such as a captured __LINE__).
+template <class Needles>
+  requires(std::is_invocable_v<Needles>)
+::testing::AssertionResult has_all(const Thrown& t, Needles needles) {
+  if (!t.ok) return ::testing::AssertionFailure() << t.message;
+  for (const std::string& n : needles())
+    if (t.message.find(n) == std::string::npos)
+      return ::testing::AssertionFailure() << "message lacks \"" << n << "\": " << t.message;
+  return ::testing::AssertionSuccess() << t.message;
+}
+
 /// "file.cpp:LINE", as refx prints a source location (last path components).
 inline std::string at_line(const char* file_stem, int line) { return std::string(file_stem) + ":" + std::to_string(line); }
 

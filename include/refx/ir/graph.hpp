@@ -119,6 +119,7 @@ class Graph {
 
   // ---- views
   const View& view(ViewId v) const { return views_[static_cast<std::size_t>(v)]; }
+  std::size_t num_views() const noexcept { return views_.size(); }
   std::span<const DimIndex> dims(const View& v) const { return {dims_.data() + v.dim_begin, v.rank}; }
   ViewId add_view(ValueId ref, std::span<const DimIndex> dims) {
     View v{ref, static_cast<std::uint32_t>(dims_.size()), static_cast<std::uint8_t>(dims.size())};

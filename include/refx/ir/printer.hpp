@@ -7,6 +7,8 @@
 //     }
 
 #include <string>
+#include <unordered_set>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -18,7 +20,11 @@ namespace refx {
 namespace detail {
 class GraphPrinter {
  public:
-  explicit GraphPrinter(const Graph& g) : g_(g), names_(g.num_values()) {}
+  explicit GraphPrinter(const Graph& g) : g_(g), names_(g.num_values()) {
+    // Generated names must not reuse a user's name (SSA: one binder per name).
+    for (std::size_t v = 0; v < g.num_values(); ++v)
+      if (auto user = g.name(static_cast<ValueId>(v)); !user.empty()) reserved_.emplace(user);
+  }
 
   std::string print() {
     out_ = "{ lambda ;";
@@ -30,19 +36,26 @@ class GraphPrinter {
   }
 
  private:
-  // a, b, ..., z, ba, bb, ... as in jaxprs; user names win.
+  // a, b, ..., z, ba, bb, ... as in jaxprs; user names win. Generated names
+  // skip the users' names, and a user name given to several values gets a
+  // suffix after its first use (recv, recv_1, ...), so every binder is unique.
   const std::string& name(ValueId v) {
     std::string& n = names_[static_cast<std::size_t>(v)];
     if (n.empty()) {
       if (auto user = g_.name(v); !user.empty()) {
         n = std::string(user);
+        for (std::size_t k = 1; used_.contains(n); ++k) n = fmt::format("{}_{}", user, k);
       } else {
-        std::size_t k = next_++;
         do {
-          n.insert(n.begin(), static_cast<char>('a' + k % 26));
-          k /= 26;
-        } while (k > 0);
+          n.clear();
+          std::size_t k = next_++;
+          do {
+            n.insert(n.begin(), static_cast<char>('a' + k % 26));
+            k /= 26;
+          } while (k > 0);
+        } while (reserved_.contains(n) || used_.contains(n));
       }
+      used_.insert(n);
     }
     return n;
   }
@@ -132,6 +145,8 @@ class GraphPrinter {
 
   const Graph& g_;
   std::vector<std::string> names_;
+  std::unordered_set<std::string> reserved_;  // every user-given name
+  std::unordered_set<std::string> used_;      // every name printed so far
   std::size_t next_ = 0;
   std::string out_;
 };

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include <refx/ir/buffer.hpp>
 
@@ -22,6 +23,27 @@ struct ResolvedView {
 };
 
 namespace detail {
+/// a + b and a * b, wrapping around (two's complement) for signed integers
+/// instead of overflowing (undefined behaviour), as XLA defines them.
+template <class T>
+T wrapping_add(T a, T b) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+  } else {
+    return static_cast<T>(a + b);
+  }
+}
+template <class T>
+T wrapping_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+  } else {
+    return static_cast<T>(a * b);
+  }
+}
+
 /// Calls row(ref_offset, dense_offset, n, stride) for every innermost row.
 template <class Row>
 void for_each_row(const ResolvedView& v, Row&& row) {
@@ -84,7 +106,7 @@ inline void accum_view(const ResolvedView& v, const Buffer& in) {
       if constexpr (std::is_same_v<T, bool>) {
         for (std::int64_t i = 0; i < n; ++i) dst[off + i * stride] = dst[off + i * stride] || src[dense + i];
       } else {
-        for (std::int64_t i = 0; i < n; ++i) dst[off + i * stride] += src[dense + i];
+        for (std::int64_t i = 0; i < n; ++i) dst[off + i * stride] = detail::wrapping_add(dst[off + i * stride], src[dense + i]);
       }
     });
   });
@@ -94,6 +116,7 @@ inline void accum_view(const ResolvedView& v, const Buffer& in) {
 enum class CopyReduce : std::uint8_t { none = 0, sum = 1, max = 2 };
 
 /// Takes the elementwise maximum of the view's region and the dense buffer `in`.
+/// A NaN on either side wins (as prim::max does), so combining is order-independent.
 inline void max_view(const ResolvedView& v, const Buffer& in) {
   visit_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -102,7 +125,10 @@ inline void max_view(const ResolvedView& v, const Buffer& in) {
     detail::for_each_row(v, [&](std::int64_t off, std::int64_t dense, std::int64_t n, std::int64_t stride) {
       for (std::int64_t i = 0; i < n; ++i) {
         T& d = dst[off + i * stride];
-        d = d < src[dense + i] ? src[dense + i] : d;
+        const T s = src[dense + i];
+        bool take = d < s;
+        if constexpr (std::is_floating_point_v<T>) take = take || (s != s && d == d);  // s is NaN, d is not
+        if (take) d = s;
       }
     });
   });

@@ -234,8 +234,10 @@ void Ref<T, E, Space>::write(const Primitive& p, const detail::StoreArg<T, E>& v
 inline ViewId detail::make_view(ViewId parent_id, std::initializer_list<IndexEntry> entries) {
   auto& t = detail::Tracer::current();
   Graph& g = t.graph();
+  // (The Ref's scope is checked, with the user's line, by the op that uses the view.)
+  if (parent_id < 0 || static_cast<std::size_t>(parent_id) >= g.num_views())
+    throw TraceError(fmt::format("refx: .at(...) on an empty (default-constructed) Ref (near {})", t.near()));
   const View parent = g.view(parent_id);
-  t.check_ref(parent.ref, {});
   std::string error;  // reported, with the user's line, by the op that uses the view
   std::array<DimIndex, max_rank> dims{};
   const auto pd = g.dims(parent);

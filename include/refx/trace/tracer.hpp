@@ -80,6 +80,10 @@ class Tracer {
 
   // ---- checks on handles
   void check_value(ValueId v, SourceLoc loc) const {
+    if (v < 0 || static_cast<std::size_t>(v) >= graph_.num_values())
+      throw TraceError(fmt::format("refx: an empty (default-constructed) Value or Ref is used (at {}); assign it "
+                                   "from a traced operation first",
+                                   loc.known() ? loc : near()));
     const ValueInfo& info = graph_.value(v);
     if (!block_open_[static_cast<std::size_t>(info.block)])
       throw TraceError(fmt::format("refx: a Value defined inside a fori_loop, when or scope body is used outside "
@@ -108,7 +112,13 @@ class Tracer {
     view_errors_.emplace(child, std::move(error));
   }
   void check_view(ViewId v, SourceLoc loc) const {
+    if (v < 0 || static_cast<std::size_t>(v) >= graph_.num_views())
+      throw TraceError(fmt::format("refx: an empty (default-constructed) Ref is used (at {}); assign it from a "
+                                   "kernel parameter or a scope first",
+                                   loc.known() ? loc : near()));
     check_ref(graph_.view(v).ref, loc);
+    for (const DimIndex& d : graph_.dims(graph_.view(v)))  // a traced start (e.g. a loop index) must still be in scope
+      if (!d.start.is_static()) check_value(d.start.value, loc);
     if (auto it = view_errors_.find(v); it != view_errors_.end())
       throw TraceError(fmt::format("refx: .at(...): {} (at {})", it->second, loc.known() ? loc : near()));
   }

@@ -32,7 +32,9 @@ T wrap_neg(T a) {
 }
 
 struct Neg { template <class T> static constexpr bool accepts = !std::is_same_v<T, bool>; template <class T> T operator()(T a) const { return wrap_neg(a); } };
-struct Abs { template <class T> static constexpr bool accepts = !std::is_same_v<T, bool>; template <class T> T operator()(T a) const { return a < T{} ? wrap_neg(a) : a; } };
+struct Abs { template <class T> static constexpr bool accepts = !std::is_same_v<T, bool>; template <class T> T operator()(T a) const {
+  if constexpr (std::is_floating_point_v<T>) return std::fabs(a);  // abs(-0.0) is +0.0
+  else return a < T{} ? wrap_neg(a) : a; } };
 struct Exp { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::exp(a); } };
 struct Log { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::log(a); } };
 struct Sqrt { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::sqrt(a); } };
@@ -64,8 +66,13 @@ struct Rem { template <class T> static constexpr bool accepts = std::is_integral
   if (b == 0) return T{};
   if constexpr (wraps<T>) if (b == T(-1)) return T{};
   return static_cast<T>(a % b); } };
-struct Min { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const { return b < a ? b : a; } };
-struct Max { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const { return a < b ? b : a; } };
+// min and max propagate NaN from either side (as XLA does), so they commute.
+struct Min { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const {
+  if constexpr (std::is_floating_point_v<T>) if (std::isnan(b)) return b;
+  return b < a ? b : a; } };
+struct Max { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const {
+  if constexpr (std::is_floating_point_v<T>) if (std::isnan(b)) return b;
+  return a < b ? b : a; } };
 struct And { template <class T> static constexpr bool accepts = std::is_same_v<T, bool>; template <class T> T operator()(T a, T b) const { return a && b; } };
 struct Or { template <class T> static constexpr bool accepts = std::is_same_v<T, bool>; template <class T> T operator()(T a, T b) const { return a || b; } };
 struct Eq { template <class T> static constexpr bool accepts = true; template <class T> bool operator()(T a, T b) const { return a == b; } };

@@ -3,6 +3,7 @@
 // reductions along an axis, 2-D dot, and the mesh-position scalars.
 
 #include <bit>
+#include <cmath>
 #include <limits>
 
 #include <refx/ir/eval.hpp>
@@ -77,6 +78,23 @@ inline ExecStatus broadcast_impl(ExecContext& ctx, const Op& op) {
   return ExecStatus::done;
 }
 
+/// One element converted to T. Floating point to integer rounds toward zero
+/// and saturates (NaN becomes 0), as XLA does; a plain static_cast would be
+/// undefined behaviour out of range. Integers narrow modulo 2^n.
+template <class T, class F>
+T convert(F a) {
+  if constexpr (std::is_floating_point_v<F> && std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (std::isnan(a)) return T{};
+    // F(max) is max itself or (rounded up) 2^k, F(min) is exactly -2^k: at or
+    // beyond them the truncated value does not fit, or is the bound itself.
+    if (a >= static_cast<F>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    if (a <= static_cast<F>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+    return static_cast<T>(a);
+  } else {
+    return static_cast<T>(a);
+  }
+}
+
 // attrs: [dtype]
 inline void cast_abstract(AbstractContext& c) {
   if (c.input(0).is_ref()) c.fail("cast takes a value; read the Ref with load() first");
@@ -93,7 +111,7 @@ inline ExecStatus cast_impl(ExecContext& ctx, const Op& op) {
       using T = typename decltype(to)::type;
       const F* a = in.data<F>();
       T* o = out.data<T>();
-      for (std::int64_t i = 0; i < out.size(); ++i) o[i] = static_cast<T>(a[i]);
+      for (std::int64_t i = 0; i < out.size(); ++i) o[i] = convert<T>(a[i]);
     });
   });
   return ExecStatus::done;
@@ -124,13 +142,26 @@ ExecStatus reduce_impl(ExecContext& ctx, const Op& op) {
     if constexpr (!std::is_same_v<T, bool>) {
       const T* a = in.data<T>();
       T* o = out.data<T>();
-      const T init = IsMax ? std::numeric_limits<T>::lowest() : T{};
+      // The identity of max is -inf for floating point (the max of nothing);
+      // a NaN anywhere along the axis makes the maximum NaN, as in XLA.
+      T init{};
+      if constexpr (IsMax) {
+        init = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+      }
       for (std::int64_t i = 0; i < outer; ++i) {
         T* row = o + i * inner;
         std::fill_n(row, inner, init);
         for (std::int64_t k = 0; k < n; ++k) {
           const T* src = a + (i * n + k) * inner;
-          for (std::int64_t j = 0; j < inner; ++j) row[j] = IsMax ? (row[j] < src[j] ? src[j] : row[j]) : row[j] + src[j];
+          for (std::int64_t j = 0; j < inner; ++j) {
+            if constexpr (IsMax) {
+              bool take = row[j] < src[j];
+              if constexpr (std::is_floating_point_v<T>) take = take || (std::isnan(src[j]) && !std::isnan(row[j]));
+              if (take) row[j] = src[j];
+            } else {
+              row[j] = refx::detail::wrapping_add(row[j], src[j]);
+            }
+          }
         }
       }
     }
@@ -163,7 +194,8 @@ inline ExecStatus dot_impl(ExecContext& ctx, const Op& op) {
       for (std::int64_t i = 0; i < m; ++i)
         for (std::int64_t p = 0; p < k; ++p) {
           const T av = pa[i * k + p];
-          for (std::int64_t j = 0; j < n; ++j) po[i * n + j] += av * pb[p * n + j];
+          for (std::int64_t j = 0; j < n; ++j)
+            po[i * n + j] = refx::detail::wrapping_add(po[i * n + j], refx::detail::wrapping_mul(av, pb[p * n + j]));
         }
     }
   });
