@@ -10,6 +10,12 @@
 // ones are outputs, allocated per call (or updated in place with
 // call_in_place). Scratch buffers and semaphores come from run_scoped inside
 // the kernel; they are allocated statically, so peers may signal them early.
+//
+// Every call is asynchronous, pure or effectful: it queues the launch and
+// returns. Inputs still being produced are waited for by the runtime; a
+// kernel with debug_print / io_callback moves the calling thread's effect
+// tokens, and effects_barrier() waits for them (docs/effects.md).
+// exe.effects() describes the program's effects.
 
 #include <memory>
 #include <source_location>
@@ -33,12 +39,18 @@ class Executable {
   };
 
   Executable(std::shared_ptr<const Program> p, std::vector<Param> params, Runtime& rt)
-      : program_(std::move(p)), params_(std::move(params)), rt_(&rt) {}
+      : program_(std::move(p)), params_(std::move(params)), rt_(&rt), effects_(effect_info(program_->graph)) {
+    const bool has_outputs = std::any_of(params_.begin(), params_.end(), [](const Param& q) { return !q.input; });
+    launch_effects_ = LaunchEffects::of(effects_, has_outputs);
+  }
 
   const Program& program() const noexcept { return *program_; }
   const Graph& graph() const noexcept { return program_->graph; }
   const Mesh& mesh() const noexcept { return program_->mesh; }
   const std::vector<Param>& params() const noexcept { return params_; }
+  /// The program's effects: ordered kinds, unordered effects, host
+  /// callbacks, side-effect level, and the dispatch mode (always async).
+  const EffectInfo& effects() const noexcept { return effects_; }
   std::size_t num_inputs() const {
     return static_cast<std::size_t>(std::count_if(params_.begin(), params_.end(), [](const Param& p) { return p.input; }));
   }
@@ -95,12 +107,22 @@ class Executable {
                                   program_->name, j, i));
     }
     std::vector<std::vector<Buffer*>> per_device(static_cast<std::size_t>(n));
+    for (std::int32_t d = 0; d < n; ++d) {
+      auto& v = per_device[static_cast<std::size_t>(d)];
+      v.reserve(args.size());
+      for (const Array& a : args) v.push_back(&const_cast<Array&>(a).shard(d));
+    }
     std::vector<std::shared_ptr<const void>> keep;
-    for (std::int32_t d = 0; d < n; ++d)
-      for (const Array& a : args) per_device[static_cast<std::size_t>(d)].push_back(&const_cast<Array&>(a).shard(d));
+    keep.reserve(args.size() + 1);
     for (const Array& a : args) keep.push_back(a.keep_alive());
     keep.push_back(program_);
-    auto l = rt_->enqueue(program_, std::move(per_device), std::move(keep));
+    // Arrays still being produced (possibly on another Runtime), or produced
+    // by a failed call: the launch waits for them / fails with the cause.
+    std::vector<InputDependency> deps;
+    for (std::size_t i = 0; i < args.size(); ++i)
+      if (const auto& e = args[i].ready_event(); e && (!e->ready() || e->error()))
+        deps.push_back(InputDependency{i, params_[i].input, e});
+    auto l = rt_->enqueue(program_, std::move(per_device), std::move(keep), launch_effects_, std::move(deps));
     for (std::size_t i = 0; i < args.size(); ++i)
       if (!params_[i].input) const_cast<Array&>(args[i]).set_ready_event(l->event());
   }
@@ -108,6 +130,8 @@ class Executable {
   std::shared_ptr<const Program> program_;
   std::vector<Param> params_;
   Runtime* rt_;
+  EffectInfo effects_;
+  LaunchEffects launch_effects_;
 };
 
 /// A kernel and its options, ready to be compiled for a mesh.
@@ -169,8 +193,5 @@ template <class F>
 Kernel<std::decay_t<F>> kernel(F&& f) {
   return Kernel<std::decay_t<F>>(std::forward<F>(f));
 }
-
-/// Waits for every launch dispatched so far.
-inline void effects_barrier(Runtime& rt = Runtime::global()) { rt.drain(); }
 
 }  // namespace refx

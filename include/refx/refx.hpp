@@ -22,6 +22,7 @@
 #include <refx/trace/control_flow.hpp>
 #include <refx/trace/copy.hpp>
 #include <refx/trace/device_id.hpp>
+#include <refx/trace/effects.hpp>
 #include <refx/trace/ref.hpp>
 #include <refx/trace/scopes.hpp>
 #include <refx/trace/semaphore.hpp>
@@ -29,6 +30,7 @@
 #include <refx/trace/value.hpp>
 
 #include <refx/runtime/array.hpp>
+#include <refx/runtime/effects.hpp>
 #include <refx/runtime/runtime.hpp>
 
 #include <refx/kernel.hpp>

@@ -23,7 +23,18 @@ struct Lane {
   int dir;  // +1: send to the right; -1: send to the left
   RegularSemaphore capacity;
   DmaSemaphore send, recv;
+  int part = 0, parts = 1;  // this lane's share of every chunk
 };
+
+/// Calls fn(view) with this lane's part of chunk c of the buffer: lanes split
+/// every chunk (not the buffer), so chunk me is reduced by all lanes.
+template <class R, class F>
+void for_lane_chunk(const Lane<R>& l, const Scalar<std::int32_t>& c, std::int64_t n, F&& fn) {
+  for_chunk(l.buffer, c, n, [&](auto v) {
+    const std::int64_t len = v.shape()[0], b = len * l.part / l.parts, e = len * (l.part + 1) / l.parts;
+    fn(v.at(ds(b, e - b)));
+  });
+}
 
 /// Runs `steps` ring steps on every lane together (their copies overlap).
 /// At step s a lane sends chunk send_chunk(s) and receives recv_chunk(s).
@@ -33,15 +44,15 @@ void ring_steps(const Ring& ring, std::vector<Lane<R>>& lanes, int steps, SendCh
   for (int s = 0; s < steps; ++s) {
     for (auto& l : lanes) handshake(l.capacity, ring.peer(-l.dir));
     for (auto& l : lanes)
-      for_chunk(l.buffer, send_chunk(l, s), ring.size, [&](auto v) {
+      for_lane_chunk(l, send_chunk(l, s), ring.size, [&](auto v) {
         const auto c = make_async_remote_copy(v, v, l.send, l.recv, ring.peer(l.dir));
         if (reduce) c.start(combine(op));
         else c.start();
       });
     for (auto& l : lanes) {
-      for_chunk(l.buffer, send_chunk(l, s), ring.size,
+      for_lane_chunk(l, send_chunk(l, s), ring.size,
                 [&](auto v) { make_async_remote_copy(v, v, l.send, l.recv, ring.peer(l.dir)).wait_send(); });
-      for_chunk(l.buffer, recv_chunk(l, s), ring.size,
+      for_lane_chunk(l, recv_chunk(l, s), ring.size,
                 [&](auto v) { make_async_remote_copy(v, v, l.send, l.recv, ring.peer(l.dir)).wait_recv(); });
     }
   }
@@ -56,8 +67,8 @@ void with_lanes(const R& x, Direction d, F&& body) {
     if (d == Direction::unidirectional || m < 2) {
       lanes.push_back({x.at(ds(0, m)), +1, capacity.at(0), send.at(0), recv.at(0)});
     } else {
-      lanes.push_back({x.at(ds(0, m / 2)), +1, capacity.at(0), send.at(0), recv.at(0)});
-      lanes.push_back({x.at(ds(m / 2, m - m / 2)), -1, capacity.at(1), send.at(1), recv.at(1)});
+      lanes.push_back({x.at(ds(0, m)), +1, capacity.at(0), send.at(0), recv.at(0), 0, 2});
+      lanes.push_back({x.at(ds(0, m)), -1, capacity.at(1), send.at(1), recv.at(1), 1, 2});
     }
     body(lanes);
   });
@@ -119,8 +130,11 @@ void all_reduce_direct(const R& x, const Ring& ring, ReduceOp op) {
   Shape slots_shape{n, (m + n - 1) / n};
   for (std::size_t d = 1; d < x.shape().rank(); ++d) slots_shape.push_back(x.shape()[d]);
   using Slots = Ref<typename R::value_type, dyn_extents<R::rank + 1>, Hbm>;
-  run_scoped({slots_shape, Shape{}, Shape{}, Shape{}, Shape{}},
-             [&](Slots slots, RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv, DmaSemaphore local) {
+  run_scoped({slots_shape, Shape{}, Shape{}, Shape{}, Shape{}, Shape{}},
+             // Round 1's parts and round 2's results arrive on separate semaphores: DMA
+             // semaphores count bytes, so a fast peer's result must not satisfy a wait for parts.
+             [&](Slots slots, RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv, DmaSemaphore local,
+                 DmaSemaphore recv2) {
                // Every device's slots and x are free (it has reached this call).
                for (std::int32_t j = 0; j < n; ++j) semaphore_signal(ready, 1, ring.at(j));
                semaphore_wait(ready, n);
@@ -149,12 +163,12 @@ void all_reduce_direct(const R& x, const Ring& ring, ReduceOp op) {
                  // Round 2: every peer received its parts from me, so it has finished reading
                  // its copy of my chunk: send it the result.
                  for (std::int32_t k = 1; k < n; ++k) {
-                   const auto c = make_async_remote_copy(mine, mine, send, recv, ring.peer(k));
+                   const auto c = make_async_remote_copy(mine, mine, send, recv2, ring.peer(k));
                    c.start();
                    c.wait_send();
                  }
                  const auto rest = x.at(ds(0, m - rows));
-                 make_async_remote_copy(rest, rest, send, recv, ring.peer(0)).wait_recv();
+                 make_async_remote_copy(rest, rest, send, recv2, ring.peer(0)).wait_recv();
                });
              });
 }

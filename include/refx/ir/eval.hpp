@@ -4,9 +4,13 @@
 // the caller resumes it later with run(). The reference interpreter and the
 // threaded runtime both drive this machine; they differ in their ExecEnv.
 
+#include <cstdio>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <refx/ir/buffer.hpp>
@@ -30,6 +34,55 @@ struct CopyRequest {
   CopyReduce reduce = CopyReduce::none;
   SourceLoc loc;
 };
+
+/// Where debug_print text goes: one message per call, without a newline.
+using PrintSink = std::function<void(std::string_view)>;
+
+/// A host effect an op hands to its ExecEnv (debug_print, io_callback; see
+/// refx/ir/primitives/effects.hpp). An unordered effect refers to the device's
+/// values and must be performed before host_effect returns; an ordered one
+/// owns copies of its data, so an env may defer it (the threaded runtime
+/// performs ordered effects in a deterministic cross-device order).
+class HostEffect {
+ public:
+  virtual ~HostEffect() = default;
+  /// Performs the effect: prints to `print`, or calls the user's function.
+  virtual void perform(const PrintSink& print) = 0;
+  bool ordered = false;
+  std::uint8_t token = 0;  ///< the ordered-effect kind (Effect::token) when ordered
+};
+
+namespace detail {
+inline void print_to_stdout(std::string_view s) {
+  std::fwrite(s.data(), 1, s.size(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+}
+}  // namespace detail
+
+/// Performs `e`; a failure becomes a RuntimeError "refx: device <d>: <op> at
+/// <line> raised: <what>" (no device part when device < 0) with the original
+/// exception nested in it (std::rethrow_if_nested recovers it).
+inline std::exception_ptr perform_host_effect(HostEffect& e, const Op& op, const PrintSink& print,
+                                              std::int32_t device = -1) {
+  const auto wrap = [&](std::string_view what) {
+    try {
+      std::throw_with_nested(RuntimeError(fmt::format("refx: {}{} at {} raised: {}",
+                                                      device >= 0 ? fmt::format("device {}: ", device) : "",
+                                                      op.prim->name, op.loc, what)));
+    } catch (...) {
+      return std::current_exception();
+    }
+  };
+  try {
+    e.perform(print);
+  } catch (const std::exception& x) {
+    return wrap(x.what());
+  } catch (...) {
+    return wrap("an exception that is not a std::exception");
+  }
+  return nullptr;
+}
 
 /// The device an evaluator runs on: identity in the mesh and communication.
 /// The defaults serve one device in isolation (the reference interpreter);
@@ -57,6 +110,9 @@ class ExecEnv {
   /// Checked runs: called before every op when observes_ops() is true.
   virtual bool observes_ops() const { return false; }
   virtual void before_op(ExecContext&, const Op&) {}
+  /// A host effect reached by the device (debug_print, io_callback). The
+  /// default performs it at once, in program order, printing to stdout.
+  virtual void host_effect(ExecContext& ctx, const Op& op, std::unique_ptr<HostEffect> e);
 
  private:
   std::unordered_map<std::int64_t, Buffer> barriers_;
@@ -314,6 +370,9 @@ inline void ExecEnv::copy_start(ExecContext& ctx, const Op& op, const CopyReques
   const auto bytes = static_cast<std::int64_t>(r.src.bytes());
   ctx.ref(r.recv_sem)->data<std::int64_t>()[r.recv_index] += bytes;
   if (r.send_sem != no_id) ctx.ref(r.send_sem)->data<std::int64_t>()[r.send_index] += bytes;
+}
+inline void ExecEnv::host_effect(ExecContext&, const Op& op, std::unique_ptr<HostEffect> e) {
+  if (auto error = perform_host_effect(*e, op, detail::print_to_stdout)) std::rethrow_exception(error);
 }
 inline Buffer& ExecEnv::barrier_semaphore(std::int64_t collective_id) {
   auto [it, fresh] = barriers_.try_emplace(collective_id, DType::i64, Shape{});

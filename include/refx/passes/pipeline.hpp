@@ -1,8 +1,25 @@
 #pragma once
-// The passes run when a kernel is compiled: verify, then schedule and fuse.
-// (Filled in by the graph issue; today: verification of nothing, identity.)
+// The passes run when a kernel is compiled, in this order:
+//   verify    hazards, descriptors, semaphore balance (throws VerifyError)
+//   dce       removes ops with no visible effect whose results are unused
+//   schedule  copy starts early, waits late, every dependency kept
+//   fuse      elementwise chains into one loop
+// Each is switched by Options. With the environment variable REFX_DOT_FILE
+// set, the compiled graph and its dependency edges are written there as
+// Graphviz DOT (overwritten per kernel; a "{}" in the path is replaced by a
+// per-process kernel counter to keep every kernel's file).
 
-#include <refx/ir/graph.hpp>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <refx/ir/dot.hpp>
+#include <refx/passes/dce.hpp>
+#include <refx/passes/dependencies.hpp>
+#include <refx/passes/fuse.hpp>
+#include <refx/passes/schedule.hpp>
+#include <refx/passes/verify.hpp>
 
 namespace refx::passes {
 
@@ -10,9 +27,48 @@ struct Options {
   bool verify = true;
   bool schedule = true;
   bool fuse = true;
+  bool dce = true;
+  /// One DMA semaphore serving two copies in flight at once.
+  // DMA semaphores count bytes, so one wait may absorb several copies (a
+  // Pallas pattern refx's own collectives use): sharing is allowed unless a
+  // stricter policy is asked for.
+  SharedSemaphorePolicy shared_semaphore = SharedSemaphorePolicy::allow;
+  /// Called with each verification warning; null prints it to stderr.
+  void (*on_warning)(const std::string&) = nullptr;
 };
 
+namespace detail {
+inline void write_dot_file(const Graph& g) {
+  const char* path = std::getenv("REFX_DOT_FILE");
+  if (path == nullptr || *path == '\0') return;
+  static std::atomic<int> counter{0};
+  std::string file = path;
+  if (const auto at = file.find("{}"); at != std::string::npos) file.replace(at, 2, std::to_string(counter++));
+  const std::vector<DotEdge> edges = dependency_edges(g);
+  const std::string dot = to_dot(g, edges);
+  if (std::FILE* f = std::fopen(file.c_str(), "w")) {
+    std::fwrite(dot.data(), 1, dot.size(), f);
+    std::fclose(f);
+  } else {
+    fmt::print(stderr, "refx: REFX_DOT_FILE: cannot write {}\n", file);
+  }
+}
+}  // namespace detail
+
 /// Checks `g` and rewrites it for execution. Throws VerifyError on hazards.
-inline void run_pipeline(Graph& g, const Options& = {}) { (void)g; }
+inline void run_pipeline(Graph& g, const Options& options = {}) {
+  if (options.verify) {
+    VerifyOptions v;
+    v.shared_semaphore = options.shared_semaphore;
+    for (const std::string& w : verify(g, v).warnings) {
+      if (options.on_warning != nullptr) options.on_warning(w);
+      else fmt::print(stderr, "{}\n", w);
+    }
+  }
+  if (options.dce) dce(g);
+  if (options.schedule) schedule(g);
+  if (options.fuse) fuse(g);
+  detail::write_dot_file(g);
+}
 
 }  // namespace refx::passes

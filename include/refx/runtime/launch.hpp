@@ -6,12 +6,24 @@
 // semaphore and scheduling state of the launch, which makes deadlock
 // detection exact: nothing queued or running, no copy in flight, and some
 // device parked.
+//
+// Host effects (debug_print, io_callback; docs/effects.md): unordered ones run
+// on the device's worker when reached. Ordered ones of a multi-device program
+// are buffered per device and performed in (sequence, device) order -- the
+// device's n-th ordered effect of a kind, then the device id -- by whichever
+// worker completes a prefix of that order; devices never wait for each
+// other's turn. The launch completes (its Event is set) only after every
+// buffered effect ran, so all of program k's effects precede program k+1's.
 
+#include <array>
+#include <atomic>
+#include <deque>
 #include <memory>
 #include <vector>
 
 #include <refx/ir/eval.hpp>
 #include <refx/runtime/copy_engine.hpp>
+#include <refx/runtime/effects.hpp>
 #include <refx/runtime/event.hpp>
 #include <refx/runtime/program.hpp>
 #include <refx/runtime/race_detector.hpp>
@@ -24,7 +36,7 @@ class Launch : public std::enable_shared_from_this<Launch> {
  public:
   /// `args[d][i]` is device d's storage for kernel parameter i.
   Launch(Runtime& rt, std::shared_ptr<const Program> program, std::vector<std::vector<Buffer*>> args,
-         std::vector<std::shared_ptr<const void>> keep_alive);
+         std::vector<std::shared_ptr<const void>> keep_alive, LaunchEffects fx = {});
 
   /// Queues every device; called by the runtime when the launch's turn comes.
   void start();
@@ -62,6 +74,9 @@ class Launch : public std::enable_shared_from_this<Launch> {
     Buffer& barrier_semaphore(std::int64_t collective_id) override;
     bool observes_ops() const override { return launch.races_ != nullptr; }
     void before_op(ExecContext& c, const Op& op) override;
+    void host_effect(ExecContext&, const Op& op, std::unique_ptr<HostEffect> e) override {
+      launch.host_effect(id, op, std::move(e));
+    }
 
     Launch& launch;
     const std::int32_t id;
@@ -94,6 +109,32 @@ class Launch : public std::enable_shared_from_this<Launch> {
   std::exception_ptr check_exit_invariants();
   std::string deadlock_report() const;
 
+  // ---- host effects (issue 6)
+  friend class Runtime;  // sets sink_, deps_ and inputs_ at dispatch
+  /// Waits for inputs_ (Arrays of unfinished calls, e.g. on another Runtime);
+  /// the failure to report if one of them is an input whose producer failed.
+  std::exception_ptr wait_for_inputs();
+  /// Ordered effects of one kind, buffered until their turn.
+  struct PendingEffect {
+    std::int64_t seq = 0;
+    std::int32_t device = 0;
+    const Op* op = nullptr;
+    std::unique_ptr<HostEffect> effect;
+  };
+  struct Chain {
+    std::vector<std::deque<PendingEffect>> queues;  // per device, in sequence order
+    std::vector<std::int64_t> reached;              // per device: effects of this kind reached so far
+    std::int64_t seq = 0;                           // the next slot to perform is (seq, dev)
+    std::int32_t dev = 0;
+    std::int64_t buffered = 0;
+    bool broken = false;                            // an effect failed: the rest of the chain is dropped
+  };
+  void host_effect(std::int32_t d, const Op& op, std::unique_ptr<HostEffect> e);
+  /// Performs every buffered effect whose turn has come; unlocks `lock` while
+  /// an effect runs. One emitter at a time; others leave the work to it.
+  void emit_locked(std::unique_lock<std::mutex>& lock);
+  bool next_effect_locked(Chain& c, PendingEffect& out);
+
   Runtime& rt_;
   std::shared_ptr<const Program> program_;
   std::vector<std::vector<Buffer*>> args_;
@@ -111,6 +152,15 @@ class Launch : public std::enable_shared_from_this<Launch> {
   LaunchStats stats_;
   std::unique_ptr<RaceDetector> races_;
   std::vector<std::shared_ptr<CopyJob>> pending_;  // lazy copies not yet run
+
+  LaunchEffects fx_;
+  std::shared_ptr<PrintSinkHolder> sink_;          // the runtime's sink when dispatched
+  PrintSink print_;                                // calls sink_ (set up in start)
+  std::vector<std::shared_ptr<Event>> deps_;       // runtime tokens this launch takes
+  std::vector<InputDependency> inputs_;            // argument Arrays from unfinished / failed calls
+  std::atomic<bool> failed_{false};                // error_ is set (read without the lock)
+  std::unique_ptr<std::array<Chain, num_ordered_effects>> chains_;  // multi-device ordered effects
+  bool emitting_ = false;
 };
 
 }  // namespace refx

@@ -6,13 +6,41 @@
 namespace refx {
 
 inline Launch::Launch(Runtime& rt, std::shared_ptr<const Program> program, std::vector<std::vector<Buffer*>> args,
-                      std::vector<std::shared_ptr<const void>> keep_alive)
-    : rt_(rt), program_(std::move(program)), args_(std::move(args)), keep_alive_(std::move(keep_alive)) {
+                      std::vector<std::shared_ptr<const void>> keep_alive, LaunchEffects fx)
+    : rt_(rt), program_(std::move(program)), args_(std::move(args)), keep_alive_(std::move(keep_alive)), fx_(fx) {
   if (rt.options().detect_races) races_ = std::make_unique<RaceDetector>(program_->mesh.size());
 }
 
 inline void Launch::start() {
   const std::int32_t n = program_->mesh.size();
+  // Runtime tokens: the previous launches with our ordered effect kinds must
+  // have finished. With FIFO launches they have (launches run one at a time,
+  // in dispatch order); a scheduler that overlaps launches must start this
+  // one only when deps_ are ready. A failed dependency does not fail us.
+  for (const auto& dep : deps_) {
+    try {
+      dep->wait(&rt_.pool());
+    } catch (...) {  // reported by the dependency's own outputs / effects_barrier
+    }
+  }
+  deps_.clear();
+  if (std::exception_ptr failed_input = inputs_.empty() ? nullptr : wait_for_inputs()) {
+    // Nothing runs: the outputs carry the cause (and so do their consumers').
+    event_->set(failed_input);
+    rt_.launch_finished();
+    return;
+  }
+  if (fx_.host_effects) {
+    if (sink_) print_ = [sink = sink_](std::string_view s) { (*sink)(s); };
+    else print_ = detail::print_to_stdout;
+    if (fx_.ordered_mask != 0 && n > 1) {
+      chains_ = std::make_unique<std::array<Chain, num_ordered_effects>>();
+      for (Chain& c : *chains_) {
+        c.queues.resize(static_cast<std::size_t>(n));
+        c.reached.assign(static_cast<std::size_t>(n), 0);
+      }
+    }
+  }
   try {
     devices_.reserve(static_cast<std::size_t>(n));
     for (std::int32_t d = 0; d < n; ++d) {
@@ -63,6 +91,8 @@ inline void Launch::run_device(std::int32_t d) {
     dev.state = State::done;
     if (!error_) ++finished_;
     --active_;
+    // Slots (s, d) of a finished device are settled: later effects may go.
+    if (chains_) emit_locked(lock);
   } else if (dev.wake_pending) {
     dev.wake_pending = false;
     dev.state = State::queued;
@@ -82,8 +112,10 @@ inline void Launch::run_device(std::int32_t d) {
 inline std::int64_t& Launch::counter(std::int32_t device, ValueId sem, std::int64_t index) {
   const Graph& g = program_->graph;
   const ValueInfo& info = g.value(sem);
-  Buffer* storage = info.producer != no_id ? &rt_.barrier(device, g.attrs(g.op(info.producer))[0])
-                                           : devices_[static_cast<std::size_t>(device)]->ctx.storage(sem);
+  // Only barrier semaphores live in the runtime; allocate()'s and scopes' live on the device.
+  const bool barrier = info.producer != no_id && g.op(info.producer).prim == &prim::barrier_semaphore;
+  Buffer* storage = barrier ? &rt_.barrier(device, g.attrs(g.op(info.producer))[0])
+                            : devices_[static_cast<std::size_t>(device)]->ctx.storage(sem);
   return storage->data<std::int64_t>()[index];
 }
 
@@ -233,6 +265,7 @@ inline void Launch::poke_locked(const std::int64_t* c) {
 inline void Launch::fail_locked(std::exception_ptr error) {
   if (error_) return;  // the first failure is the root cause
   error_ = std::move(error);
+  failed_.store(true, std::memory_order_release);
   for (auto& dev : devices_)
     if (dev->state == State::parked) {
       dev->state = State::done;
@@ -253,6 +286,13 @@ inline void Launch::finish_if_idle(std::unique_lock<std::mutex>& lock) {
     for (auto& dev : devices_)
       if (dev->state == State::parked) dev->state = State::done;
     parked_ = 0;
+  }
+  // Every device has stopped: perform the ordered effects still buffered
+  // before the launch completes. If another worker is emitting, it completes
+  // the launch when it is done (it calls finish_if_idle afterwards).
+  if (chains_) {
+    emit_locked(lock);
+    if (emitting_ || completed_ || active_ > 0 || inflight_ > 0) return;
   }
   completed_ = true;
   std::exception_ptr error = error_;
@@ -325,6 +365,124 @@ inline void Launch::Device::before_op(ExecContext& c, const Op& op) {
     const bool write = (e.bits & (effect_write | effect_accum)) != 0;
     launch.races_->access(id, c.resolve(e.view, op.loc), write, write ? "write" : "read", op.loc);
   }
+}
+
+// Input dependencies. An argument Array may still be in production when this
+// launch starts: on this Runtime that cannot happen (launches run one at a
+// time, in dispatch order), on another one it can, and then this launch
+// waits (its worker helps this runtime's pool meanwhile; the launch queue is
+// blocked behind it anyway). An input produced by a failed call has no
+// result: this launch fails with the cause instead of computing on garbage.
+inline std::exception_ptr Launch::wait_for_inputs() {
+  std::exception_ptr failure;
+  for (const InputDependency& dep : inputs_) {
+    try {
+      dep.event->wait(&rt_.pool());
+    } catch (const std::exception& e) {
+      if (dep.input && !failure) {
+        try {
+          std::throw_with_nested(RuntimeError(fmt::format(
+              "refx: kernel '{}': input {} comes from a call that failed: {}", program_->name, dep.index, e.what())));
+        } catch (...) {
+          failure = std::current_exception();
+        }
+      }
+    } catch (...) {
+      if (dep.input && !failure)
+        failure = std::make_exception_ptr(RuntimeError(fmt::format(
+            "refx: kernel '{}': input {} comes from a call that failed", program_->name, dep.index)));
+    }
+  }
+  inputs_.clear();
+  return failure;
+}
+
+// ---- host effects (issue 6) ------------------------------------------------
+
+inline void Launch::host_effect(std::int32_t d, const Op& op, std::unique_ptr<HostEffect> e) {
+  // After a failure the devices are being released: effects they reach now
+  // are dropped (what was reached before the failure still runs).
+  if (failed_.load(std::memory_order_acquire)) return;
+  if (!e->ordered || !chains_) {
+    // Unordered effects, and every effect of a one-device program (whose
+    // program order is the order), run now on this worker.
+    detail::in_host_effect() = true;
+    std::exception_ptr error = perform_host_effect(*e, op, print_, d);
+    detail::in_host_effect() = false;
+    if (error) {
+      {
+        std::lock_guard lock(mutex_);
+        fail_locked(error);
+      }
+      std::rethrow_exception(error);  // stops this device; error_ keeps the first failure
+    }
+    return;
+  }
+  std::unique_lock lock(mutex_);
+  Chain& c = (*chains_)[e->token - 1u];
+  const std::int64_t seq = c.reached[static_cast<std::size_t>(d)]++;
+  if (c.broken) return;
+  c.queues[static_cast<std::size_t>(d)].push_back(PendingEffect{seq, d, &op, std::move(e)});
+  ++c.buffered;
+  emit_locked(lock);
+}
+
+// The next effect of chain `c` in (sequence, device) order, if its turn has
+// come: every earlier slot was performed, or belongs to a device that has
+// finished (or has passed it without an effect of this kind).
+inline bool Launch::next_effect_locked(Chain& c, PendingEffect& out) {
+  const auto n = static_cast<std::int32_t>(devices_.size());
+  while (c.buffered > 0 && !c.broken) {
+    if (c.dev == n) {
+      c.dev = 0;
+      ++c.seq;
+      continue;
+    }
+    const auto d = static_cast<std::size_t>(c.dev);
+    auto& q = c.queues[d];
+    if (!q.empty() && q.front().seq == c.seq) {
+      out = std::move(q.front());
+      q.pop_front();
+      --c.buffered;
+      ++c.dev;
+      return true;
+    }
+    if (c.reached[d] > c.seq || devices_[d]->state == State::done) {
+      ++c.dev;  // no effect at (seq, d), and none will come
+      continue;
+    }
+    return false;  // device d has not reached slot (seq, d) yet
+  }
+  return false;
+}
+
+inline void Launch::emit_locked(std::unique_lock<std::mutex>& lock) {
+  if (emitting_) return;
+  emitting_ = true;
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (std::size_t k = 0; k < chains_->size(); ++k) {
+      PendingEffect p;
+      while (next_effect_locked((*chains_)[k], p)) {
+        progress = true;
+        lock.unlock();
+        detail::in_host_effect() = true;
+        std::exception_ptr error = perform_host_effect(*p.effect, *p.op, print_, p.device);
+        detail::in_host_effect() = false;
+        p.effect.reset();
+        lock.lock();
+        if (error) {
+          // A failed effect ends its chain: what is ordered after it is dropped.
+          Chain& c = (*chains_)[k];
+          c.broken = true;
+          for (auto& q : c.queues) q.clear();
+          c.buffered = 0;
+          fail_locked(error);
+        }
+      }
+    }
+  }
+  emitting_ = false;
 }
 
 inline Buffer& Launch::Device::barrier_semaphore(std::int64_t collective_id) {

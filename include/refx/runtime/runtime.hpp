@@ -1,8 +1,12 @@
 #pragma once
 // The threaded multi-device runtime: a worker pool, the launch queue (one
 // program runs on its mesh at a time, in dispatch order), and the state that
-// outlives a launch (barrier semaphores, counters).
+// outlives a launch (barrier semaphores, counters, the print sink). Dispatch
+// also keeps the calling thread's effect tokens (docs/effects.md): a runtime
+// token per ordered effect kind and an output token per device, which
+// effects_barrier() waits for.
 
+#include <atomic>
 #include <deque>
 #include <map>
 #include <memory>
@@ -34,7 +38,10 @@ struct RuntimeOptions {
 class Runtime {
  public:
   explicit Runtime(RuntimeOptions o = {})
-      : options_(o), pool_(o.workers != 0 ? o.workers : std::max(1u, std::thread::hardware_concurrency())) {
+      : options_(o),
+        id_(next_id()),
+        sink_(std::make_shared<PrintSinkHolder>(detail::print_to_stdout)),
+        pool_(o.workers != 0 ? o.workers : std::max(1u, std::thread::hardware_concurrency())) {
     if (o.shuffle_seed != 0) pool_.set_shuffle(o.shuffle_seed);
   }
   Runtime(const Runtime&) = delete;
@@ -50,14 +57,27 @@ class Runtime {
   const RuntimeOptions& options() const noexcept { return options_; }
   WorkerPool& pool() noexcept { return pool_; }
 
-  /// Queues a launch; it starts when every earlier launch has finished.
+  /// Queues a launch; it starts when every earlier launch has finished and
+  /// its `inputs` (Arrays from unfinished or failed calls) are ready.
+  /// `fx` describes its effects (Executable passes it; else it is computed
+  /// from the graph): a launch with ordered effects takes and replaces this
+  /// thread's runtime tokens of those kinds, one with host effects or without
+  /// outputs replaces the output tokens of its devices. The host never blocks.
   std::shared_ptr<Launch> enqueue(std::shared_ptr<const Program> p, std::vector<std::vector<Buffer*>> args,
-                                  std::vector<std::shared_ptr<const void>> keep_alive) {
-    auto l = std::make_shared<Launch>(*this, std::move(p), std::move(args), std::move(keep_alive));
+                                  std::vector<std::shared_ptr<const void>> keep_alive, LaunchEffects fx = {},
+                                  std::vector<InputDependency> inputs = {}) {
+    if (!fx.known) fx = LaunchEffects::of(effect_info(p->graph), true);
+    const std::int32_t devices = p->mesh.size();
+    auto l = std::make_shared<Launch>(*this, std::move(p), std::move(args), std::move(keep_alive), fx);
+    l->inputs_ = std::move(inputs);
     bool start_now = false;
     {
       std::lock_guard lock(mutex_);
-      ++launches_;
+      const std::int64_t number = ++launches_;
+      if (fx.host_effects) l->sink_ = sink_;
+      // Before the launch can start: it reads its dependencies in start().
+      if (fx.ordered_mask != 0 || fx.output_token())
+        detail::thread_tokens(id_).record(RuntimeToken(l->event(), number), devices, fx, &l->deps_);
       last_ = l->event();
       if (busy_) {
         queue_.push_back(l);
@@ -85,6 +105,46 @@ class Runtime {
       }
     }
   }
+
+  /// Where debug_print text goes (programs dispatched from now on): one call
+  /// per print, never two at once. An empty function restores stdout.
+  void set_print_sink(PrintSink sink) {
+    auto holder = std::make_shared<PrintSinkHolder>(sink ? std::move(sink) : PrintSink(detail::print_to_stdout));
+    std::lock_guard lock(mutex_);
+    sink_ = std::move(holder);
+  }
+
+  /// Waits until every effect of the programs this thread dispatched has
+  /// happened: its runtime tokens (one per ordered effect kind), its output
+  /// tokens (one per device: the latest program with host effects or without
+  /// outputs) and every program without outputs since the last barrier. Then
+  /// clears that state and rethrows the first failure among them (in dispatch
+  /// order), so a failure is reported once and later programs start clean.
+  void effects_barrier() {
+    if (detail::in_host_effect())
+      throw Error("refx: effects_barrier() called from a debug_print sink or an io_callback would wait for the "
+                  "program that is calling it; call it on the host after dispatch");
+    detail::ThreadTokens& tokens = detail::thread_tokens(id_);
+    const std::vector<RuntimeToken> all = tokens.all();
+    tokens.clear();
+    std::exception_ptr first;
+    for (const RuntimeToken& t : all) {
+      try {
+        t.event()->wait(&pool_);
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
+    }
+    if (first) std::rethrow_exception(first);
+  }
+
+  /// This thread's runtime token of an ordered effect kind (invalid if no
+  /// program with that kind was dispatched since the last barrier).
+  RuntimeToken runtime_token(OrderedEffect kind) {
+    return detail::thread_tokens(id_).ordered[static_cast<std::size_t>(kind) - 1];
+  }
+  /// This thread's output tokens, one per device (invalid where none).
+  std::vector<RuntimeToken> output_tokens() { return detail::thread_tokens(id_).output; }
 
   /// The persistent barrier semaphore of (device, collective id).
   Buffer& barrier(std::int32_t device, std::int64_t collective_id) {
@@ -126,7 +186,14 @@ class Runtime {
     if (next) pool_.push([next] { next->start(); });
   }
 
+  static std::uint64_t next_id() {
+    static std::atomic<std::uint64_t> next{1};
+    return next.fetch_add(1, std::memory_order_relaxed);
+  }
+
   RuntimeOptions options_;
+  const std::uint64_t id_;  // keys the threads' token state (addresses get reused)
+  std::shared_ptr<PrintSinkHolder> sink_;
   mutable std::mutex mutex_;
   std::deque<std::shared_ptr<Launch>> queue_;
   std::shared_ptr<Event> last_;
@@ -136,6 +203,17 @@ class Runtime {
   std::map<std::pair<std::int32_t, std::int64_t>, Buffer> barriers_;
   WorkerPool pool_;  // last: its threads stop before the state they use goes
 };
+
+/// Waits for the effects of every program the calling thread dispatched to
+/// `rt` (see Runtime::effects_barrier); rethrows the first failure once. Also
+/// runs, without throwing, when the thread exits (at exit for the main thread).
+inline void effects_barrier(Runtime& rt = Runtime::global()) { rt.effects_barrier(); }
+
+/// The calling thread's runtime token for ordered effects of `kind`.
+inline RuntimeToken runtime_token(OrderedEffect kind, Runtime& rt = Runtime::global()) { return rt.runtime_token(kind); }
+
+/// The calling thread's output tokens, one per device.
+inline std::vector<RuntimeToken> output_tokens(Runtime& rt = Runtime::global()) { return rt.output_tokens(); }
 
 }  // namespace refx
 

@@ -1,0 +1,91 @@
+// refx collectives: time per op and bus bandwidth (NCCL convention) for
+// all-reduce, all-gather and reduce-scatter, N = 2, 4, 8, 4 KiB .. 64 MiB.
+// Sizes follow nccl-tests and ../shared/peers: all-reduce = buffer per
+// device; all-gather = gathered result per device; reduce-scatter = input
+// per device. bench/run_collectives.sh runs this next to OpenMPI, the
+// hand-written thread ring and memcpy in the same session and prints ratios.
+//
+//   bench_collectives --benchmark_filter=AllReduce/8
+//
+// Modes: out-of-place (like MPI) and in place (like the thread ring).
+
+#include <benchmark/benchmark.h>
+
+#include <refx/collectives.hpp>
+#include <refx/refx.hpp>
+
+namespace {
+
+enum Op { all_reduce = 0, all_gather = 1, reduce_scatter = 2 };
+
+refx::Runtime& runtime() {
+  static refx::Runtime rt;
+  return rt;
+}
+
+double bus_factor(Op op, int n) {
+  return op == all_reduce ? 2.0 * (n - 1) / n : static_cast<double>(n - 1) / n;
+}
+
+void run(benchmark::State& state, Op op) {
+  const int n = static_cast<int>(state.range(0));
+  const std::int64_t bytes = state.range(1);
+  const bool in_place = state.range(2) != 0;
+  const std::int64_t count = bytes / 4;
+  refx::Mesh mesh{{"x", n}};
+  refx::collectives::ProgramOptions o;
+  o.in_place = in_place;
+  refx::Executable exe = [&] {
+    switch (op) {
+      case all_reduce: return refx::collectives::all_reduce_program<float>(mesh, count, o, runtime());
+      case all_gather: return refx::collectives::all_gather_program<float>(mesh, count / n, o, runtime());
+      case reduce_scatter: break;
+    }
+    return refx::collectives::reduce_scatter_program<float>(mesh, count, o, runtime());
+  }();
+  const std::int64_t input = op == all_gather ? count / n : count;
+  auto x = refx::Array::generate<float>(n, refx::Shape{input},
+                                        [](int d, std::int64_t i) { return static_cast<float>(d + 1) + static_cast<float>(i % 7); },
+                                        runtime());
+  auto call = [&] {
+    if (in_place) {
+      exe.call_in_place({x});
+      x.block_until_ready();
+    } else {
+      exe(x)[0].block_until_ready();
+    }
+  };
+  for (int i = 0; i < 3; ++i) call();
+  const auto before = runtime().totals();
+  for (auto _ : state) call();
+  const auto after = runtime().totals();
+  const double iters = static_cast<double>(state.iterations());
+  state.counters["busbw_GBps"] = benchmark::Counter(static_cast<double>(bytes) * bus_factor(op, n) * iters / 1e9,
+                                                    benchmark::Counter::kIsRate);
+  state.counters["bytes_copied_per_op"] = static_cast<double>(after.bytes_copied - before.bytes_copied) / iters;
+  state.counters["parks_per_op"] = static_cast<double>(after.parks - before.parks) / iters;
+  state.SetLabel(in_place ? "in_place" : "out_of_place");
+}
+
+void args(benchmark::internal::Benchmark* b) {
+  for (int n : {2, 4, 8})
+    for (std::int64_t s : {4LL << 10, 64LL << 10, 1LL << 20, 16LL << 20, 64LL << 20})
+      for (int in_place : {0, 1}) b->Args({n, s, in_place});
+  b->UseRealTime()->Unit(benchmark::kMicrosecond)->MinTime(0.2);
+}
+
+void BM_AllReduce(benchmark::State& s) { run(s, all_reduce); }
+void BM_AllGather(benchmark::State& s) { run(s, all_gather); }
+void BM_ReduceScatter(benchmark::State& s) { run(s, reduce_scatter); }
+
+BENCHMARK(BM_AllReduce)->Apply(args);
+BENCHMARK(BM_AllGather)->Apply([](benchmark::internal::Benchmark* b) {
+  for (int n : {2, 4, 8})
+    for (std::int64_t s : {4LL << 10, 64LL << 10, 1LL << 20, 16LL << 20, 64LL << 20}) b->Args({n, s, 0});
+  b->UseRealTime()->Unit(benchmark::kMicrosecond)->MinTime(0.2);
+});
+BENCHMARK(BM_ReduceScatter)->Apply(args);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Turns one session's measurements into the comparison table of
+docs/performance.md: refx vs OpenMPI vs the best hand-written thread ring vs
+the memcpy roofline, per collective, N and size.
+
+usage: summarize_collectives.py peers.csv membw.csv refx.json
+"""
+import csv
+import json
+import sys
+
+OPS = {"BM_AllReduce": "allreduce", "BM_AllGather": "allgather", "BM_ReduceScatter": "reduce_scatter"}
+
+
+def human(b):
+    return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
+
+
+def fmt_t(t):
+    return f"{t * 1e6:.1f} us" if t < 1e-3 else f"{t * 1e3:.2f} ms"
+
+
+def traffic(op, n, m, in_place):
+    """Bytes of memory traffic the algorithm must move per call, all devices
+    together (a copy reads and writes: 2x; a combining copy reads two and
+    writes one: 3x)."""
+    part = (n - 1) / n * m
+    if op == "allreduce":
+        t = n * (part * 3 + part * 2)
+        return t if in_place else t + n * m * 2
+    if op == "allgather":
+        return n * m * 2
+    t = n * part * 3
+    return t if in_place else t + n * m / n * 2
+
+
+def main():
+    peers_csv, membw_csv, refx_json = sys.argv[1:4]
+    mpi, ring = {}, {}
+    with open(peers_csv) as f:
+        for r in csv.DictReader(f):
+            key = (r["op"], int(r["N"]), int(r["size_bytes"]))
+            t, bus = float(r["t_med_s"]), float(r["busbw_gbps"])
+            if r["impl"].startswith("OpenMPI"):
+                mpi[key] = (t, bus)
+            elif r["impl"].startswith("threads"):
+                if key not in ring or bus > ring[key][1]:
+                    ring[key] = (t, bus, f'{r["impl"]}/{r["config"]}')
+    with open(membw_csv) as f:
+        rows = [r for r in csv.DictReader(f) if r["kernel"] == "memcpy"]
+    copy_traffic_gbps = 2 * float(rows[-1]["gbps_med"])  # memcpy reads and writes
+    refx = {}
+    with open(refx_json) as f:
+        for b in json.load(f)["benchmarks"]:
+            name, n, size, in_place = b["name"].split("/")[:4]
+            t = b["real_time"] * {"us": 1e-6, "ms": 1e-3, "ns": 1e-9, "s": 1.0}[b["time_unit"]]
+            refx[(OPS[name], int(n), int(size), int(in_place))] = (t, b["busbw_GBps"] / 1e9 if b["busbw_GBps"] > 1e3 else b["busbw_GBps"])
+
+    print(f"memcpy with 2 threads at 64 MiB: {copy_traffic_gbps:.1f} GB/s of traffic (the roofline's rate)\n")
+    for op in ("allreduce", "allgather", "reduce_scatter"):
+        print(f"#### {op}: busbw GB/s (median time per op)\n")
+        print("| N | size | refx out-of-place | OpenMPI | refx/MPI | refx in-place | best thread ring | refx in-place / ring | roofline % |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for (o, n, size, ip), (t, bus) in sorted(refx.items()):
+            if o != op or ip:
+                continue
+            m = mpi.get((op, n, size))
+            r = ring.get((op, n, size))
+            inp = refx.get((op, n, size, 1))
+            best = inp if inp and inp[1] > bus else (t, bus)
+            roof_t = traffic(op, n, size, inp is not None and best is inp) / (copy_traffic_gbps * 1e9)
+            cells = [str(n), human(size), f"{bus:.3g} ({fmt_t(t)})",
+                     f"{m[1]:.3g} ({fmt_t(m[0])})" if m else "-",
+                     f"{bus / m[1]:.2f}x" if m else "-",
+                     f"{inp[1]:.3g} ({fmt_t(inp[0])})" if inp else "-",
+                     f"{r[1]:.3g} ({r[2]})" if r else "-",
+                     f"{(inp or (t, bus))[1] / r[1]:.2f}x" if r else "-",
+                     f"{100 * roof_t / best[0]:.0f}%"]
+            print("| " + " | ".join(cells) + " |")
+        print()
+
+
+if __name__ == "__main__":
+    main()

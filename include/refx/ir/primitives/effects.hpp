@@ -1,0 +1,223 @@
+#pragma once
+// Host-effect primitives: debug_print and io_callback. Each is ordered or
+// unordered. Abstract evaluation records the effect (effect_ordered with the
+// kind as its token, or effect_io); the implementation builds a HostEffect
+// and hands it to the ExecEnv, which performs it (the reference interpreter:
+// at once; the threaded runtime: unordered at once, ordered in a
+// deterministic cross-device order, see docs/effects.md).
+//
+//   debug_print  inputs [values...]  attrs [format (graph string), ordered]
+//   io_callback  inputs [values...]  attrs [callback (registry entry), ordered]
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <fmt/args.h>
+#include <fmt/format.h>
+
+#include <refx/ir/eval.hpp>
+#include <refx/ir/primitive.hpp>
+
+namespace refx {
+
+/// The kinds of ordered effect. Each has its own chain (compiler token inside
+/// a program, runtime token across programs); kinds do not order each other.
+enum class OrderedEffect : std::uint8_t { debug_print = 1, io_callback = 2 };
+inline constexpr std::size_t num_ordered_effects = 2;
+/// All kinds, in token order.
+inline constexpr OrderedEffect ordered_effects[] = {OrderedEffect::debug_print, OrderedEffect::io_callback};
+
+inline constexpr std::string_view to_string(OrderedEffect k) {
+  return k == OrderedEffect::debug_print ? "debug_print" : "io_callback";
+}
+
+/// A block Value's data as debug_print shows it: nested lists in row-major
+/// order, `[[1, 2], [3, 4]]`. A format spec applies to every element, so
+/// `{:.2f}` prints each float with two decimals.
+template <class T>
+struct PrintedBlock {
+  const T* data = nullptr;
+  Shape shape;
+};
+
+namespace detail {
+
+/// A user callback with its argument adapter: takes host copies of the values.
+class HostCallback {
+ public:
+  virtual ~HostCallback() = default;
+  virtual void call(std::span<const Buffer* const> args) = 0;
+};
+
+/// Owns the callbacks of traced io_callback ops; a graph refers to an entry by
+/// its address (stable: entries are never moved or freed). Every trace of an
+/// io_callback adds one entry that lives until the process exits.
+class HostCallbackRegistry {
+ public:
+  HostCallback* add(std::unique_ptr<HostCallback> cb) {
+    std::lock_guard lock(mutex_);
+    return entries_.emplace_back(std::move(cb)).get();
+  }
+  std::size_t size() const {
+    std::lock_guard lock(mutex_);
+    return entries_.size();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::deque<std::unique_ptr<HostCallback>> entries_;
+};
+
+inline HostCallbackRegistry& host_callbacks() {
+  static HostCallbackRegistry r;
+  return r;
+}
+
+inline std::int64_t callback_attr(HostCallback* cb) { return static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(cb)); }
+inline HostCallback* callback_of(std::int64_t attr) { return reinterpret_cast<HostCallback*>(static_cast<std::intptr_t>(attr)); }
+
+class PrintEffect final : public HostEffect {
+ public:
+  explicit PrintEffect(std::string text) : text_(std::move(text)) {}
+  void perform(const PrintSink& print) override { print(text_); }
+
+ private:
+  std::string text_;
+};
+
+/// An io_callback reached by a device. Unordered: refers to the device's
+/// values (performed at once). Ordered: owns copies of them.
+class CallbackEffect final : public HostEffect {
+ public:
+  CallbackEffect(HostCallback* fn, std::vector<const Buffer*> args) : fn_(fn), args_(std::move(args)) {}
+  void own_copies() {
+    owned_.reserve(args_.size());
+    for (const Buffer*& a : args_) {
+      owned_.push_back(a->clone());
+      a = &owned_.back();
+    }
+  }
+  void perform(const PrintSink&) override { fn_->call(args_); }
+
+ private:
+  HostCallback* fn_;
+  std::vector<const Buffer*> args_;
+  std::vector<Buffer> owned_;  // reserved up front: addresses stay valid
+};
+
+inline void effect_abstract(AbstractContext& c, OrderedEffect kind) {
+  for (std::size_t i = 0; i < c.num_inputs(); ++i)
+    if (c.input(i).is_ref()) c.fail("argument {} is a Ref; load() it into a Value first", i);
+  if (c.attr(1) != 0) c.add_effect(effect_ordered, no_id, static_cast<std::uint8_t>(kind));
+  else c.add_effect(effect_io);
+}
+inline void print_abstract(AbstractContext& c) { effect_abstract(c, OrderedEffect::debug_print); }
+inline void callback_abstract(AbstractContext& c) { effect_abstract(c, OrderedEffect::io_callback); }
+
+/// Formats `fmt` with the op's inputs: scalars as their value, blocks as
+/// PrintedBlock (nested lists).
+inline std::string format_values(ExecContext& ctx, const Op& op, std::string_view f) {
+  fmt::dynamic_format_arg_store<fmt::format_context> args;
+  const auto ins = ctx.graph().inputs(op);
+  args.reserve(ins.size(), 0);
+  for (std::size_t i = 0; i < ins.size(); ++i) {
+    const Buffer& b = ctx.in(op, i);
+    visit_dtype(b.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if (b.shape().rank() == 0) args.push_back(*b.data<T>());
+      else args.push_back(PrintedBlock<T>{b.data<T>(), b.shape()});
+    });
+  }
+  return fmt::vformat(f, args);
+}
+
+inline ExecStatus print_impl(ExecContext& ctx, const Op& op) {
+  std::string text;
+  try {
+    text = format_values(ctx, op, ctx.graph().string(ctx.attr(op, 0)));
+  } catch (const fmt::format_error& e) {  // only with fmt::runtime(...): literals are checked at compile time
+    throw RuntimeError(fmt::format("refx: debug_print at {}: the format does not fit the values: {}", op.loc, e.what()));
+  }
+  auto e = std::make_unique<PrintEffect>(std::move(text));
+  e->ordered = ctx.attr(op, 1) != 0;
+  e->token = static_cast<std::uint8_t>(OrderedEffect::debug_print);
+  ctx.env().host_effect(ctx, op, std::move(e));
+  return ExecStatus::done;
+}
+
+inline ExecStatus callback_impl(ExecContext& ctx, const Op& op) {
+  std::vector<const Buffer*> args;
+  args.reserve(op.in_count);
+  for (std::size_t i = 0; i < op.in_count; ++i) args.push_back(&ctx.in(op, i));
+  auto e = std::make_unique<CallbackEffect>(callback_of(ctx.attr(op, 0)), std::move(args));
+  e->ordered = ctx.attr(op, 1) != 0;
+  e->token = static_cast<std::uint8_t>(OrderedEffect::io_callback);
+  if (e->ordered) e->own_copies();  // the env may perform it after the values change
+  ctx.env().host_effect(ctx, op, std::move(e));
+  return ExecStatus::done;
+}
+
+inline std::string quote_text(std::string_view s) {
+  std::string r = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') r += '\\';
+    if (ch == '\n') r += "\\n";
+    else r += ch;
+  }
+  return r + "\"";
+}
+
+inline void print_print(const Graph& g, const Op& op, std::string& s) {
+  const auto a = g.attrs(op);
+  s += fmt::format("debug_print[{}{}]", a[1] ? "ordered " : "", quote_text(g.string(a[0])));
+}
+inline void callback_print(const Graph& g, const Op& op, std::string& s) {
+  s += g.attrs(op)[1] ? "io_callback[ordered]" : "io_callback";
+}
+
+}  // namespace detail
+
+namespace prim {
+inline const Primitive& debug_print =
+    define_primitive(Primitive{"debug_print", refx::detail::print_abstract, refx::detail::print_impl,
+                               refx::detail::print_print});
+inline const Primitive& io_callback =
+    define_primitive(Primitive{"io_callback", refx::detail::callback_abstract, refx::detail::callback_impl,
+                               refx::detail::callback_print});
+}  // namespace prim
+
+}  // namespace refx
+
+template <class T>
+struct fmt::formatter<refx::PrintedBlock<T>> : fmt::formatter<T> {
+  template <class Ctx>
+  auto format(const refx::PrintedBlock<T>& b, Ctx& ctx) const {
+    std::int64_t offset = 0;
+    write(b, 0, offset, ctx);
+    return ctx.out();
+  }
+
+ private:
+  template <class Ctx>
+  void write(const refx::PrintedBlock<T>& b, std::size_t dim, std::int64_t& offset, Ctx& ctx) const {
+    auto out = ctx.out();
+    *out++ = '[';
+    for (std::int64_t i = 0; i < b.shape[dim]; ++i) {
+      if (i > 0) {
+        *out++ = ',';
+        *out++ = ' ';
+      }
+      ctx.advance_to(out);
+      if (dim + 1 < b.shape.rank()) write(b, dim + 1, offset, ctx);
+      else ctx.advance_to(fmt::formatter<T>::format(b.data[offset++], ctx));
+      out = ctx.out();
+    }
+    *out++ = ']';
+    ctx.advance_to(out);
+  }
+};

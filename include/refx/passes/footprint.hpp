@@ -1,0 +1,405 @@
+#pragma once
+// What an op touches, as the passes see it: the values it uses, its data
+// effects (as bit sets with a region), the semaphores it touches, its
+// ordered-effect tokens, and flags that say how it may move. A control op
+// (scope, fori_loop, when) is one node whose footprint is the union of its
+// bodies' footprints, restricted to what is visible outside them: Refs
+// allocated inside a body are private to it, semaphores never are (a peer
+// may signal them).
+//
+// Protocol ops ("comm" below) keep their program order with each other:
+// semaphore signals and waits, remote copies and their waits, and any access
+// to a Ref that some remote copy writes into. Another device's progress is
+// invisible to this device's dependencies, so the order the user wrote them
+// in is the only contract the passes may rely on (see docs/graph.md).
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+#include <refx/ir/graph.hpp>
+#include <refx/ir/primitive.hpp>
+#include <refx/ir/primitives/comm.hpp>
+#include <refx/ir/primitives/structural.hpp>
+#include <refx/ir/regions.hpp>
+
+namespace refx::passes {
+
+/// The effect bits that touch data in a Ref.
+inline constexpr std::uint8_t data_bits = effect_read | effect_write | effect_accum;
+
+/// The bits an access of kind `bits` conflicts with: a read conflicts with
+/// writes and accumulations; a write or accumulation with every data access
+/// (accum-accum too: two adds into one region need an order for bit-exact
+/// results). A conflict test is one AND: `conflict_mask(a) & b`.
+constexpr std::uint8_t conflict_mask(std::uint8_t bits) noexcept {
+  if (bits & (effect_write | effect_accum)) return data_bits;
+  if (bits & effect_read) return effect_write | effect_accum;
+  return 0;
+}
+
+/// How an op may move (a bit set).
+enum NodeFlags : std::uint16_t {
+  node_comm = 1,       ///< protocol op: program order with every other protocol op
+  node_start = 2,      ///< dma_start, or a control op containing one
+  node_wait = 4,       ///< dma_wait or semaphore_wait (a leaf op)
+  node_barrier = 8,    ///< an optimization_barrier: nothing moves across it
+  node_io = 16,        ///< host I/O (ordered or not): never removed
+  node_semaphore = 32, ///< touches a semaphore
+  node_writes = 64,    ///< writes or accumulates into a Ref visible outside
+};
+
+/// One data effect: bits and region (no_id = the whole Ref of `ref`).
+struct Access {
+  std::uint8_t bits = 0;
+  ViewId view = no_id;
+  ValueId ref = no_id;
+};
+
+/// The union of a control op's bodies, as visible outside them.
+struct Summary {
+  std::vector<ValueId> uses;
+  std::vector<Access> accesses;
+  std::vector<ValueId> semaphores;
+  std::vector<std::uint8_t> tokens;
+  std::uint16_t flags = 0;
+};
+
+/// Facts about a graph that every pass needs: which block holds each op, the
+/// block tree, which Refs receive remote copies, and control-op summaries.
+/// Valid while the set of ops per block does not change (reordering is fine).
+class GraphFacts {
+ public:
+  explicit GraphFacts(const Graph& g) : g_(g) {
+    op_block_.assign(g.num_ops(), no_id);
+    tin_.assign(g.num_blocks(), 0);
+    tout_.assign(g.num_blocks(), 0);
+    summary_of_.assign(g.num_ops(), -1);
+    remote_dst_.assign(g.num_values(), 0);
+    number_blocks();
+    for (std::size_t o = 0; o < g.num_ops(); ++o) {
+      const Op& op = g.op(static_cast<OpId>(o));
+      if (op.prim == &prim::dma_start && op_block_[o] != no_id && g.attrs(op)[2] != 0)
+        remote_dst_[static_cast<std::size_t>(g.view(g.views(op)[1]).ref)] = 1;
+    }
+    barrier_ = find_primitive("optimization_barrier");
+    allocate_ = find_primitive("allocate");
+  }
+
+  const Graph& graph() const noexcept { return g_; }
+  /// The block that holds op `o`, or no_id if it is in none (removed).
+  BlockId block_of(OpId o) const { return op_block_[static_cast<std::size_t>(o)]; }
+  /// Is block `x` `b` or nested (at any depth) inside it?
+  bool within(BlockId x, BlockId b) const {
+    return tin_[static_cast<std::size_t>(b)] <= tin_[static_cast<std::size_t>(x)] &&
+           tin_[static_cast<std::size_t>(x)] <= tout_[static_cast<std::size_t>(b)];
+  }
+  /// Is value `v` defined inside one of the bodies of control op `c`?
+  bool defined_inside(ValueId v, const Op& c) const {
+    const BlockId x = g_.value(v).block;
+    for (BlockId body : g_.bodies(c))
+      if (within(x, body)) return true;
+    return false;
+  }
+  /// Does some remote copy write into Ref `ref` (on a peer: so a peer writes into ours)?
+  bool is_remote_dst(ValueId ref) const { return remote_dst_[static_cast<std::size_t>(ref)] != 0; }
+  bool is_barrier(const Op& op) const { return barrier_ != nullptr && op.prim == barrier_; }
+  /// Does the op allocate kernel-lifetime storage (refx::allocate)?
+  bool is_allocate(const Op& op) const { return allocate_ != nullptr && op.prim == allocate_; }
+  /// Is an optimization_barrier primitive defined at all?
+  bool has_barriers() const noexcept { return barrier_ != nullptr; }
+
+  /// Is the copy with descriptor `desc` remote?
+  bool remote_descriptor(std::int64_t desc) const {
+    const auto d = g_.descriptors();
+    return desc >= 0 && static_cast<std::size_t>(desc) < d.size() && d[static_cast<std::size_t>(desc)].remote;
+  }
+
+  /// Calls fn(bits, view) for each data effect of a leaf op, adding what the
+  /// primitive's effects leave implicit: waiting for a local copy also ends
+  /// its read of the source (the wait is where the source may be reused).
+  template <class F>
+  void for_each_data_effect(const Op& op, F&& fn) const {
+    for (const Effect& e : g_.effects(op))
+      if ((e.bits & data_bits) && e.view != no_id) fn(static_cast<std::uint8_t>(e.bits & data_bits), e.view);
+    if (op.prim == &prim::dma_wait && g_.attrs(op)[1] == static_cast<std::int64_t>(prim::WaitSide::recv) &&
+        !remote_descriptor(g_.attrs(op)[0]))
+      fn(effect_read, g_.views(op)[0]);
+  }
+
+  /// Flags of a leaf op (no bodies).
+  std::uint16_t leaf_flags(const Op& op) const {
+    std::uint16_t f = 0;
+    if (op.prim == &prim::dma_start) {
+      f |= node_start;
+      if (g_.attrs(op)[2] != 0) f |= node_comm;
+    } else if (op.prim == &prim::dma_wait) {
+      f |= node_wait;
+      if (remote_descriptor(g_.attrs(op)[0])) f |= node_comm;
+    } else if (op.prim == &prim::semaphore_wait) {
+      f |= node_wait | node_comm;
+    } else if (op.prim == &prim::semaphore_signal || op.prim == &prim::semaphore_read) {
+      f |= node_comm;
+    }
+    if (is_barrier(op)) f |= node_barrier;
+    for (const Effect& e : g_.effects(op)) {
+      if (e.bits & (effect_io | effect_ordered)) f |= node_io;
+      if (e.bits & (effect_write | effect_accum)) f |= node_writes;
+      if ((e.bits & effect_semaphore) && e.view != no_id) {
+        f |= node_semaphore;
+        if (g_.type(g_.view(e.view).ref).semaphore != SemaphoreKind::dma) f |= node_comm;
+      }
+    }
+    for_each_data_effect(op, [&](std::uint8_t, ViewId view) {
+      if (is_remote_dst(g_.view(view).ref)) f |= node_comm;
+    });
+    return f;
+  }
+
+  /// The summary of control op `o` (computed once, bodies first).
+  const Summary& summary(OpId o) {
+    int& slot = summary_of_[static_cast<std::size_t>(o)];
+    if (slot < 0) {
+      Summary s = make_summary(g_.op(o));
+      summaries_.push_back(std::move(s));
+      slot = static_cast<int>(summaries_.size() - 1);
+    }
+    return summaries_[static_cast<std::size_t>(slot)];
+  }
+
+  /// Flags of any op (leaf or control).
+  std::uint16_t flags(OpId o) {
+    const Op& op = g_.op(o);
+    return op.block_count == 0 ? leaf_flags(op) : summary(o).flags;
+  }
+
+ private:
+  void number_blocks() {
+    for (std::size_t b = 0; b < g_.num_blocks(); ++b)
+      for (OpId o : g_.block(static_cast<BlockId>(b)).ops) op_block_[static_cast<std::size_t>(o)] = static_cast<BlockId>(b);
+    // Iterative DFS over the block tree from the kernel body.
+    std::int32_t clock = 0;
+    struct Frame {
+      BlockId block;
+      std::size_t next_op;
+      std::size_t next_body;
+    };
+    std::vector<Frame> stack{{0, 0, 0}};
+    tin_[0] = clock++;
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      const Block& blk = g_.block(f.block);
+      if (f.next_op == blk.ops.size()) {
+        tout_[static_cast<std::size_t>(f.block)] = clock - 1;
+        stack.pop_back();
+        continue;
+      }
+      const auto bodies = g_.bodies(g_.op(blk.ops[f.next_op]));
+      if (f.next_body == bodies.size()) {
+        ++f.next_op;
+        f.next_body = 0;
+        continue;
+      }
+      const BlockId child = bodies[f.next_body++];
+      tin_[static_cast<std::size_t>(child)] = clock++;
+      stack.push_back({child, 0, 0});
+    }
+  }
+
+  Summary make_summary(const Op& c) {
+    Summary s;
+    const auto outer = [&](ValueId v) { return !defined_inside(v, c); };
+    for (BlockId body : g_.bodies(c)) {
+      for (ValueId r : g_.block(body).results)
+        if (outer(r)) s.uses.push_back(r);
+      for (OpId o : g_.block(body).ops) {
+        const Op& op = g_.op(o);
+        if (op.block_count == 0) {
+          for_each_use(g_, op, [&](ValueId v) {
+            if (outer(v)) s.uses.push_back(v);
+          });
+          s.flags |= leaf_flags(op) & static_cast<std::uint16_t>(~(node_wait | node_barrier));
+          for_each_data_effect(op, [&](std::uint8_t bits, ViewId view) {
+            if (outer(g_.view(view).ref)) s.accesses.push_back({bits, view, g_.view(view).ref});
+          });
+          for (const Effect& e : g_.effects(op)) {
+            if ((e.bits & effect_semaphore) && e.view != no_id) s.semaphores.push_back(g_.view(e.view).ref);
+            if (e.bits & effect_ordered) s.tokens.push_back(e.token);
+          }
+        } else {
+          for (ValueId v : g_.inputs(op))
+            if (outer(v)) s.uses.push_back(v);
+          const Summary& inner = summary(o);
+          for (ValueId v : inner.uses)
+            if (outer(v)) s.uses.push_back(v);
+          for (const Access& a : inner.accesses)
+            if (outer(a.ref)) s.accesses.push_back(a);
+          s.semaphores.insert(s.semaphores.end(), inner.semaphores.begin(), inner.semaphores.end());
+          s.tokens.insert(s.tokens.end(), inner.tokens.begin(), inner.tokens.end());
+          s.flags |= inner.flags;
+        }
+      }
+    }
+    // Writes into Refs private to the bodies are invisible outside.
+    s.flags &= static_cast<std::uint16_t>(~node_writes);
+    for (const Access& a : s.accesses)
+      if (a.bits & (effect_write | effect_accum)) s.flags |= node_writes;
+    dedupe(s.uses);
+    dedupe(s.semaphores);
+    dedupe(s.tokens);
+    return s;
+  }
+
+ public:
+  /// Calls fn(v) for every value a leaf op reads: its inputs, the Refs of its
+  /// views and the traced starts of their dimensions.
+  template <class F>
+  static void for_each_use(const Graph& g, const Op& op, F&& fn) {
+    for (ValueId v : g.inputs(op)) fn(v);
+    for (ViewId vid : g.views(op)) {
+      const View& v = g.view(vid);
+      fn(v.ref);
+      for (const DimIndex& d : g.dims(v))
+        if (!d.start.is_static()) fn(static_cast<ValueId>(d.start.value));
+    }
+  }
+
+ private:
+  template <class T>
+  static void dedupe(std::vector<T>& v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  }
+
+  const Graph& g_;
+  std::vector<BlockId> op_block_;
+  std::vector<std::int32_t> tin_, tout_;
+  std::vector<int> summary_of_;
+  std::vector<Summary> summaries_;
+  std::vector<char> remote_dst_;
+  const Primitive* barrier_ = nullptr;
+  const Primitive* allocate_ = nullptr;
+};
+
+/// Adds `delta` to uses[v] for every use of v in block `b` and the blocks
+/// nested in it (op operands, view Refs and starts, block results).
+inline void count_uses(const Graph& g, BlockId b, std::vector<std::int32_t>& uses, int delta) {
+  for (ValueId r : g.block(b).results) uses[static_cast<std::size_t>(r)] += delta;
+  for (OpId o : g.block(b).ops) {
+    const Op& op = g.op(o);
+    GraphFacts::for_each_use(g, op, [&](ValueId v) { uses[static_cast<std::size_t>(v)] += delta; });
+    for (BlockId body : g.bodies(op)) count_uses(g, body, uses, delta);
+  }
+}
+
+// ---- regions
+
+namespace detail {
+inline bool same_start(const DynIndex& a, const DynIndex& b) noexcept {
+  return a.value == b.value && a.constant == b.constant;
+}
+}  // namespace detail
+
+/// May views `a` and `b` share an element? Conservative (traced starts may
+/// overlap). `no_id` stands for the whole Ref.
+inline bool may_overlap(const Graph& g, ViewId a, ViewId b) {
+  if (a == no_id || b == no_id || a == b) return true;
+  const View &va = g.view(a), &vb = g.view(b);
+  if (va.ref != vb.ref) return false;
+  const auto da = g.dims(va), db = g.dims(vb);
+  for (std::size_t d = 0; d < va.rank; ++d) {
+    const DimIndex &x = da[d], &y = db[d];
+    if (!x.start.is_static() || !y.start.is_static()) continue;
+    if (x.size == 0 || y.size == 0) return false;
+    const std::int64_t x1 = x.start.constant + (x.size - 1) * x.stride, y1 = y.start.constant + (y.size - 1) * y.stride;
+    if (x1 < y.start.constant || y1 < x.start.constant) return false;
+    if (x.stride == 1 && y.stride == 1) continue;
+    if (!refx::detail::progressions_meet(x.start.constant, x.stride, x.size, y.start.constant, y.stride, y.size))
+      return false;
+  }
+  return true;
+}
+
+/// Do views `a` and `b` certainly share an element? Exact for static starts;
+/// a traced start counts only when both views use the same traced value and
+/// `same_values` says that value is the same at both ops (not across a loop
+/// iteration or across devices).
+inline bool must_overlap(const Graph& g, ViewId a, ViewId b, bool same_values) {
+  const View &va = g.view(a), &vb = g.view(b);
+  if (va.ref != vb.ref) return false;
+  const auto da = g.dims(va), db = g.dims(vb);
+  for (std::size_t d = 0; d < va.rank; ++d) {
+    const DimIndex &x = da[d], &y = db[d];
+    if (x.size == 0 || y.size == 0) return false;
+    if (x.start.is_static() && y.start.is_static()) {
+      if (!refx::detail::progressions_meet(x.start.constant, x.stride, x.size, y.start.constant, y.stride, y.size))
+        return false;
+    } else if (!(same_values && detail::same_start(x.start, y.start))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Does view `outer` certainly contain every element of view `inner`? (Both
+/// static, or `outer` is the whole Ref.)
+inline bool covers(const Graph& g, ViewId outer, ViewId inner) {
+  if (outer == no_id || outer == inner) return true;
+  if (inner == no_id) return false;
+  const View &vo = g.view(outer), &vi = g.view(inner);
+  if (vo.ref != vi.ref) return false;
+  const auto dout = g.dims(vo), din = g.dims(vi);
+  for (std::size_t d = 0; d < vo.rank; ++d) {
+    const DimIndex &o = dout[d], &i = din[d];
+    if (i.size == 0) return true;
+    if (detail::same_start(o.start, i.start) && o.size == i.size && o.stride == i.stride) continue;
+    if (!o.start.is_static() || !i.start.is_static() || o.size == 0) return false;
+    const std::int64_t o0 = o.start.constant, o1 = o0 + (o.size - 1) * o.stride;
+    const std::int64_t i0 = i.start.constant, i1 = i0 + (i.size - 1) * i.stride;
+    if (i0 < o0 || i1 > o1 || (i0 - o0) % o.stride != 0) return false;
+    if (i.size > 1 && i.stride % o.stride != 0) return false;
+  }
+  return true;
+}
+
+/// Do two views designate exactly the same elements in the same order?
+inline bool same_region(const Graph& g, ViewId a, ViewId b) {
+  if (a == b) return true;
+  const View &va = g.view(a), &vb = g.view(b);
+  if (va.ref != vb.ref || va.rank != vb.rank) return false;
+  const auto da = g.dims(va), db = g.dims(vb);
+  for (std::size_t d = 0; d < va.rank; ++d)
+    if (!detail::same_start(da[d].start, db[d].start) || da[d].size != db[d].size ||
+        (da[d].size > 1 && da[d].stride != db[d].stride) || da[d].squeezed != db[d].squeezed)
+      return false;
+  return true;
+}
+
+/// The flat element index of a view with static starts (a semaphore in an
+/// array), or -1 when a start is traced.
+inline std::int64_t static_offset(const Graph& g, ViewId v) {
+  const View& view = g.view(v);
+  const auto strides = g.type(view.ref).shape.strides();
+  std::int64_t off = 0;
+  const auto dims = g.dims(view);
+  for (std::size_t d = 0; d < view.rank; ++d) {
+    if (!dims[d].start.is_static()) return -1;
+    off += dims[d].start.constant * strides[d];
+  }
+  return off;
+}
+
+/// The value of an integer scalar defined by a `constant` op, if it is one.
+inline bool constant_int(const Graph& g, ValueId v, std::int64_t& out) {
+  const OpId p = g.value(v).producer;
+  if (p == no_id) return false;
+  const Op& op = g.op(p);
+  if (op.prim != &prim::constant) return false;
+  const auto a = g.attrs(op);
+  if (!is_integral(static_cast<DType>(a[0]))) return false;
+  out = a[1];
+  return true;
+}
+
+}  // namespace refx::passes

@@ -1,0 +1,273 @@
+#pragma once
+// Fusion: a chain of elementwise ops over one shape whose intermediate
+// values have no other users becomes one `fused` op (ir/primitives/fused.hpp):
+// one loop over the output, tile by tile, with no full-size intermediates.
+// Reductions, dot and everything else stay separate. The chain also absorbs
+//   - broadcasts of a scalar (the loop reads the scalar),
+//   - loads of a Ref region (the loop reads the Ref), when nothing between
+//     the load and the fused op depends on it (dependencies.hpp),
+//   - the one store or accumulation of the chain's result into a Ref region,
+//     unless that region overlaps a fused load in any other way than exactly.
+// The fused op runs where the chain's result was produced (or stored). Each
+// element sees the same ops in the same order as before: results are
+// bit-identical.
+
+#include <queue>
+#include <vector>
+
+#include <refx/ir/primitives/fused.hpp>
+#include <refx/ir/primitives/ref_ops.hpp>
+#include <refx/passes/dependencies.hpp>
+
+namespace refx::passes {
+
+struct FuseOptions {
+  /// Chains over fewer elements than this stay unfused.
+  std::int64_t min_elements = 1;
+};
+
+namespace detail {
+
+class Fuser {
+ public:
+  Fuser(Graph& g, const FuseOptions& o) : g_(g), options_(o), facts_(g) {
+    uses_.assign(g.num_values(), 0);
+    count_uses(g, 0, uses_, +1);
+    in_group_.assign(g.num_values(), 0);
+    user_.assign(g.num_values(), -1);
+  }
+
+  std::size_t run() {
+    std::size_t fused = 0;
+    for (std::size_t b = 0; b < g_.num_blocks(); ++b) {
+      const auto id = static_cast<BlockId>(b);
+      if (b != 0 && facts_.block_of(g_.block(id).owner) == no_id) continue;
+      fused += block(id);
+    }
+    return fused;
+  }
+
+ private:
+  struct Group {
+    std::vector<std::int32_t> members, loads, broadcasts;
+    std::int32_t store = -1;
+  };
+
+  bool member_candidate(const Op& op, const Shape& shape) const {
+    if (op.prim->elementwise == nullptr || op.block_count != 0 || op.effect_count != 0 || op.out_count != 1 ||
+        op.in_count == 0 || op.in_count > prim::fused_max_inputs || op.view_count != 0)
+      return false;
+    if (!(g_.type(g_.outputs(op)[0]).shape == shape)) return false;
+    for (ValueId v : g_.inputs(op))
+      if (g_.type(v).is_ref() || !(g_.type(v).shape == shape)) return false;
+    return true;
+  }
+
+  std::size_t block(BlockId b) {
+    ops_ = g_.block(b).ops;
+    const std::size_t n = ops_.size();
+    if (n == 0) return 0;
+    part_.assign(n, 0);
+    replace_.assign(n, no_id);
+    have_deps_ = false;
+    if (pos_.size() < g_.num_ops()) pos_.resize(g_.num_ops(), -1);
+    for (std::size_t i = 0; i < n; ++i) pos_[static_cast<std::size_t>(ops_[i])] = static_cast<std::int32_t>(i);
+    for (std::size_t i = 0; i < n; ++i)
+      for (ValueId v : g_.inputs(g_.op(ops_[i]))) user_[static_cast<std::size_t>(v)] = static_cast<std::int32_t>(i);
+    std::size_t made = 0;
+    for (std::size_t i = n; i-- > 0;) {
+      if (part_[i]) continue;
+      const Op& root = g_.op(ops_[i]);
+      if (root.out_count != 1) continue;
+      const Shape shape = g_.type(g_.outputs(root)[0]).shape;
+      if (shape.num_elements() < options_.min_elements || !member_candidate(root, shape)) continue;
+      Group grp = grow(b, static_cast<std::int32_t>(i), shape);
+      if (emit(b, grp, shape)) ++made;
+    }
+    for (std::size_t i = 0; i < n; ++i)
+      for (ValueId v : g_.inputs(g_.op(ops_[i]))) user_[static_cast<std::size_t>(v)] = -1;
+    if (made == 0) return 0;
+    std::vector<OpId> out;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (replace_[i] != no_id) out.push_back(replace_[i]);
+      else if (!part_[i]) out.push_back(ops_[i]);
+    }
+    g_.mutable_block(b).ops = std::move(out);
+    return made;
+  }
+
+  std::int32_t position(BlockId b, ValueId v) const {
+    const ValueInfo& info = g_.value(v);
+    if (info.block != b || info.producer == no_id) return -1;
+    return pos_of(info.producer);
+  }
+  std::int32_t pos_of(OpId o) const {
+    const auto p = pos_[static_cast<std::size_t>(o)];
+    return p >= 0 && static_cast<std::size_t>(p) < ops_.size() && ops_[static_cast<std::size_t>(p)] == o ? p : -1;
+  }
+
+  // Walks producers backwards from the root: an op joins when every use of
+  // its result is inside the group (decided: all later members are known).
+  Group grow(BlockId b, std::int32_t root, const Shape& shape) {
+    Group grp;
+    std::priority_queue<std::int32_t> todo;
+    std::vector<std::int32_t> seen;
+    const auto add_member = [&](std::int32_t i) {
+      grp.members.push_back(i);
+      part_[static_cast<std::size_t>(i)] = 2;  // tentative
+      seen.push_back(i);
+      for (ValueId v : g_.inputs(g_.op(ops_[static_cast<std::size_t>(i)]))) {
+        if (in_group_[static_cast<std::size_t>(v)]++ == 0) touched_.push_back(v);
+        if (const std::int32_t p = position(b, v); p >= 0) todo.push(p);
+      }
+    };
+    add_member(root);
+    std::size_t operands = 0;
+    while (!todo.empty()) {
+      const std::int32_t j = todo.top();
+      todo.pop();
+      if (part_[static_cast<std::size_t>(j)]) continue;
+      const Op& p = g_.op(ops_[static_cast<std::size_t>(j)]);
+      if (p.out_count != 1) continue;
+      const ValueId v = g_.outputs(p)[0];
+      if (in_group_[static_cast<std::size_t>(v)] != uses_[static_cast<std::size_t>(v)]) continue;
+      if (member_candidate(p, shape) && grp.members.size() < prim::fused_max_members) {
+        add_member(j);
+      } else if (p.prim == &prim::broadcast && g_.type(g_.inputs(p)[0]).shape.rank() == 0 &&
+                 g_.type(v).shape == shape && ++operands < prim::fused_max_operands / 2) {
+        grp.broadcasts.push_back(j);
+        part_[static_cast<std::size_t>(j)] = 2;
+        seen.push_back(j);
+      } else if (p.prim == &prim::load && p.effect_count == 1 && g_.type(v).shape == shape &&
+                 ++operands < prim::fused_max_operands / 2) {
+        grp.loads.push_back(j);
+        part_[static_cast<std::size_t>(j)] = 2;
+        seen.push_back(j);
+      }
+    }
+    for (ValueId v : touched_) in_group_[static_cast<std::size_t>(v)] = 0;
+    touched_.clear();
+    for (std::int32_t s : seen) part_[static_cast<std::size_t>(s)] = 0;
+    // The one store / accumulation of the result.
+    const ValueId result = g_.outputs(g_.op(ops_[static_cast<std::size_t>(root)]))[0];
+    const std::int32_t u = user_[static_cast<std::size_t>(result)];
+    if (uses_[static_cast<std::size_t>(result)] == 1 && u > root) {
+      const Op& s = g_.op(ops_[static_cast<std::size_t>(u)]);
+      if ((s.prim == &prim::store || s.prim == &prim::accum) && g_.inputs(s)[0] == result && !part_[static_cast<std::size_t>(u)]) {
+        bool ok = true;
+        for (std::int32_t l : grp.loads) {
+          const ViewId lv = g_.views(g_.op(ops_[static_cast<std::size_t>(l)]))[0], sv = g_.views(s)[0];
+          if (may_overlap(g_, lv, sv) && !same_region(g_, lv, sv)) ok = false;
+        }
+        if (ok) grp.store = u;
+      }
+    }
+    // A fused load reads at the fused op's position: nothing in between may depend on it.
+    if (!grp.loads.empty()) {
+      const std::int32_t at = grp.store >= 0 ? grp.store : root;
+      std::vector<char> mine(ops_.size(), 0);
+      for (auto* part : {&grp.members, &grp.broadcasts, &grp.loads})
+        for (std::int32_t i : *part) mine[static_cast<std::size_t>(i)] = 1;
+      const BlockDeps& d = deps(b);
+      std::erase_if(grp.loads, [&](std::int32_t l) {
+        for (std::int32_t s : d.successors(static_cast<std::size_t>(l)))
+          if (s > l && s < at && !mine[static_cast<std::size_t>(s)]) return true;
+        return false;
+      });
+    }
+    return grp;
+  }
+
+  const BlockDeps& deps(BlockId b) {
+    if (!have_deps_) {
+      deps_ = block_dependencies(g_, facts_, b);
+      have_deps_ = true;
+    }
+    return deps_;
+  }
+
+  bool emit(BlockId b, Group& grp, const Shape&) {
+    if (grp.members.size() < 2 && grp.loads.empty() && grp.broadcasts.empty() && grp.store < 0) return false;
+    std::sort(grp.members.begin(), grp.members.end());
+    const auto op_at = [&](std::int32_t i) -> const Op& { return g_.op(ops_[static_cast<std::size_t>(i)]); };
+    const auto output_at = [&](std::int32_t i) { return g_.outputs(op_at(i))[0]; };
+    std::vector<ValueId> inputs;
+    std::vector<ViewId> views;
+    std::vector<Effect> effects;
+    std::vector<std::int64_t> attrs;
+    const auto input_index = [&](ValueId v) {
+      auto it = std::find(inputs.begin(), inputs.end(), v);
+      if (it != inputs.end()) return static_cast<std::int64_t>(it - inputs.begin());
+      inputs.push_back(v);
+      return static_cast<std::int64_t>(inputs.size() - 1);
+    };
+    for (std::int32_t l : grp.loads) {
+      views.push_back(g_.views(op_at(l))[0]);
+      effects.push_back(Effect{effect_read, 0, views.back()});
+    }
+    const ValueId result = output_at(grp.members.back());
+    const auto mode = grp.store < 0                        ? prim::FusedOut::value
+                      : op_at(grp.store).prim == &prim::store ? prim::FusedOut::store
+                                                            : prim::FusedOut::accum;
+    attrs = {static_cast<std::int64_t>(grp.members.size()), static_cast<std::int64_t>(mode),
+             static_cast<std::int64_t>(grp.loads.size())};
+    for (std::int32_t i : grp.members) {
+      const Op& m = op_at(i);
+      const auto ins = g_.inputs(m);
+      attrs.push_back(ops_[static_cast<std::size_t>(i)]);
+      attrs.push_back(static_cast<std::int64_t>(g_.type(ins[ins.size() == 3 ? 1 : 0]).dtype));
+      attrs.push_back(static_cast<std::int64_t>(ins.size()));
+      for (ValueId v : ins) {
+        const std::int32_t p = position(b, v);
+        const auto find = [&](const std::vector<std::int32_t>& part) {
+          auto it = std::find(part.begin(), part.end(), p);
+          return p >= 0 && it != part.end() ? static_cast<std::int64_t>(it - part.begin()) : std::int64_t{-1};
+        };
+        std::int64_t k;
+        if ((k = find(grp.members)) >= 0) attrs.push_back(prim::fused_source(prim::FusedSource::member, k));
+        else if ((k = find(grp.loads)) >= 0) attrs.push_back(prim::fused_source(prim::FusedSource::load, k));
+        else if ((k = find(grp.broadcasts)) >= 0)
+          attrs.push_back(prim::fused_source(prim::FusedSource::scalar, input_index(g_.inputs(op_at(grp.broadcasts[static_cast<std::size_t>(k)]))[0])));
+        else attrs.push_back(prim::fused_source(prim::FusedSource::input, input_index(v)));
+      }
+    }
+    if (inputs.size() + views.size() + 1 > prim::fused_max_operands) return false;
+    std::vector<ValueId> outputs;
+    SourceLoc loc = op_at(grp.members.back()).loc;
+    if (grp.store >= 0) {
+      const Op& s = op_at(grp.store);
+      views.push_back(g_.views(s)[0]);
+      effects.push_back(Effect{static_cast<std::uint8_t>(mode == prim::FusedOut::store ? effect_write : effect_accum), 0,
+                               views.back()});
+      if (s.loc.known()) loc = s.loc;
+    } else {
+      outputs.push_back(result);
+    }
+    const OpId f = g_.add_op({&prim::fused, inputs, outputs, attrs, views, effects, {}, loc});
+    if (!outputs.empty()) g_.mutable_value(result).producer = f;
+    const std::int32_t at = grp.store >= 0 ? grp.store : grp.members.back();
+    for (auto* part : {&grp.members, &grp.broadcasts, &grp.loads})
+      for (std::int32_t i : *part) part_[static_cast<std::size_t>(i)] = 1;
+    if (grp.store >= 0) part_[static_cast<std::size_t>(grp.store)] = 1;
+    replace_[static_cast<std::size_t>(at)] = f;
+    return true;
+  }
+
+  Graph& g_;
+  FuseOptions options_;
+  GraphFacts facts_;
+  std::vector<std::int32_t> uses_, in_group_, user_, pos_;
+  std::vector<ValueId> touched_;
+  std::vector<OpId> ops_;
+  std::vector<char> part_;
+  std::vector<OpId> replace_;
+  BlockDeps deps_;
+  bool have_deps_ = false;
+};
+
+}  // namespace detail
+
+/// Fuses elementwise chains in every block of `g`; returns how many fused ops were made.
+inline std::size_t fuse(Graph& g, const FuseOptions& options = {}) { return detail::Fuser(g, options).run(); }
+
+}  // namespace refx::passes

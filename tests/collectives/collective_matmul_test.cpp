@@ -1,0 +1,89 @@
+// collective_matmul inside a kernel on Vmem Refs: a (m, k) and b (k, n) per
+// device, out (N*m, n) = all_gather(a) @ b, compared with a host matmul of
+// the gathered a (each device has its own b). Every ring size, several
+// shapes, every element type.
+
+#include <gtest/gtest.h>
+
+#include <array>
+
+#include "support/collectives_testing.hpp"
+
+namespace {
+using namespace refx;
+using namespace refx::testing;
+
+template <class T>
+using Mat = Ref<T, extents<dyn, dyn>, Vmem>;
+
+struct Case {
+  int n;
+  std::int64_t m, k, cols;
+  Elem elem;
+};
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  const Case& c = info.param;
+  return "N" + std::to_string(c.n) + "_a" + std::to_string(c.m) + "x" + std::to_string(c.k) + "_b" + std::to_string(c.k) +
+         "x" + std::to_string(c.cols) + "_" + name_of(c.elem);
+}
+
+/// Matmul inputs: the usual ones for floats; for integers the int32 range,
+/// so that products of int64 inputs cannot overflow.
+template <class T>
+std::vector<std::vector<T>> matmul_inputs(int n, std::int64_t elements, int salt) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return inputs<T>(n, elements, salt);
+  } else {
+    std::vector<std::vector<T>> out(static_cast<std::size_t>(n));
+    for (int d = 0; d < n; ++d)
+      for (std::int64_t i = 0; i < elements; ++i) out[static_cast<std::size_t>(d)].push_back(static_cast<T>(input<std::int32_t>(d, i, salt)));
+    return out;
+  }
+}
+
+class CollectiveMatmul : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CollectiveMatmul, EqualsTheGatheredMatmul) {
+  const Case c = GetParam();
+  Watchdog dog(kTestLimit, case_name({c, 0}));
+  with_elem(c.elem, [&]<class T>(std::type_identity<T>) {
+    auto exe = kernel([](Mat<const T> a, Mat<const T> b, Mat<T> out) { collectives::collective_matmul(a, b, out, "x"); })
+                   .compile(Mesh{{"x", c.n}}, {Shape{c.m, c.k}, Shape{c.k, c.cols}, Shape{c.n * c.m, c.cols}});
+    const auto a = matmul_inputs<T>(c.n, c.m * c.k, 1);
+    const auto b = matmul_inputs<T>(c.n, c.k * c.cols, 2);
+    std::vector<T> gathered;
+    for (const auto& ad : a) gathered.insert(gathered.end(), ad.begin(), ad.end());
+    const Array out = exe(array_of(a, Shape{c.m, c.k}), array_of(b, Shape{c.k, c.cols}))[0];
+    const std::int64_t rows = c.n * c.m;
+    for (int d = 0; d < c.n; ++d) {
+      const auto& bd = b[static_cast<std::size_t>(d)];
+      Expected<T> want{matmul(gathered, bd, rows, c.k, c.cols), {}};
+      if constexpr (std::is_floating_point_v<T>) {  // (k + 1) eps sum |a_ip b_pj|
+        for (std::int64_t i = 0; i < rows; ++i)
+          for (std::int64_t j = 0; j < c.cols; ++j) {
+            double abs = 0;
+            for (std::int64_t p = 0; p < c.k; ++p)
+              abs += std::fabs(static_cast<double>(gathered[static_cast<std::size_t>(i * c.k + p)]) *
+                               static_cast<double>(bd[static_cast<std::size_t>(p * c.cols + j)]));
+            want.tolerance.push_back(static_cast<double>(c.k + 1) * std::numeric_limits<T>::epsilon() * abs);
+          }
+      }
+      ASSERT_TRUE(matches(out.to_host<T>(d), want, "device " + std::to_string(d)));
+    }
+  });
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  int i = 0;
+  for (int n : kRingSizes)
+    for (const auto& s : std::vector<std::array<std::int64_t, 3>>{{1, 1, 1}, {3, 5, 2}, {8, 16, 4}})
+      out.push_back({n, s[0], s[1], s[2], kElems[static_cast<std::size_t>(i++ % 4)]});
+  for (Elem e : kElems) out.push_back({3, 2, 7, 3, e});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Sweep, CollectiveMatmul, ::testing::ValuesIn(cases()), case_name);
+
+}  // namespace

@@ -1,0 +1,154 @@
+// Collectives used from inside a user kernel on the user's own Refs,
+// compiled with refx::kernel(...).compile(mesh): compute before and after
+// the collective, collectives repeated in a traced loop, and collectives
+// along one axis of a 2-D mesh.
+
+#include <gtest/gtest.h>
+
+#include "support/collectives_testing.hpp"
+
+namespace {
+using namespace refx;
+using namespace refx::testing;
+
+// Static extents: see the report (arithmetic between a dynamic-extent Value
+// and a scalar does not compile at the time of writing).
+constexpr std::int64_t kRows = 37;  // not divisible by any ring size > 1 here
+constexpr std::int64_t kTiny = 3;   // smaller than most ring sizes
+
+struct Case {
+  int n;
+  Algorithm alg;
+  Direction dir;
+};
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  const Case& c = info.param;
+  return "N" + std::to_string(c.n) + "_" + name_of(c.alg) + "_" + name_of(c.dir);
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (int n : kRingSizes) {
+    out.push_back({n, Algorithm::ring, Direction::unidirectional});
+    out.push_back({n, Algorithm::ring, Direction::bidirectional});
+    out.push_back({n, Algorithm::direct, Direction::unidirectional});
+    out.push_back({n, Algorithm::automatic, Direction::bidirectional});
+  }
+  return out;
+}
+
+class InKernel : public ::testing::TestWithParam<Case> {};
+
+// x <- 2 x on every device, all_reduce in place, then x <- x + 1.
+TEST_P(InKernel, ScaleThenAllReduceThenAddOne) {
+  const Case c = GetParam();
+  if (kBlockedDirectAllReduce && runs_direct(c.alg, c.n)) GTEST_SKIP() << kDirectAllReduceBug;
+  Watchdog dog(kTestLimit, case_name({c, 0}));
+  auto run = [&]<std::int64_t M>(std::integral_constant<std::int64_t, M>) {
+    auto exe = kernel([c](VmemRef<float, M> x) {
+                 x.store(x.load() * 2.0f);
+                 collectives::all_reduce(x, "x", ReduceOp::sum, c.dir, c.alg);
+                 x.store(x.load() + 1.0f);
+               }).compile(Mesh{{"x", c.n}});
+    auto host = inputs<float>(c.n, M);
+    Array x = array_of(host, Shape{M});
+    exe.call_in_place({x});
+    for (auto& b : host)
+      for (float& v : b) v *= 2.0f;
+    Expected<float> want = reduce(host, ReduceOp::sum);
+    for (std::size_t i = 0; i < want.value.size(); ++i) {
+      want.value[i] += 1.0f;
+      want.tolerance[i] += std::numeric_limits<float>::epsilon() * (std::fabs(want.value[i]) + 1.0);
+    }
+    for (int d = 0; d < c.n; ++d) ASSERT_TRUE(matches(x.to_host<float>(d), want, "M" + std::to_string(M) + " device " + std::to_string(d)));
+    EXPECT_TRUE(bitwise_identical_across_devices(x));
+  };
+  run(std::integral_constant<std::int64_t, kRows>{});
+  run(std::integral_constant<std::int64_t, kTiny>{});
+}
+
+// A collective inside a traced loop reuses its scoped semaphores every
+// iteration while neighbours drift apart: x <- max over devices of x, plus
+// this device's index + 1, six times.
+TEST_P(InKernel, AllReduceInAForiLoop) {
+  const Case c = GetParam();
+  if (kBlockedDirectAllReduce && runs_direct(c.alg, c.n)) GTEST_SKIP() << kDirectAllReduceBug;
+  Watchdog dog(kTestLimit, case_name({c, 0}));
+  constexpr int kSteps = 6;
+  auto exe = kernel([c](VmemRef<std::int32_t, kRows> x) {
+               fori_loop(0, kSteps, [&](Scalar<std::int32_t>) {
+                 collectives::all_reduce(x, "x", ReduceOp::max, c.dir, c.alg);
+                 x.store(x.load() + (axis_index("x") + 1));
+               });
+             }).compile(Mesh{{"x", c.n}});
+  auto host = inputs<std::int32_t>(c.n, kRows);
+  Array x = array_of(host, Shape{kRows});
+  exe.call_in_place({x});
+  for (int s = 0; s < kSteps; ++s) {
+    const auto m = reduce(host, ReduceOp::max).value;
+    for (int d = 0; d < c.n; ++d)
+      for (std::int64_t i = 0; i < kRows; ++i) host[static_cast<std::size_t>(d)][static_cast<std::size_t>(i)] = m[static_cast<std::size_t>(i)] + d + 1;
+  }
+  for (int d = 0; d < c.n; ++d) ASSERT_TRUE(matches(x.to_host<std::int32_t>(d), host[static_cast<std::size_t>(d)], "device " + std::to_string(d)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Sweep, InKernel, ::testing::ValuesIn(cases()), case_name);
+
+// Several collectives in one kernel on different Refs: gather a block, reduce
+// another, then all-to-all the gathered blocks back (each device gets its own
+// row of every device's gathered copy, i.e. N copies of its own block).
+TEST(InKernelComposition, GatherReduceAllToAllInOneKernel) {
+  Watchdog dog(kTestLimit, "composition");
+  constexpr std::int64_t b = 4;
+  for (int n : {1, 2, 3, 5}) {
+    auto exe = kernel([](Ref<const std::int64_t, extents<b>, Vmem> x, Ref<std::int64_t, extents<b>, Vmem> sum,
+                         Ref<std::int64_t, extents<dyn, b>, Vmem> gathered, Ref<std::int64_t, extents<dyn, b>, Vmem> back) {
+                 collectives::all_gather(x, gathered, "x");
+                 sum.store(x.load());
+                 collectives::all_reduce(sum, "x", ReduceOp::sum, Direction::unidirectional, Algorithm::ring);
+                 collectives::all_to_all(gathered, back, "x");
+               }).compile(Mesh{{"x", n}}, {Shape{b}, Shape{b}, Shape{n, b}, Shape{n, b}});
+    const auto host = inputs<std::int64_t>(n, b);
+    const std::vector<Array> out = exe(array_of(host, Shape{b}));
+    const auto want_sum = reduce(host, ReduceOp::sum);
+    for (int d = 0; d < n; ++d) {
+      ASSERT_TRUE(matches(out[0].to_host<std::int64_t>(d), want_sum, "sum, device " + std::to_string(d)));
+      std::vector<std::int64_t> all, mine;
+      for (const auto& h : host) all.insert(all.end(), h.begin(), h.end());
+      for (int j = 0; j < n; ++j) mine.insert(mine.end(), host[static_cast<std::size_t>(d)].begin(), host[static_cast<std::size_t>(d)].end());
+      ASSERT_TRUE(matches(out[1].to_host<std::int64_t>(d), all, "gathered, device " + std::to_string(d)));
+      ASSERT_TRUE(matches(out[2].to_host<std::int64_t>(d), mine, "all_to_all, device " + std::to_string(d)));
+    }
+  }
+}
+
+// A 2-D mesh {x: 2, y: 3}: reducing along "y" sums each row of the mesh;
+// reducing along "x" then "y" sums over every device.
+TEST(InKernelMesh, AllReduceAlongOneAxisThenTheOther) {
+  Watchdog dog(kTestLimit, "2-D mesh");
+  const Mesh mesh{{"x", 2}, {"y", 3}};  // device id = x * 3 + y
+  for (Algorithm alg : {Algorithm::ring, Algorithm::direct}) {
+    if (kBlockedDirectAllReduce && runs_direct(alg, 3)) continue;  // see kDirectAllReduceBug
+    auto along_y = kernel([alg](Ref<std::int32_t, extents<5>, Hbm> x) {
+                     collectives::all_reduce(x, "y", ReduceOp::sum, Direction::unidirectional, alg);
+                   }).compile(mesh);
+    auto both = kernel([alg](Ref<std::int32_t, extents<5>, Hbm> x) {
+                  collectives::all_reduce(x, "x", ReduceOp::sum, Direction::unidirectional, alg);
+                  collectives::all_reduce(x, "y", ReduceOp::sum, Direction::bidirectional, alg);
+                }).compile(mesh);
+    const auto host = inputs<std::int32_t>(6, 5);
+    Array a = array_of(host, Shape{5}), b = array_of(host, Shape{5});
+    along_y.call_in_place({a});
+    both.call_in_place({b});
+    const auto total = reduce(host, ReduceOp::sum);
+    for (int d = 0; d < 6; ++d) {
+      const int row = d / 3;
+      const std::vector<std::vector<std::int32_t>> group(host.begin() + row * 3, host.begin() + row * 3 + 3);
+      ASSERT_TRUE(matches(a.to_host<std::int32_t>(d), reduce(group, ReduceOp::sum), std::string(name_of(alg)) + " along y, device " + std::to_string(d)));
+      ASSERT_TRUE(matches(b.to_host<std::int32_t>(d), total, std::string(name_of(alg)) + " along x then y, device " + std::to_string(d)));
+    }
+  }
+}
+
+}  // namespace

@@ -1,0 +1,119 @@
+#pragma once
+// Helpers for the effects tests (tests/effects/*_test.cpp): a print capture,
+// a thread-safe log, a watchdog so that no test can hang, and the message of
+// an expected exception.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <refx/refx.hpp>
+
+namespace refx::effects_testing {
+
+/// Captures a runtime's debug_print output, one entry per print.
+class PrintCapture {
+ public:
+  explicit PrintCapture(Runtime& rt) {
+    rt.set_print_sink([this](std::string_view s) {
+      std::lock_guard lock(mutex_);
+      lines_.emplace_back(s);
+    });
+  }
+  std::vector<std::string> lines() const {
+    std::lock_guard lock(mutex_);
+    return lines_;
+  }
+  void clear() {
+    std::lock_guard lock(mutex_);
+    lines_.clear();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::string> lines_;
+};
+
+/// A log written by callbacks (possibly from several workers).
+template <class T>
+class Log {
+ public:
+  void add(T v) {
+    std::lock_guard lock(mutex_);
+    items_.push_back(std::move(v));
+  }
+  std::vector<T> items() const {
+    std::lock_guard lock(mutex_);
+    return items_;
+  }
+  std::size_t size() const {
+    std::lock_guard lock(mutex_);
+    return items_.size();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<T> items_;
+};
+
+/// Aborts the test binary if the enclosing scope runs longer than `limit`.
+class Watchdog {
+ public:
+  explicit Watchdog(std::chrono::milliseconds limit = std::chrono::milliseconds(30000))
+      : thread_([this, limit] {
+          std::unique_lock lock(mutex_);
+          if (!cv_.wait_for(lock, limit, [&] { return done_; })) {
+            std::fprintf(stderr, "\neffects test watchdog: the test did not finish within %lld ms (a hang)\n",
+                         static_cast<long long>(limit.count()));
+            std::fflush(stderr);
+            std::_Exit(3);
+          }
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+/// The message of the RuntimeError `f` throws ("" and a test failure if none).
+template <class F>
+std::string runtime_error_of(F&& f) {
+  try {
+    f();
+  } catch (const RuntimeError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected a refx::RuntimeError, got: " << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a refx::RuntimeError, nothing was thrown";
+  return "";
+}
+
+inline bool contains(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
+
+/// One i32 per device, shape [1]: the input that names a dispatch.
+inline Array scalar_array(std::int32_t devices, std::int32_t value, Runtime& rt) {
+  return Array::generate<std::int32_t>(devices, Shape{1}, [&](int, std::int64_t) { return value; }, rt);
+}
+
+}  // namespace refx::effects_testing

@@ -1,0 +1,301 @@
+// Remote copies on the threaded runtime: right permute with a neighbour
+// barrier (1..8 and 64 devices), permutes by arbitrary shifts, LOGICAL, MESH
+// and named device ids on 1-D and 2-D meshes, copies to self, and chains of
+// asynchronously dispatched calls.
+
+#include <gtest/gtest.h>
+
+#include <refx/refx.hpp>
+
+#include "support/runtime_testing.hpp"
+
+namespace {
+
+using namespace refx;
+using namespace refx::testing;
+
+constexpr std::int64_t kBlock = 256;
+using In = HbmRef<const float, kBlock>;
+using Out = HbmRef<float, kBlock>;
+
+/// Every device sends its block to (me + shift) mod N, after a handshake on
+/// the kernel's barrier semaphore with the two devices it talks to (the
+/// neighbour barrier of pallas-semantics b.7 for shift 1).
+Executable permute(int devices, int shift, Runtime& rt = Runtime::global()) {
+  const int s = mod(shift, devices);
+  return kernel([s](In x, Out y) {
+           auto me = axis_index("x");
+           auto n = axis_size("x");
+           auto target = (me + s) % n;
+           auto source = (me + n - s) % n;
+           auto barrier = get_barrier_semaphore();
+           semaphore_signal(barrier, 1, source);  // I am ready to receive from you
+           semaphore_signal(barrier, 1, target);  // I am about to send to you
+           semaphore_wait(barrier, 2);
+           run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
+             auto c = make_async_remote_copy(x, y, send, recv, target);
+             c.start();
+             c.wait();
+           });
+         })
+      .name("permute")
+      .collective_id(0)
+      .compile(Mesh{{"x", devices}}, {}, rt);
+}
+
+Array tagged(int devices) { return Array::generate<float>(devices, Shape{kBlock}, tag); }
+
+class RemoteCopy : public ::testing::TestWithParam<int> {};
+INSTANTIATE_TEST_SUITE_P(Devices, RemoteCopy, device_counts(), DeviceCountName{});
+
+TEST_P(RemoteCopy, RightPermuteWithNeighbourBarrier) {
+  Watchdog dog(kTestLimit, "right permute");
+  const int n = GetParam();
+  const StatsDelta delta;
+  auto out = permute(n, 1)(tagged(n));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(all_shards_match<float>(out[0], [&](int d, std::int64_t i) { return tag(mod(d - 1, n), i); }));
+  EXPECT_EQ(delta.get().copies, n);
+  EXPECT_EQ(delta.get().bytes_copied, n * kBlock * 4);
+}
+
+TEST_P(RemoteCopy, PermuteByAnyShift) {
+  Watchdog dog(kTestLimit, "permute by shift");
+  const int n = GetParam();
+  const Array x = tagged(n);
+  for (int shift : {0, 1, -1, 2, 3, -3, n - 1, n, n + 2, -2 * n - 1}) {
+    auto out = permute(n, shift)(x);
+    EXPECT_TRUE(all_shards_match<float>(out[0], [&](int d, std::int64_t i) { return tag(mod(d - shift, n), i); }))
+        << "shift " << shift;
+  }
+}
+
+TEST_P(RemoteCopy, RepeatedCallsAndChainedDispatch) {
+  Watchdog dog(kTestLimit, "chained permutes");
+  const int n = GetParam();
+  const Executable exe = permute(n, 1);
+  // Dispatch returns at once; each call consumes the previous call's future.
+  std::vector<Array> chain{tagged(n)};
+  for (int k = 0; k < 2 * n + 3; ++k) chain.push_back(exe(chain.back())[0]);
+  for (std::size_t k = 0; k < chain.size(); ++k)
+    ASSERT_TRUE(all_shards_match<float>(chain[k], [&](int d, std::int64_t i) {
+      return tag(mod(d - static_cast<int>(k), n), i);
+    })) << "after " << k << " permutes";
+}
+
+// A copy whose target is the sending device itself (device id == me).
+TEST_P(RemoteCopy, CopyToSelfWithLogicalId) {
+  Watchdog dog(kTestLimit, "copy to self");
+  const int n = GetParam();
+  auto exe = kernel([](In x, Out y) {
+               run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
+                 auto c = make_async_remote_copy(x, y, send, recv, axis_index("x"));
+                 c.start();
+                 c.wait_send();
+                 c.wait_recv();
+               });
+             })
+                 .compile(Mesh{{"x", n}});
+  auto out = exe(tagged(n));
+  EXPECT_TRUE(all_shards_match<float>(out[0], [](int d, std::int64_t i) { return tag(d, i); }));
+}
+
+// LOGICAL ids computed on the device: the mirror permutation d -> n-1-d, with
+// a REGULAR "ready" handshake (the mirror is its own inverse).
+TEST_P(RemoteCopy, MirrorWithLogicalIds) {
+  Watchdog dog(kTestLimit, "mirror");
+  const int n = GetParam();
+  auto exe = kernel([](In x, Out y) {
+               auto peer = axis_size("x") - 1 - axis_index("x");
+               run_scoped([&](RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv) {
+                 semaphore_signal(ready, 1, DeviceId(peer));
+                 semaphore_wait(ready, 1);
+                 auto c = make_async_remote_copy(x, y, send, recv, DeviceId(peer));
+                 c.start();
+                 c.wait();
+               });
+             })
+                 .compile(Mesh{{"x", n}});
+  auto out = exe(tagged(n));
+  EXPECT_TRUE(all_shards_match<float>(out[0], [&](int d, std::int64_t i) { return tag(n - 1 - d, i); }));
+}
+
+// Constant LOGICAL ids: every device sends its block into slot `me` of device
+// 0's gather buffer (signals to device 0 by literal id), and device 0 sends
+// the gathered buffer back to the last device.
+TEST_P(RemoteCopy, ConstantLogicalIds) {
+  Watchdog dog(kTestLimit, "constant logical ids");
+  const int n = GetParam();
+  auto exe = kernel([n](In x, HbmRef<float, 8, kBlock> gathered, HbmRef<float, 8, kBlock> back) {
+               auto me = axis_index("x");
+               run_scoped([&](RegularSemaphore arrived, DmaSemaphore send, DmaSemaphore recv) {
+                 auto c = make_async_remote_copy(x, gathered.at(me), send, recv, 0);
+                 c.start();
+                 c.wait_send();
+                 semaphore_signal(arrived, 1, 0);
+                 when(me == 0, [&] {
+                   semaphore_wait(arrived, n);
+                   // One wait for the n blocks that landed here.
+                   make_async_copy(gathered.at(ds(0, n)), gathered.at(ds(0, n)), recv).wait_recv();
+                   auto r = make_async_remote_copy(gathered, back, send, recv, n - 1);
+                   r.start();
+                   r.wait_send();
+                 });
+                 when(me == n - 1, [&] {
+                   make_async_copy(gathered, back, recv).wait_recv();
+                 });
+               });
+             })
+                 .compile(Mesh{{"x", n}});
+  auto out = exe(tagged(n));
+  const auto g0 = out[0].to_host<float>(0);
+  const auto back = out[1].to_host<float>(n - 1);
+  for (int d = 0; d < n; ++d)
+    for (std::int64_t i = 0; i < kBlock; ++i) {
+      ASSERT_EQ(g0[static_cast<std::size_t>(d * kBlock + i)], tag(d, i)) << "slot " << d;
+      ASSERT_EQ(back[static_cast<std::size_t>(d * kBlock + i)], tag(d, i)) << "slot " << d;
+    }
+}
+
+// ---- 2-D meshes: y rows of x devices. Device (y, x) has logical id y*X + x.
+
+struct Mesh2 {
+  int y, x;
+};
+Mesh2 mesh2_for(int n) { return n == 1 ? Mesh2{1, 1} : Mesh2{2, n / 2}; }
+
+enum class IdForm { mesh_tuple, named, logical };
+
+/// Every device sends to its right neighbour along x only (own row), naming
+/// the target in the given form.
+Executable along_x(Mesh2 m, IdForm form) {
+  return kernel([form](In x, Out y) {
+           auto yi = axis_index("y");
+           auto xi = axis_index("x");
+           auto xs = axis_size("x");
+           auto xr = (xi + 1) % xs;
+           auto xl = (xi + xs - 1) % xs;
+           const DeviceId right = form == IdForm::mesh_tuple ? DeviceId::mesh({yi, xr})
+                                  : form == IdForm::named    ? DeviceId::named({{"x", xr}})
+                                                             : DeviceId(yi * xs + xr);
+           const DeviceId left = form == IdForm::mesh_tuple ? DeviceId::mesh({yi, xl})
+                                 : form == IdForm::named    ? DeviceId::named({{"x", xl}})
+                                                            : DeviceId(yi * xs + xl);
+           run_scoped([&](RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv) {
+             semaphore_signal(ready, 1, left);
+             semaphore_wait(ready, 1);
+             auto c = make_async_remote_copy(x, y, send, recv, right);
+             c.start();
+             c.wait();
+           });
+         })
+      .compile(Mesh{{"y", m.y}, {"x", m.x}});
+}
+
+class Mesh2D : public ::testing::TestWithParam<int> {};
+INSTANTIATE_TEST_SUITE_P(Devices, Mesh2D, device_counts(), DeviceCountName{});
+
+TEST_P(Mesh2D, ExchangeAlongXWithEveryIdForm) {
+  Watchdog dog(kTestLimit, "2-D exchange");
+  const int n = GetParam();
+  const Mesh2 m = mesh2_for(n);
+  const Array x = tagged(n);
+  for (IdForm f : {IdForm::mesh_tuple, IdForm::named, IdForm::logical}) {
+    auto out = along_x(m, f)(x);
+    EXPECT_TRUE(all_shards_match<float>(out[0], [&](int d, std::int64_t i) {
+      const int yy = d / m.x, xx = d % m.x;
+      return tag(yy * m.x + mod(xx - 1, m.x), i);
+    })) << "id form " << static_cast<int>(f);
+  }
+}
+
+// A named id that names only "y": x defaults to the caller's own index, so
+// rows swap and columns stay.
+TEST_P(Mesh2D, NamedIdDefaultsTheOtherAxis) {
+  Watchdog dog(kTestLimit, "named id along y");
+  const int n = GetParam();
+  const Mesh2 m = mesh2_for(n);
+  auto exe = kernel([](In x, Out y) {
+               auto other = (axis_index("y") + 1) % axis_size("y");
+               run_scoped([&](RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv) {
+                 semaphore_signal(ready, 1, DeviceId::named({{"y", other}}));
+                 semaphore_wait(ready, 1);
+                 auto c = make_async_remote_copy(x, y, send, recv, DeviceId::named({{"y", other}}));
+                 c.start();
+                 c.wait();
+               });
+             })
+                 .compile(Mesh{{"y", m.y}, {"x", m.x}});
+  auto out = exe(tagged(n));
+  EXPECT_TRUE(all_shards_match<float>(out[0], [&](int d, std::int64_t i) {
+    const int yy = d / m.x, xx = d % m.x;
+    return tag(mod(yy + 1, m.y) * m.x + xx, i);
+  }));
+}
+
+TEST(Mesh2DIds, WrongCoordinateCountIsATraceError) {
+  const std::string msg = error_of([] {
+    (void)kernel([](In x, Out y) {
+      run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
+        make_async_remote_copy(x, y, send, recv, DeviceId::mesh({axis_index("x")})).start();
+      });
+    }).compile(Mesh{{"y", 2}, {"x", 4}});
+  });
+  EXPECT_NE(msg.find("1 coordinates but the mesh {y=2, x=4} has 2 axes"), std::string::npos) << msg;
+}
+
+TEST(Mesh2DIds, UnknownAxisInANamedIdIsATraceError) {
+  const std::string msg = error_of([] {
+    (void)kernel([](In x, Out y) {
+      run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
+        make_async_remote_copy(x, y, send, recv, DeviceId::named({{"z", 0}})).start();
+      });
+    }).compile(Mesh{{"y", 2}, {"x", 4}});
+  });
+  EXPECT_NE(msg.find("\"z\""), std::string::npos) << msg;
+}
+
+// A device id outside the mesh fails the call (naming the device), not the process.
+TEST(RemoteCopyErrors, TargetOutsideTheMeshFailsTheCall) {
+  Watchdog dog(kTestLimit, "target outside mesh");
+  auto exe = kernel([](In x, Out y) {
+               run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
+                 auto c = make_async_remote_copy(x, y, send, recv, axis_index("x") + 1);
+                 c.start();
+                 c.wait();
+               });
+             })
+                 .compile(Mesh{{"x", 4}});
+  auto out = exe(tagged(4));
+  const std::string msg = runtime_error_of([&] { out[0].block_until_ready(); });
+  EXPECT_NE(msg.find("device 3"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("copy to device 4 but the mesh has 4 devices"), std::string::npos) << msg;
+}
+
+// ---- 64 devices on (typically) 2 cores.
+
+TEST(ManyDevices, RightPermuteOn64DevicesFinishesInSeconds) {
+  Watchdog dog(kTestLimit, "64-device permute");
+  const int n = 64;
+  const Executable exe = permute(n, 1);
+  const Array x = tagged(n);
+  std::vector<Array> out;
+  const double secs = shortest_of(3, time_bound(5.0), [&] {
+    for (int rep = 0; rep < 5; ++rep) {
+      out = exe(x);
+      out[0].block_until_ready();
+    }
+  });
+  EXPECT_TRUE(all_shards_match<float>(out[0], [&](int d, std::int64_t i) { return tag(mod(d - 1, n), i); }));
+  EXPECT_LT(secs, time_bound(5.0)) << "5 calls of a 64-device permute took " << secs << " s";
+  RecordProperty("seconds_for_5_calls", std::to_string(secs));
+}
+
+TEST(ManyDevices, PermuteOn64DevicesWithOneWorker) {
+  Watchdog dog(kTestLimit, "64-device permute, 1 worker");
+  Runtime rt(RuntimeOptions{.workers = 1});
+  auto out = permute(64, -5, rt)(tagged(64));
+  EXPECT_TRUE(all_shards_match<float>(out[0], [&](int d, std::int64_t i) { return tag(mod(d + 5, 64), i); }));
+}
+
+}  // namespace
