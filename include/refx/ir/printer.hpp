@@ -28,7 +28,10 @@ class GraphPrinter {
 
   std::string print() {
     out_ = "{ lambda ;";
-    for (ValueId p : g_.params()) out_ += " " + binder(p);
+    for (ValueId p : g_.params()) {
+      out_ += ' ';
+      out_ += binder(p);
+    }
     out_ += ". let\n";
     print_block(0, 2);
     out_ += "  }\n";

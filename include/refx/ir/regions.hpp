@@ -16,7 +16,7 @@ namespace refx {
 inline ViewId whole_view(Graph& g, ValueId ref) {
   const Shape& s = g.type(ref).shape;
   std::array<DimIndex, max_rank> dims{};
-  for (std::size_t d = 0; d < s.rank(); ++d) dims[d] = DimIndex{DynIndex{0, -1}, s[d], 1, false};
+  for (std::size_t d = 0; d < s.rank() && d < max_rank; ++d) dims[d] = DimIndex{DynIndex{0, -1}, s[d], 1, false};
   return g.add_view(ref, std::span<const DimIndex>(dims.data(), s.rank()));
 }
 
