@@ -10,11 +10,13 @@
 // A control op is one node with the union of its bodies' footprints; its
 // bodies get their own graphs.
 //
-// Cost: O(n) per block plus the Ref conflict scans. Each Ref keeps a short
-// list of live accesses; a write that covers an older access retires it (its
-// successors are ordered after the write anyway), and a list that grows past
-// `max_live_accesses` collapses into its newest op (which is then ordered
-// after all of them), so the scan stays bounded.
+// Cost: O(n) per block plus the Ref conflict scans. Each Ref keeps short
+// lists of live readers and writers, each with the bounding range of flat
+// offsets it touches (a cheap first test): a read scans only the writers; a
+// write that covers an older access retires it (its successors are ordered
+// after the write anyway); a list that grows past `max_live_accesses`
+// collapses into its newest op (which is then ordered after all of them), so
+// the scans stay bounded.
 
 #include <array>
 #include <limits>

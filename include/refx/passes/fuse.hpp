@@ -194,7 +194,6 @@ class Fuser {
     std::vector<ValueId> inputs;
     std::vector<ViewId> views;
     std::vector<Effect> effects;
-    std::vector<std::int64_t> attrs;
     const auto input_index = [&](ValueId v) {
       auto it = std::find(inputs.begin(), inputs.end(), v);
       if (it != inputs.end()) return static_cast<std::int64_t>(it - inputs.begin());
@@ -209,29 +208,27 @@ class Fuser {
     const auto mode = grp.store < 0                        ? prim::FusedOut::value
                       : op_at(grp.store).prim == &prim::store ? prim::FusedOut::store
                                                             : prim::FusedOut::accum;
-    attrs = {static_cast<std::int64_t>(grp.members.size()), static_cast<std::int64_t>(mode),
-             static_cast<std::int64_t>(grp.loads.size())};
+    std::vector<prim::FusedMemberSpec> members;
     for (std::int32_t i : grp.members) {
-      const Op& m = op_at(i);
-      const auto ins = g_.inputs(m);
-      attrs.push_back(ops_[static_cast<std::size_t>(i)]);
-      attrs.push_back(static_cast<std::int64_t>(g_.type(ins[ins.size() == 3 ? 1 : 0]).dtype));
-      attrs.push_back(static_cast<std::int64_t>(ins.size()));
-      for (ValueId v : ins) {
+      prim::FusedMemberSpec spec{ops_[static_cast<std::size_t>(i)], {}};
+      for (ValueId v : g_.inputs(op_at(i))) {
         const std::int32_t p = position(b, v);
         const auto find = [&](const std::vector<std::int32_t>& part) {
           auto it = std::find(part.begin(), part.end(), p);
           return p >= 0 && it != part.end() ? static_cast<std::int64_t>(it - part.begin()) : std::int64_t{-1};
         };
         std::int64_t k;
-        if ((k = find(grp.members)) >= 0) attrs.push_back(prim::fused_source(prim::FusedSource::member, k));
-        else if ((k = find(grp.loads)) >= 0) attrs.push_back(prim::fused_source(prim::FusedSource::load, k));
+        if ((k = find(grp.members)) >= 0) spec.sources.push_back(prim::fused_source(prim::FusedSource::member, k));
+        else if ((k = find(grp.loads)) >= 0) spec.sources.push_back(prim::fused_source(prim::FusedSource::load, k));
         else if ((k = find(grp.broadcasts)) >= 0)
-          attrs.push_back(prim::fused_source(prim::FusedSource::scalar, input_index(g_.inputs(op_at(grp.broadcasts[static_cast<std::size_t>(k)]))[0])));
-        else attrs.push_back(prim::fused_source(prim::FusedSource::input, input_index(v)));
+          spec.sources.push_back(prim::fused_source(
+              prim::FusedSource::scalar, input_index(g_.inputs(op_at(grp.broadcasts[static_cast<std::size_t>(k)]))[0])));
+        else spec.sources.push_back(prim::fused_source(prim::FusedSource::input, input_index(v)));
       }
+      members.push_back(std::move(spec));
     }
     if (inputs.size() + views.size() + 1 > prim::fused_max_operands) return false;
+    const std::vector<std::int64_t> attrs = prim::fused_attrs(g_, members, mode, inputs, views);
     std::vector<ValueId> outputs;
     SourceLoc loc = op_at(grp.members.back()).loc;
     if (grp.store >= 0) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <unordered_map>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include <refx/core/mesh.hpp>
@@ -139,8 +140,8 @@ class Tracer {
     std::size_t hash = 0;
     if (pure_candidate) {
       hash = pure_hash(p, inputs, attrs);
-      if (auto it = pure_ops_.find(hash); it != pure_ops_.end()) {
-        const Op& prev = graph_.op(it->second);
+      if (const OpId hit = pure_ops_.find(hash); hit != no_id) {
+        const Op& prev = graph_.op(hit);
         if (prev.prim == &p && std::ranges::equal(graph_.inputs(prev), inputs) &&
             std::ranges::equal(graph_.attrs(prev), attrs) &&
             block_open_[static_cast<std::size_t>(graph_.value(graph_.outputs(prev).front()).block)])
@@ -151,7 +152,7 @@ class Tracer {
     p.abstract_eval(ctx);
     auto outs = record(p, inputs, views, attrs, ctx.outputs(), ctx.effects(), {}, at);
     if (pure_candidate && ctx.effects().empty() && !outs.empty())
-      pure_ops_[hash] = static_cast<OpId>(graph_.num_ops() - 1);
+      pure_ops_.assign(hash, static_cast<OpId>(graph_.num_ops() - 1));
     return outs;
   }
   ValueId bind1(const Primitive& p, std::span<const ValueId> inputs, std::span<const ViewId> views,
@@ -195,7 +196,49 @@ class Tracer {
     for (std::int64_t a : attrs) mix(static_cast<std::uint64_t>(a));
     return h;
   }
-  std::unordered_map<std::size_t, OpId> pure_ops_;
+  /// Pure ops by hash (the newest op wins a hash): open addressing in one
+  /// flat array, so a lookup at a million ops costs one cache miss, not a
+  /// bucket and a node.
+  class PureOps {
+   public:
+    OpId find(std::size_t hash) const noexcept {
+      if (slots_.empty()) return no_id;
+      for (std::size_t i = home(hash);; i = (i + 1) & mask()) {
+        const Slot& s = slots_[i];
+        if (s.op == no_id || s.hash == hash) return s.op;
+      }
+    }
+    void assign(std::size_t hash, OpId op) {
+      if (2 * (used_ + 1) > slots_.size()) grow();
+      for (std::size_t i = home(hash);; i = (i + 1) & mask()) {
+        Slot& s = slots_[i];
+        if (s.op == no_id) ++used_;
+        if (s.op == no_id || s.hash == hash) {
+          s = {hash, op};
+          return;
+        }
+      }
+    }
+
+   private:
+    struct Slot {
+      std::size_t hash = 0;
+      OpId op = no_id;
+    };
+    std::size_t mask() const noexcept { return slots_.size() - 1; }
+    std::size_t home(std::size_t hash) const noexcept {
+      return static_cast<std::size_t>((hash * 0x9e3779b97f4a7c15ULL) >> 32) & mask();
+    }
+    void grow() {
+      std::vector<Slot> old = std::exchange(slots_, std::vector<Slot>(std::max<std::size_t>(64, 2 * slots_.size())));
+      used_ = 0;
+      for (const Slot& s : old)
+        if (s.op != no_id) assign(s.hash, s.op);
+    }
+    std::vector<Slot> slots_;
+    std::size_t used_ = 0;
+  };
+  PureOps pure_ops_;
   SourceLoc last_loc_;
   const Mesh* mesh_ = nullptr;
   std::int64_t collective_id_ = -1;

@@ -10,8 +10,8 @@
 //   views    Refs it reads directly (fused loads), then optionally the
 //            region it stores into or accumulates into (a fused store)
 //   outputs  the chain's result, unless it is stored into a view
-//   attrs    [members, out_mode, loads, then per member:
-//             op id, input dtype, input count, sources...]
+//   attrs    made by fused_attrs(): the member ops in execution order,
+//            where each input comes from, and the tile buffers' layout
 //            out_mode: 0 value, 1 store into the last view, 2 accumulate
 //            source: (kind << 32) | index, kind 0 input array, 1 member,
 //            2 input scalar (broadcast), 3 load view
@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include <refx/ir/eval.hpp>
@@ -29,9 +30,9 @@
 namespace refx::prim {
 
 /// Elements per tile of a fused loop.
-inline constexpr std::int64_t fused_tile = 1024;
+inline constexpr std::int64_t fused_tile = 512;
 /// How many tiles ahead the loop prefetches the arrays it streams from memory.
-inline constexpr std::int64_t prefetch_distance = 1;
+inline constexpr std::int64_t prefetch_distance = 6;
 /// At most this many ops are fused into one loop, each with at most this many inputs.
 inline constexpr std::size_t fused_max_members = 64;
 inline constexpr std::size_t fused_max_inputs = 8;
@@ -114,8 +115,8 @@ inline void scatter(const ResolvedView& v, std::int64_t b, std::int64_t m, const
 
 struct FusedMember {
   ElementwiseFn fn;
-  DType in, out;
-  std::int64_t inputs;
+  DType in;
+  std::int64_t inputs, slot;
   const std::int64_t* sources;
 };
 
@@ -125,123 +126,174 @@ inline std::byte* fused_scratch(std::size_t bytes) {
   return scratch.data();
 }
 
+// attrs: [members, out_mode, loads, elements, scratch bytes, inputs,
+//         per input: its broadcast tile's offset or -1,
+//         per load: its gather tile's offset (used if the view is strided),
+//         per member: op id, input dtype, tile offset, input count, sources...]
+inline constexpr std::size_t fused_header = 6;
+
 inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
   const Graph& g = ctx.graph();
   const auto a = g.attrs(op);
   const auto members = static_cast<std::size_t>(a[0]);
   const auto mode = static_cast<FusedOut>(a[1]);
   const auto loads = static_cast<std::size_t>(a[2]);
-  const auto ins = g.inputs(op);
-  std::array<FusedMember, fused_max_members> m{};
-  std::size_t at = 3;
-  std::int64_t n = 0;
-  for (std::size_t k = 0; k < members; ++k) {
-    const Op& member = g.op(static_cast<OpId>(a[at]));
-    const ValueType& t = g.type(g.outputs(member)[0]);
-    m[k] = FusedMember{member.prim->elementwise, static_cast<DType>(a[at + 1]), t.dtype, a[at + 2], a.data() + at + 3};
-    n = t.shape.num_elements();  // every member has the chain's shape
-    at += 3 + static_cast<std::size_t>(a[at + 2]);
+  const std::int64_t n = a[3];
+  const auto num_inputs = static_cast<std::size_t>(a[5]);
+  const std::int64_t* scalar_slot = a.data() + fused_header;
+  const std::int64_t* gather_slot = scalar_slot + num_inputs;
+  std::byte* scratch = fused_scratch(static_cast<std::size_t>(a[4]));
+  std::array<FusedMember, fused_max_members> m;
+  for (std::size_t k = 0, at = fused_header + num_inputs + loads; k < members; ++k) {
+    m[k] = FusedMember{g.op(static_cast<OpId>(a[at])).prim->elementwise, static_cast<DType>(a[at + 1]), a[at + 3],
+                       a[at + 2], a.data() + at + 4};
+    at += 4 + static_cast<std::size_t>(a[at + 3]);
   }
-  // Tile buffers: one per member, per broadcast scalar input and per strided load.
-  std::array<std::size_t, fused_max_members> member_slot{};
-  std::array<std::size_t, 2 * fused_max_operands> input_slot{};
-  std::size_t bytes = 0;
-  const auto reserve = [&](DType t) {
-    const std::size_t s = bytes;
-    bytes += static_cast<std::size_t>(fused_tile) * size_of(t);
-    bytes = (bytes + 63) & ~std::size_t{63};
-    return s;
-  };
-  for (std::size_t k = 0; k < members; ++k) member_slot[k] = reserve(m[k].out);
-  std::array<ResolvedView, fused_max_operands + 1> views{};
-  std::array<bool, fused_max_operands + 1> view_dense{};
-  for (std::size_t l = 0; l < loads + (mode == FusedOut::value ? 0 : 1); ++l) {
-    views[l] = ctx.view(op, l);
-    view_dense[l] = dense(views[l]);
-    if (!view_dense[l] && l < loads) input_slot[ins.size() + l] = reserve(views[l].buffer->dtype());
-  }
-  std::array<char, fused_max_operands> is_scalar{};
-  for (std::size_t k = 0; k < members; ++k)
-    for (std::int64_t j = 0; j < m[k].inputs; ++j)
-      if (static_cast<FusedSource>(m[k].sources[j] >> 32) == FusedSource::scalar)
-        is_scalar[static_cast<std::size_t>(m[k].sources[j] & 0xffffffff)] = 1;
-  for (std::size_t i = 0; i < ins.size(); ++i)
-    if (is_scalar[i]) input_slot[i] = reserve(ctx.in(op, i).dtype());
-  std::byte* scratch = fused_scratch(bytes);
-  for (std::size_t i = 0; i < ins.size(); ++i)
-    if (is_scalar[i]) {
+  const std::int64_t first_len = std::min(n, fused_tile);
+  for (std::size_t i = 0; i < num_inputs; ++i)
+    if (scalar_slot[i] >= 0) {
       const Buffer& s = ctx.in(op, i);
       visit_dtype(s.dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
-        std::fill_n(reinterpret_cast<T*>(scratch + input_slot[i]), std::min(n, fused_tile), *s.data<T>());
+        std::fill_n(reinterpret_cast<T*>(scratch + scalar_slot[i]), first_len, *s.data<T>());
       });
     }
+  const std::size_t num_views = loads + (mode == FusedOut::value ? 0 : 1);
+  std::array<ResolvedView, fused_max_operands + 1> views;
+  std::array<bool, fused_max_operands + 1> view_dense{};
+  for (std::size_t l = 0; l < num_views; ++l) {
+    views[l] = ctx.view(op, l);
+    view_dense[l] = dense(views[l]);
+  }
+  // The arrays the loop streams from memory, prefetched ahead of the tile
+  // being computed so memory traffic overlaps the tile's compute.
+  std::array<std::pair<const std::byte*, std::int64_t>, fused_max_operands + 2> streams;
+  std::size_t num_streams = 0;
+  if (n > fused_tile) {
+    for (std::size_t l = 0; l < loads; ++l)
+      if (view_dense[l]) {
+        const auto es = static_cast<std::int64_t>(size_of(views[l].buffer->dtype()));
+        streams[num_streams++] = {views[l].buffer->data() + views[l].offset * es, es};
+      }
+    for (std::size_t i = 0; i < num_inputs; ++i)
+      if (scalar_slot[i] < 0)
+        streams[num_streams++] = {ctx.in(op, i).data(), static_cast<std::int64_t>(size_of(ctx.in(op, i).dtype()))};
+  }
   std::byte* out_value = mode == FusedOut::value ? ctx.out(op, 0).data() : nullptr;
-  const std::size_t out_es = size_of(m[members - 1].out);
+  const DType out_type = mode == FusedOut::value ? ctx.out(op, 0).dtype() : views[loads].buffer->dtype();
+  const auto out_es = static_cast<std::int64_t>(size_of(out_type));
   const ResolvedView* store = mode == FusedOut::value ? nullptr : &views[loads];
   const bool store_direct = mode == FusedOut::store && view_dense[loads];
+  // ... and the one it writes (prefetched for writing).
+  const std::byte* out_stream = out_value != nullptr ? out_value
+                                : store_direct      ? store->buffer->data() + store->offset * out_es
+                                                    : nullptr;
+  const std::size_t read_streams = num_streams;
+  if (n > fused_tile && out_stream != nullptr) streams[num_streams++] = {out_stream, out_es};
 
-  // The streams the loop reads from memory (dense loads and array inputs),
-  // prefetched one tile ahead so memory traffic overlaps the tile's compute.
-  std::array<std::pair<const std::byte*, std::int64_t>, fused_max_operands + 1> streams{};
-  std::size_t num_streams = 0;
-  for (std::size_t l = 0; l < loads; ++l)
-    if (view_dense[l]) {
-      const auto es = static_cast<std::int64_t>(size_of(views[l].buffer->dtype()));
-      streams[num_streams++] = {views[l].buffer->data() + views[l].offset * es, es};
-    }
-  for (std::size_t i = 0; i < ins.size(); ++i)
-    if (!is_scalar[i] && ctx.in(op, i).size() == n && n > fused_tile)
-      streams[num_streams++] = {ctx.in(op, i).data(), static_cast<std::int64_t>(size_of(ctx.in(op, i).dtype()))};
+  // Each member call prefetches its share of a tile, in whole cache lines.
+  std::array<std::int64_t, fused_max_operands + 2> chunk_bytes{};
+  for (std::size_t s = 0; s < num_streams; ++s) {
+    const std::int64_t lines = (fused_tile * streams[s].second + 63) / 64;
+    chunk_bytes[s] = (lines + static_cast<std::int64_t>(members) - 1) / static_cast<std::int64_t>(members) * 64;
+  }
 
   std::array<const void*, fused_max_inputs> ptrs{};
   for (std::int64_t b = 0; b < n; b += fused_tile) {
     const std::int64_t len = std::min(fused_tile, n - b);
     const std::int64_t ahead = b + prefetch_distance * fused_tile;
-    const std::int64_t ahead_len = ahead < n ? std::min(fused_tile, n - ahead) : 0;
+    const std::int64_t ahead_len = num_streams > 0 && ahead < n ? std::min(fused_tile, n - ahead) : 0;
     for (std::size_t l = 0; l < loads; ++l)
-      if (!view_dense[l]) gather(views[l], b, len, scratch + input_slot[ins.size() + l]);
+      if (!view_dense[l]) gather(views[l], b, len, scratch + gather_slot[l]);
     for (std::size_t k = 0; k < members; ++k) {
       // Spread the prefetches of a later tile over this tile's member calls.
       if (ahead_len > 0)
         for (std::size_t s = 0; s < num_streams; ++s) {
-          const std::int64_t bytes = ahead_len * streams[s].second;
-          const std::int64_t from = bytes * static_cast<std::int64_t>(k) / static_cast<std::int64_t>(members) & ~std::int64_t{63};
-          const std::int64_t to = bytes * static_cast<std::int64_t>(k + 1) / static_cast<std::int64_t>(members);
+          const std::int64_t bytes = ahead_len * streams[s].second, chunk = chunk_bytes[s];
+          const std::int64_t from = static_cast<std::int64_t>(k) * chunk;
+          const std::int64_t to = std::min(bytes, from + chunk);
           const std::byte* base = streams[s].first + ahead * streams[s].second;
-          for (std::int64_t off = from; off < to; off += 64) __builtin_prefetch(base + off);
+          if (s < read_streams)
+            for (std::int64_t off = from; off < to; off += 64) __builtin_prefetch(base + off, 0);
+          else
+            for (std::int64_t off = from; off < to; off += 64) __builtin_prefetch(base + off, 1);
         }
       for (std::int64_t j = 0; j < m[k].inputs; ++j) {
         const std::int64_t src = m[k].sources[j];
         const auto idx = static_cast<std::size_t>(src & 0xffffffff);
+        const void*& p = ptrs[static_cast<std::size_t>(j)];
         switch (static_cast<FusedSource>(src >> 32)) {
           case FusedSource::input: {
             const Buffer& in = ctx.in(op, idx);
-            ptrs[static_cast<std::size_t>(j)] = in.data() + b * static_cast<std::int64_t>(size_of(in.dtype()));
+            p = in.data() + b * static_cast<std::int64_t>(size_of(in.dtype()));
             break;
           }
-          case FusedSource::member: ptrs[static_cast<std::size_t>(j)] = scratch + member_slot[idx]; break;
-          case FusedSource::scalar: ptrs[static_cast<std::size_t>(j)] = scratch + input_slot[idx]; break;
+          case FusedSource::member: p = scratch + m[idx].slot; break;
+          case FusedSource::scalar: p = scratch + scalar_slot[idx]; break;
           case FusedSource::load: {
             const ResolvedView& v = views[idx];
-            const auto es = static_cast<std::int64_t>(size_of(v.buffer->dtype()));
-            ptrs[static_cast<std::size_t>(j)] =
-                view_dense[idx] ? v.buffer->data() + (v.offset + b) * es : scratch + input_slot[ins.size() + idx];
+            p = view_dense[idx] ? v.buffer->data() + (v.offset + b) * static_cast<std::int64_t>(size_of(v.buffer->dtype()))
+                                : scratch + gather_slot[idx];
             break;
           }
         }
       }
-      void* out = scratch + member_slot[k];
+      void* out = scratch + m[k].slot;
       if (k + 1 == members) {
-        if (out_value != nullptr) out = out_value + static_cast<std::size_t>(b) * out_es;
-        else if (store_direct) out = store->buffer->data() + (store->offset + b) * static_cast<std::int64_t>(out_es);
+        if (out_value != nullptr) out = out_value + b * out_es;
+        else if (store_direct) out = store->buffer->data() + (store->offset + b) * out_es;
       }
       m[k].fn(m[k].in, ptrs.data(), out, len);
     }
-    if (store != nullptr && !store_direct) scatter(*store, b, len, scratch + member_slot[members - 1], mode == FusedOut::accum);
+    if (store != nullptr && !store_direct) scatter(*store, b, len, scratch + m[members - 1].slot, mode == FusedOut::accum);
   }
   return ExecStatus::done;
 }
+
+}  // namespace detail
+
+/// One member of a fused loop: its op and where each of its inputs comes
+/// from (fused_source(kind, index)).
+struct FusedMemberSpec {
+  OpId op;
+  std::vector<std::int64_t> sources;
+};
+
+/// The attributes of a fused op over `members` (in execution order), with
+/// `num_inputs` value inputs and the given fused loads (their Refs' dtypes):
+/// the members and the layout of the loop's tile buffers.
+inline std::vector<std::int64_t> fused_attrs(const Graph& g, std::span<const FusedMemberSpec> members, FusedOut mode,
+                                             std::span<const ValueId> inputs, std::span<const ViewId> loads) {
+  const ValueType& result = g.type(g.outputs(g.op(members.back().op))[0]);
+  const std::int64_t n = result.shape.num_elements(), tile = std::min(n, fused_tile);
+  std::int64_t bytes = 0;
+  const auto reserve = [&](DType t) {
+    const std::int64_t at = bytes;
+    bytes = (bytes + tile * static_cast<std::int64_t>(size_of(t)) + 63) & ~std::int64_t{63};
+    return at;
+  };
+  std::vector<std::int64_t> a{static_cast<std::int64_t>(members.size()), static_cast<std::int64_t>(mode),
+                              static_cast<std::int64_t>(loads.size()), n, 0, static_cast<std::int64_t>(inputs.size())};
+  std::vector<char> scalar(inputs.size(), 0);
+  for (const FusedMemberSpec& m : members)
+    for (std::int64_t s : m.sources)
+      if (static_cast<FusedSource>(s >> 32) == FusedSource::scalar) scalar[static_cast<std::size_t>(s & 0xffffffff)] = 1;
+  for (std::size_t i = 0; i < inputs.size(); ++i) a.push_back(scalar[i] ? reserve(g.type(inputs[i]).dtype) : -1);
+  for (ViewId v : loads) a.push_back(reserve(g.type(g.view(v).ref).dtype));
+  for (const FusedMemberSpec& m : members) {
+    const Op& op = g.op(m.op);
+    const auto ins = g.inputs(op);
+    a.push_back(m.op);
+    a.push_back(static_cast<std::int64_t>(g.type(ins[ins.size() == 3 ? 1 : 0]).dtype));  // as elementwise_impl
+    a.push_back(reserve(g.type(g.outputs(op)[0]).dtype));
+    a.push_back(static_cast<std::int64_t>(m.sources.size()));
+    a.insert(a.end(), m.sources.begin(), m.sources.end());
+  }
+  a[4] = bytes;
+  return a;
+}
+
+namespace detail {
 
 inline void fused_abstract(AbstractContext& c) {
   c.fail("fused ops are made by the fusion pass (refx::passes::fuse), not traced");
@@ -250,10 +302,10 @@ inline void fused_abstract(AbstractContext& c) {
 inline void fused_print(const Graph& g, const Op& op, std::string& s) {
   const auto a = g.attrs(op);
   std::vector<std::string_view> names;
-  std::size_t at = 3;
+  std::size_t at = fused_header + static_cast<std::size_t>(a[5] + a[2]);
   for (std::int64_t k = 0; k < a[0]; ++k) {
     names.push_back(g.op(static_cast<OpId>(a[at])).prim->name);
-    at += 3 + static_cast<std::size_t>(a[at + 2]);
+    at += 4 + static_cast<std::size_t>(a[at + 3]);
   }
   const auto mode = static_cast<FusedOut>(a[1]);
   s += fmt::format("fused[{}{}{}]", fmt::join(names, " "), a[2] ? fmt::format(" loads={}", a[2]) : "",
