@@ -3,7 +3,8 @@
 // used from a kernel, printed, interpreted and checked against a plain loop;
 // then a primitive with an effect on a Ref (scale_into), and a user pass that
 // walks the graph. docs/extend.md quotes the regions between [snippet:...]
-// markers; tests/extend/extend_test.cpp checks that the quotes stay identical.
+// markers; docs.Docs.FragmentsQuoteACompiledSourceVerbatim checks that the
+// quotes stay identical.
 
 #include <algorithm>
 #include <cstdio>

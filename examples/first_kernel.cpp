@@ -1,12 +1,13 @@
 // The README's first kernel: every device sends its block to its right
-// neighbour on a ring, after a neighbour handshake. Kept identical to the
-// snippet in README.md (a test compiles and runs this file).
+// neighbour on a ring, after a neighbour handshake. README.md quotes the
+// region between the [snippet:...] markers (docs.Docs.FragmentsQuoteACompiledSourceVerbatim
+// checks that the quote stays identical).
 #include <refx/refx.hpp>
 
 using namespace refx;
 
 int main() {
-  // [first-kernel]
+  // [snippet:first-kernel]
   auto right_permute = kernel([](HbmRef<const float, 1024> x, HbmRef<float, 1024> y) {
     auto me = axis_index("x"), n = axis_size("x");
     run_scoped([&](RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv) {
@@ -20,7 +21,7 @@ int main() {
 
   auto x = Array::generate<float>(4, Shape{1024}, [](int device, std::int64_t i) { return device * 10000 + i; });
   std::vector<Array> y = right_permute(x);  // returns at once; reading waits
-  // [first-kernel]
+  // [/snippet]
 
   for (int d = 0; d < 4; ++d)
     if (y[0].to_host<float>(d)[7] != static_cast<float>(((d + 3) % 4) * 10000 + 7)) {

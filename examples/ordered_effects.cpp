@@ -13,7 +13,7 @@
 // a fori_loop: the output is in iteration order, device 0 before device 1.
 //
 // See docs/effects.md, which quotes the regions between [snippet:...] and
-// [/snippet] verbatim (checked by effects.Docs.QuoteTheExampleVerbatim).
+// [/snippet] verbatim (checked by docs.Docs.FragmentsQuoteACompiledSourceVerbatim).
 
 #include <chrono>
 #include <cstdio>

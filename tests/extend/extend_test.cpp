@@ -1,13 +1,9 @@
 // refx::extend: user-defined primitives (bind, abstract evaluation helpers)
-// and graph walking; plus a check that docs/extend.md quotes
-// examples/extend_mul_add.cpp verbatim.
+// and graph walking. (docs/extend.md's quotes of examples/extend_mul_add.cpp
+// are checked by tests/docs.)
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-#include <map>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -249,76 +245,4 @@ TEST(Extend, ForEachOpVisitsNestedBodiesInProgramOrderWithDepth) {
   const BlockId body = g.bodies(g.op(extend::find_ops(g, prim::fori_loop)[0]))[0];
   extend::for_each_op_in(g, body, [&](OpId, const Op&, int depth) { in_when += depth == 1 ? 1 : 0; });
   EXPECT_EQ(in_when, 2);  // mul_add, store
-}
-
-// docs/extend.md quotes examples/extend_mul_add.cpp: every `<!-- snippet: NAME -->`
-// must be followed by a ```cpp block equal to the example's [snippet:NAME] region.
-namespace {
-std::string read_all(const std::filesystem::path& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream s(text);
-  for (std::string line; std::getline(s, line);) out.push_back(line);
-  return out;
-}
-std::string trim(std::string_view s) {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
-  return std::string(s);
-}
-// Region lines, with the region's common indentation removed.
-std::map<std::string, std::string> example_snippets(const std::string& text) {
-  std::map<std::string, std::string> out;
-  std::string name;
-  std::vector<std::string> body;
-  for (const std::string& line : lines_of(text)) {
-    const std::string t = trim(line);
-    if (t.starts_with("// [snippet:") && t.ends_with("]")) {
-      name = t.substr(12, t.size() - 13);
-      body.clear();
-    } else if (t == "// [/snippet]") {
-      std::size_t indent = std::string::npos;
-      for (const auto& b : body)
-        if (!trim(b).empty()) indent = std::min(indent, b.find_first_not_of(' '));
-      std::string joined;
-      for (const auto& b : body) joined += (b.size() >= indent ? b.substr(indent) : trim(b)) + "\n";
-      out[name] = joined;
-      name.clear();
-    } else if (!name.empty()) {
-      body.push_back(line);
-    }
-  }
-  return out;
-}
-}  // namespace
-
-TEST(Extend, DocsQuoteTheExampleVerbatim) {
-  const auto root = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
-  const auto example = root / "examples" / "extend_mul_add.cpp", doc = root / "docs" / "extend.md";
-  if (!std::filesystem::exists(example)) GTEST_SKIP() << "sources not found at " << root;
-  ASSERT_TRUE(std::filesystem::exists(doc)) << doc;
-  const auto snippets = example_snippets(read_all(example));
-  ASSERT_FALSE(snippets.empty());
-  const auto lines = lines_of(read_all(doc));
-  std::map<std::string, int> quoted;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    const std::string t = trim(lines[i]);
-    if (!t.starts_with("<!-- snippet: ")) continue;
-    const std::string name = trim(t.substr(14, t.find("-->") - 14));
-    ASSERT_TRUE(snippets.contains(name)) << "docs/extend.md quotes unknown snippet " << name;
-    ASSERT_LT(i + 1, lines.size());
-    ASSERT_EQ(trim(lines[i + 1]), "```cpp") << "snippet " << name;
-    std::string body;
-    std::size_t j = i + 2;
-    for (; j < lines.size() && trim(lines[j]) != "```"; ++j) body += lines[j] + "\n";
-    EXPECT_EQ(body, snippets.at(name)) << "docs/extend.md's copy of snippet '" << name
-                                       << "' differs from examples/extend_mul_add.cpp";
-    ++quoted[name];
-  }
-  for (const auto& [name, text] : snippets) EXPECT_TRUE(quoted.contains(name)) << "snippet " << name << " is not quoted in docs/extend.md";
 }
