@@ -14,8 +14,56 @@
 #include <refx/core/memory_space.hpp>
 #include <refx/core/shape.hpp>
 #include <refx/core/slice.hpp>
+#include <refx/ir/buffer.hpp>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace refx {
+
+namespace detail {
+
+/// The allocator of the graph's pools. A pool of a million ops is hundreds of
+/// MiB, which fresh from the OS costs more in page faults than tracing the
+/// ops. Past 4 MiB, blocks come from the process's cache of freed large
+/// blocks (the one that recycles Buffers; `release_cached_memory` empties it)
+/// and are advised as huge pages (Linux), so tracing a large kernel again
+/// reuses memory that is already mapped, and the passes' scans do not thrash
+/// the TLB.
+template <class T>
+struct PoolAllocator {
+  using value_type = T;
+  static constexpr std::size_t threshold = std::size_t{4} << 20;
+
+  PoolAllocator() = default;
+  template <class U>
+  PoolAllocator(const PoolAllocator<U>&) noexcept {}  // NOLINT: rebinding is implicit
+
+  T* allocate(std::size_t n) {
+    const std::size_t bytes = n * sizeof(T);
+    if (bytes < threshold) return std::allocator<T>{}.allocate(n);
+    std::byte* p = BlockPool::instance().take(bytes);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    constexpr std::uintptr_t page = 4096;
+    const auto first = (reinterpret_cast<std::uintptr_t>(p) + page - 1) & ~(page - 1);
+    const auto last = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(page - 1);
+    ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);  // advice: failure changes nothing
+#endif
+    return reinterpret_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    if (n * sizeof(T) < threshold) std::allocator<T>{}.deallocate(p, n);
+    else BlockPool::instance().give(reinterpret_cast<std::byte*>(p), n * sizeof(T));
+  }
+  template <class U>
+  bool operator==(const PoolAllocator<U>&) const noexcept { return true; }
+};
+
+template <class T>
+using Pool = std::vector<T, PoolAllocator<T>>;
+
+}  // namespace detail
 
 using ValueId = std::int32_t;
 using OpId = std::int32_t;
@@ -210,23 +258,23 @@ class Graph {
 
  private:
   template <class T>
-  static std::uint32_t append(std::vector<T>& pool, std::span<const T> items, std::uint16_t& count) {
+  static std::uint32_t append(detail::Pool<T>& pool, std::span<const T> items, std::uint16_t& count) {
     auto begin = static_cast<std::uint32_t>(pool.size());
     pool.insert(pool.end(), items.begin(), items.end());
     count = static_cast<std::uint16_t>(items.size());
     return begin;
   }
 
-  std::vector<ValueInfo> values_;
-  std::vector<Op> ops_;
+  detail::Pool<ValueInfo> values_;
+  detail::Pool<Op> ops_;
   std::vector<Block> blocks_;
-  std::vector<ValueId> operands_;
-  std::vector<std::int64_t> attrs_;
-  std::vector<ViewId> op_views_;
-  std::vector<Effect> effects_;
-  std::vector<BlockId> op_blocks_;
-  std::vector<View> views_;
-  std::vector<DimIndex> dims_;
+  detail::Pool<ValueId> operands_;
+  detail::Pool<std::int64_t> attrs_;
+  detail::Pool<ViewId> op_views_;
+  detail::Pool<Effect> effects_;
+  detail::Pool<BlockId> op_blocks_;
+  detail::Pool<View> views_;
+  detail::Pool<DimIndex> dims_;
   std::vector<std::string> strings_;
   std::unordered_map<std::string, std::int64_t> string_index_;
   std::vector<CopyDescriptor> descriptors_;

@@ -44,11 +44,11 @@ inline std::string_view dep_kind_name(DepKind k) noexcept {
 /// The dependency graph of one block, over positions 0..n-1 in its op order.
 struct BlockDeps {
   BlockId block = 0;
-  std::vector<std::int32_t> succ_begin;  ///< CSR: successors of node i are succ[succ_begin[i] .. succ_begin[i+1])
-  std::vector<std::int32_t> succ;
-  std::vector<DepKind> kind;
-  std::vector<std::int32_t> preds;  ///< number of incoming edges per node
-  std::vector<std::uint16_t> flags; ///< NodeFlags per node
+  refx::detail::Pool<std::int32_t> succ_begin;  ///< CSR: successors of node i are succ[succ_begin[i] .. succ_begin[i+1])
+  refx::detail::Pool<std::int32_t> succ;
+  refx::detail::Pool<DepKind> kind;
+  refx::detail::Pool<std::int32_t> preds;  ///< number of incoming edges per node
+  refx::detail::Pool<std::uint16_t> flags; ///< NodeFlags per node
 
   std::size_t size() const noexcept { return flags.size(); }
   std::span<const std::int32_t> successors(std::size_t i) const {
@@ -251,7 +251,7 @@ class DepBuilder {
   std::vector<std::int32_t> pos_;
   std::vector<RefState> refs_;
   std::vector<ValueId> touched_;
-  std::vector<Edge> edges_;
+  refx::detail::Pool<Edge> edges_;
   std::array<std::int32_t, 256> last_token_{};
   std::vector<std::int32_t> since_barrier_;
   const std::vector<OpId>* ops_ = nullptr;

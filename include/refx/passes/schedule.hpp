@@ -67,7 +67,7 @@ inline std::vector<std::int32_t> schedule_order(const BlockDeps& d) {
     cls[i] = urgent ? 0 : (d.flags[i] & node_wait) ? 2 : 1;
   }
   detail::MinSet ready[3] = {detail::MinSet(n), detail::MinSet(n), detail::MinSet(n)};
-  std::vector<std::int32_t> preds = d.preds;
+  refx::detail::Pool<std::int32_t> preds = d.preds;
   for (std::size_t i = 0; i < n; ++i)
     if (preds[i] == 0) ready[cls[i]].insert(i);
   std::vector<std::int32_t> order;

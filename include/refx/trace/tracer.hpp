@@ -134,25 +134,25 @@ class Tracer {
     for (ViewId v : views) check_view(v, at);
     // Pure ops with equal inputs and attributes are recorded once (CSE):
     // collectives and views compute the same index arithmetic many times.
-    // The table maps a hash to the latest such op; a hit is confirmed
-    // against the graph itself, so nothing is allocated per op.
+    // Candidates are the earlier pure ops with the same first operand (see
+    // `PureOps`), confirmed against the graph itself.
     const bool pure_candidate = views.empty() && p.control == ControlKind::none && !p.allocates;
     std::size_t hash = 0;
     if (pure_candidate) {
       hash = pure_hash(p, inputs, attrs);
-      if (const OpId hit = pure_ops_.find(hash); hit != no_id) {
-        const Op& prev = graph_.op(hit);
-        if (prev.prim == &p && std::ranges::equal(graph_.inputs(prev), inputs) &&
-            std::ranges::equal(graph_.attrs(prev), attrs) &&
-            block_open_[static_cast<std::size_t>(graph_.value(graph_.outputs(prev).front()).block)])
-          return graph_.outputs(prev);
-      }
+      const auto same = [&](OpId o) {
+        const Op& prev = graph_.op(o);
+        return prev.prim == &p && std::ranges::equal(graph_.inputs(prev), inputs) &&
+               std::ranges::equal(graph_.attrs(prev), attrs) &&
+               block_open_[static_cast<std::size_t>(graph_.value(graph_.outputs(prev).front()).block)];
+      };
+      if (const OpId hit = pure_ops_.find(inputs, hash, same); hit != no_id) return graph_.outputs(graph_.op(hit));
     }
     AbstractContext ctx(graph_, p, inputs, views, attrs, at);
     p.abstract_eval(ctx);
     auto outs = record(p, inputs, views, attrs, ctx.outputs(), ctx.effects(), {}, at);
     if (pure_candidate && ctx.effects().empty() && !outs.empty())
-      pure_ops_.assign(hash, static_cast<OpId>(graph_.num_ops() - 1));
+      pure_ops_.add(inputs, hash, static_cast<OpId>(graph_.num_ops() - 1));
     return outs;
   }
   ValueId bind1(const Primitive& p, std::span<const ValueId> inputs, std::span<const ViewId> views,
@@ -196,20 +196,54 @@ class Tracer {
     for (std::int64_t a : attrs) mix(static_cast<std::uint64_t>(a));
     return h;
   }
-  /// Pure ops by hash (the newest op wins a hash): open addressing in one
-  /// flat array, so a lookup at a million ops costs one cache miss, not a
-  /// bucket and a node.
+  /// The CSE index. An op with operands is filed under its first operand, a
+  /// value usually made a few ops before and so in cache: at a million ops a
+  /// global hash table costs a cache miss per op, this costs none. Lists are
+  /// walked newest first for at most `max_walk` ops (a value with more pure
+  /// users than that only loses some deduplication). Operand-less ops
+  /// (constants) go into a small flat hash table.
   class PureOps {
    public:
-    OpId find(std::size_t hash) const noexcept {
+    template <class Same>
+    OpId find(std::span<const ValueId> inputs, std::size_t hash, Same&& same) const {
+      if (inputs.empty()) return by_hash_find(hash, same);
+      const auto v = static_cast<std::size_t>(inputs.front());
+      OpId o = v < newest_.size() ? newest_[v] : no_id;
+      for (int walked = 0; o != no_id && walked < max_walk; o = older_[static_cast<std::size_t>(o)], ++walked)
+        if (same(o)) return o;
+      return no_id;
+    }
+    void add(std::span<const ValueId> inputs, std::size_t hash, OpId op) {
+      if (inputs.empty()) return by_hash_add(hash, op);
+      const auto v = static_cast<std::size_t>(inputs.front());
+      if (v >= newest_.size()) newest_.resize(std::max(2 * newest_.size(), v + 1), no_id);
+      if (static_cast<std::size_t>(op) >= older_.size()) older_.resize(std::max(2 * older_.size(), static_cast<std::size_t>(op) + 1), no_id);
+      older_[static_cast<std::size_t>(op)] = newest_[v];
+      newest_[v] = op;
+    }
+
+   private:
+    static constexpr int max_walk = 16;
+    struct Slot {
+      std::size_t hash = 0;
+      OpId op = no_id;
+    };
+    template <class Same>
+    OpId by_hash_find(std::size_t hash, Same& same) const {
       if (slots_.empty()) return no_id;
       for (std::size_t i = home(hash);; i = (i + 1) & mask()) {
         const Slot& s = slots_[i];
-        if (s.op == no_id || s.hash == hash) return s.op;
+        if (s.op == no_id) return no_id;
+        if (s.hash == hash) return same(s.op) ? s.op : no_id;
       }
     }
-    void assign(std::size_t hash, OpId op) {
-      if (2 * (used_ + 1) > slots_.size()) grow();
+    void by_hash_add(std::size_t hash, OpId op) {
+      if (2 * (used_ + 1) > slots_.size()) {
+        std::vector<Slot> old = std::exchange(slots_, std::vector<Slot>(std::max<std::size_t>(64, 2 * slots_.size())));
+        used_ = 0;
+        for (const Slot& s : old)
+          if (s.op != no_id) by_hash_add(s.hash, s.op);
+      }
       for (std::size_t i = home(hash);; i = (i + 1) & mask()) {
         Slot& s = slots_[i];
         if (s.op == no_id) ++used_;
@@ -219,23 +253,13 @@ class Tracer {
         }
       }
     }
-
-   private:
-    struct Slot {
-      std::size_t hash = 0;
-      OpId op = no_id;
-    };
     std::size_t mask() const noexcept { return slots_.size() - 1; }
     std::size_t home(std::size_t hash) const noexcept {
       return static_cast<std::size_t>((hash * 0x9e3779b97f4a7c15ULL) >> 32) & mask();
     }
-    void grow() {
-      std::vector<Slot> old = std::exchange(slots_, std::vector<Slot>(std::max<std::size_t>(64, 2 * slots_.size())));
-      used_ = 0;
-      for (const Slot& s : old)
-        if (s.op != no_id) assign(s.hash, s.op);
-    }
-    std::vector<Slot> slots_;
+    std::vector<OpId> newest_;  ///< by ValueId: the newest pure op with it as first operand
+    std::vector<OpId> older_;   ///< by OpId: the next older pure op with the same first operand
+    std::vector<Slot> slots_;   ///< operand-less pure ops by hash (the newest wins a hash)
     std::size_t used_ = 0;
   };
   PureOps pure_ops_;
