@@ -1,0 +1,149 @@
+// docs/diagnostics.md lists every message refx can raise: this scans
+// include/refx/**/*.hpp for string literals starting with "refx:" and fails
+// naming each one whose text (up to its first format argument) the page does
+// not contain. No refx header is included: this binary only reads files.
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <map>
+
+#include "docs/doc_pages.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using refx_docs::read_file;
+
+const fs::path& root() {
+  static const fs::path r = fs::path(__FILE__).parent_path().parent_path().parent_path();
+  return r;
+}
+
+/// Every string literal sequence (adjacent literals joined, escapes decoded)
+/// of a C++ source that starts with "refx:", with its line. Comments,
+/// character literals and raw strings are skipped correctly.
+std::vector<std::pair<int, std::string>> refx_messages(const std::string& src) {
+  std::vector<std::pair<int, std::string>> out;
+  std::size_t i = 0;
+  int line = 1;
+  auto advance = [&](std::size_t to) {
+    for (; i < to && i < src.size(); ++i)
+      if (src[i] == '\n') ++line;
+  };
+  auto skip_space_and_comments = [&] {
+    while (i < src.size()) {
+      if (std::isspace(static_cast<unsigned char>(src[i]))) advance(i + 1);
+      else if (src.compare(i, 2, "//") == 0) advance(src.find('\n', i));
+      else if (src.compare(i, 2, "/*") == 0) advance(src.find("*/", i) + 2);
+      else break;
+    }
+  };
+  auto read_literal = [&] {  // at the opening quote; returns the decoded text
+    std::string s;
+    advance(i + 1);
+    while (i < src.size() && src[i] != '"') {
+      if (src[i] == '\\' && i + 1 < src.size()) {
+        const char c = src[i + 1];
+        s += c == 'n' ? '\n' : c == 't' ? '\t' : c;
+        advance(i + 2);
+      } else {
+        s += src[i];
+        advance(i + 1);
+      }
+    }
+    advance(i + 1);
+    return s;
+  };
+  while (i < src.size()) {
+    const char c = src[i];
+    if (src.compare(i, 2, "//") == 0 || src.compare(i, 2, "/*") == 0) {
+      skip_space_and_comments();
+    } else if (c == '\'') {
+      std::size_t j = i + 1;
+      while (j < src.size() && src[j] != '\'') j += src[j] == '\\' ? 2 : 1;
+      advance(j + 1);
+    } else if (c == 'R' && src.compare(i + 1, 1, "\"") == 0) {
+      const std::size_t open = src.find('(', i);
+      const std::string close = ")" + src.substr(i + 2, open - i - 2) + "\"";
+      advance(src.find(close, open) + close.size());
+    } else if (c == '"') {
+      const int at = line;
+      std::string s = read_literal();
+      for (skip_space_and_comments(); i < src.size() && src[i] == '"'; skip_space_and_comments()) s += read_literal();
+      if (s.starts_with("refx:")) out.push_back({at, s});
+    } else if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+      std::size_t j = i;
+      while (j < src.size() && (std::isalnum(static_cast<unsigned char>(src[j])) || src[j] == '_')) ++j;
+      advance(j);  // an identifier: an `R` inside one does not start a raw string
+    } else {
+      advance(i + 1);
+    }
+  }
+  return out;
+}
+
+/// The message with every format argument ({}, {:.3f}, %s, ...) written `{}`,
+/// cut at the first argument (or brace) once at least 12 characters of text
+/// follow "refx:" (so "refx: {}: {} (at {})" stays whole, and "refx: deadlock in
+/// kernel '{}' on mesh ..." becomes "refx: deadlock in kernel '").
+std::string message_key(const std::string& message) {
+  std::string key;
+  std::size_t text = 0;
+  for (std::size_t i = 0; i < message.size(); ++i) {
+    const char c = message[i];
+    const bool fmt_arg = c == '{' && !(i + 1 < message.size() && message[i + 1] == '{');
+    const bool printf_arg = c == '%' && i + 1 < message.size() && std::isalpha(static_cast<unsigned char>(message[i + 1]));
+    // Any brace ends the key: a literal that is not a format string prints
+    // "{{" as is, a format string prints "{".
+    if ((c == '{' || printf_arg) && text >= 12) return key;
+    if (fmt_arg || printf_arg) {
+      key += "{}";
+      i = fmt_arg ? message.find('}', i) : i + 1;
+      if (i == std::string::npos) break;
+      continue;
+    }
+    if (c == '{' || c == '}') ++i;  // {{ and }} are literal braces
+    if (c == '\n') break;           // further lines list details
+    key += c;
+    if (key.size() > 5 && !std::isspace(static_cast<unsigned char>(c))) ++text;
+  }
+  return key;
+}
+
+TEST(Diagnostics, EveryRefxMessageIsDocumented) {
+  if (!fs::exists(root() / "include" / "refx")) GTEST_SKIP() << "sources not found at " << root();
+  std::string doc = read_file(root() / "docs" / "diagnostics.md");
+  for (std::size_t at = 0; (at = doc.find("\\|", at)) != std::string::npos;) doc.erase(at, 1);  // table escapes
+  std::map<std::string, std::string> keys;  // key -> first header:line
+  for (const auto& e : fs::recursive_directory_iterator(root() / "include" / "refx")) {
+    if (e.path().extension() != ".hpp") continue;
+    const std::string rel = fs::relative(e.path(), root()).generic_string();
+    for (const auto& [line, message] : refx_messages(read_file(e.path())))
+      keys.emplace(message_key(message), rel + ":" + std::to_string(line));
+  }
+  EXPECT_GT(keys.size(), 100u) << "the scan found too few messages";
+  std::vector<std::string> missing;
+  for (const auto& [key, where] : keys)
+    if (doc.find(key) == std::string::npos) missing.push_back(where + ": " + key);
+  std::string list;
+  for (const auto& m : missing) list += "\n  " + m;
+  EXPECT_TRUE(missing.empty()) << missing.size() << " of " << keys.size()
+                               << " refx: messages are not in docs/diagnostics.md (each shown up to its first "
+                                  "format argument, written {}):"
+                               << list;
+}
+
+TEST(Diagnostics, MessageKeys) {
+  EXPECT_EQ(message_key("refx: deadlock in kernel '{}' on mesh {}"), "refx: deadlock in kernel '");
+  EXPECT_EQ(message_key("refx: {}: {} (at {})"), "refx: {}: {} (at {})");
+  EXPECT_EQ(message_key("refx: effects_barrier at thread exit: %s\n"), "refx: effects_barrier at thread exit: ");
+  EXPECT_EQ(message_key("refx: device {:>3}: {}"), "refx: device {}: {}");
+  EXPECT_EQ(message_key("refx: a Mesh needs an axis, e.g. Mesh{{\"x\", 4}}"), "refx: a Mesh needs an axis, e.g. Mesh");
+  const auto found = refx_messages("// \"refx: not this\"\nauto c = '\"'; f(\"refx: a \" /* x */ \"b {}\", R\"(refx: raw)\");");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].first, 2);
+  EXPECT_EQ(found[0].second, "refx: a b {}");
+}
+
+}  // namespace
