@@ -107,6 +107,11 @@ class ExecEnv {
   virtual void copy_start(ExecContext& ctx, const Op& op, const CopyRequest& r);
   /// The persistent barrier semaphore of a collective id.
   virtual Buffer& barrier_semaphore(std::int64_t collective_id);
+  /// Whether scoped scratch is poison-filled (NaN / integer minimum) when
+  /// allocated, so reads of never-written scratch show. The interpreter
+  /// does; the runtime does in checked mode only (a memset of every scratch
+  /// buffer on every call is too much for the fast path).
+  virtual bool poisons_scratch() const { return true; }
   /// Checked runs: called before every op when observes_ops() is true.
   virtual bool observes_ops() const { return false; }
   virtual void before_op(ExecContext&, const Op&) {}
@@ -141,7 +146,7 @@ class ExecContext {
       const ValueType& t = g.type(v);
       auto buf = std::make_unique<Buffer>(t.dtype, t.shape);
       if (t.is_semaphore()) buf->fill_zero();
-      else buf->fill_poison();
+      else if (env.poisons_scratch()) buf->fill_poison();
       storage_[idx(v)] = std::move(buf);
     };
     for (std::size_t b = 1; b < g.num_blocks(); ++b) {

@@ -53,6 +53,7 @@ class Launch : public std::enable_shared_from_this<Launch> {
    public:
     Device(Launch& l, std::int32_t id) : launch(l), id(id), ctx(l.program_->graph, *this) {}
     std::int32_t device_id() const override { return id; }
+    bool poisons_scratch() const override;
     std::int32_t num_devices() const override { return launch.program_->mesh.size(); }
     std::int32_t axis_index(std::string_view axis) const override {
       const Mesh& m = launch.program_->mesh;

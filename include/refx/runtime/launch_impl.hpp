@@ -485,6 +485,11 @@ inline void Launch::emit_locked(std::unique_lock<std::mutex>& lock) {
   emitting_ = false;
 }
 
+inline bool Launch::Device::poisons_scratch() const {
+  const RuntimeOptions& o = launch.rt_.options();
+  return o.detect_races || o.lazy_copies;
+}
+
 inline Buffer& Launch::Device::barrier_semaphore(std::int64_t collective_id) {
   return launch.rt_.barrier(id, collective_id);
 }

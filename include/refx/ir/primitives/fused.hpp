@@ -21,7 +21,9 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <new>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include <refx/ir/eval.hpp>
@@ -159,10 +161,15 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
       });
     }
   const std::size_t num_views = loads + (mode == FusedOut::value ? 0 : 1);
-  std::array<ResolvedView, fused_max_operands + 1> views;
-  std::array<bool, fused_max_operands + 1> view_dense{};
+  // Views are constructed only as used: value-initializing all 33 would
+  // zero 4 KiB per call, which dominated small fused ops (a collective's
+  // combine over a few hundred elements).
+  static_assert(std::is_trivially_copyable_v<ResolvedView> && std::is_trivially_destructible_v<ResolvedView>);
+  alignas(ResolvedView) std::byte view_storage[sizeof(ResolvedView) * (fused_max_operands + 1)];
+  auto* const views = reinterpret_cast<ResolvedView*>(view_storage);
+  std::array<bool, fused_max_operands + 1> view_dense;
   for (std::size_t l = 0; l < num_views; ++l) {
-    views[l] = ctx.view(op, l);
+    ::new (static_cast<void*>(views + l)) ResolvedView(ctx.view(op, l));
     view_dense[l] = dense(views[l]);
   }
   // The arrays the loop streams from memory, prefetched ahead of the tile
@@ -192,7 +199,7 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
   if (n > fused_tile && out_stream != nullptr) streams[num_streams++] = {out_stream, out_es};
 
   // Each member call prefetches its share of a tile, in whole cache lines.
-  std::array<std::int64_t, fused_max_operands + 2> chunk_bytes{};
+  std::array<std::int64_t, fused_max_operands + 2> chunk_bytes;
   for (std::size_t s = 0; s < num_streams; ++s) {
     const std::int64_t lines = (fused_tile * streams[s].second + 63) / 64;
     chunk_bytes[s] = (lines + static_cast<std::int64_t>(members) - 1) / static_cast<std::int64_t>(members) * 64;
