@@ -14,7 +14,8 @@ PACKAGES=(
   libgtest-dev
   libbenchmark-dev
   libtbb-dev
-  graphviz
+  graphviz            # dot: renders REFX_DOT_FILE graphs (scripts/render_docs_images.sh)
+  python3-matplotlib  # scripts/render_timeline.py
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

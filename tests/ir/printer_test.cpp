@@ -261,8 +261,6 @@ TEST(Dot, ExtraEdgesAreDrawnWithTheirKind) {
 }
 
 TEST(Dot, LabelsBreakLinesWithADotNewline) {
-  GTEST_SKIP() << "blocked on: dot.hpp dot_block builds the label with \"\\\\n\" and then dot_escape doubles the "
-                  "backslash, so Graphviz shows a literal \\n instead of a line break (see report)";
   int line = 0;
   const Graph g = sample(line);
   const std::string d = to_dot(g);

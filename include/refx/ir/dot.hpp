@@ -26,9 +26,14 @@ inline std::string_view dot_colour(std::string_view kind) {
   if (kind == "order") return "#7f7f7f";
   return "#1f77b4";
 }
+// Quotes and backslashes escaped; a newline becomes DOT's line break (a backslash and an n).
 inline std::string dot_escape(std::string_view s) {
   std::string out;
   for (char c : s) {
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
     if (c == '"' || c == '\\') out += '\\';
     out += c;
   }
@@ -43,7 +48,7 @@ inline void dot_block(const Graph& g, BlockId b, std::string& out, int depth) {
       if (auto n = g.name(g.view(v).ref); !n.empty()) label += fmt::format(" {}", n);
     for (ValueId v : g.outputs(op))
       if (auto n = g.name(v); !n.empty()) label += fmt::format(" -> {}", n);
-    if (op.loc.known()) label += fmt::format("\\n{}", op.loc);
+    if (op.loc.known()) label += fmt::format("\n{}", op.loc);
     out += fmt::format("{}op{} [label=\"{}\"];\n", pad, o, dot_escape(label));
     for (BlockId body : g.bodies(op)) {
       out += fmt::format("{}subgraph cluster_{} {{\n{}  label=\"{} body\";\n", pad, body, pad, op.prim->name);

@@ -10,6 +10,8 @@
 
 namespace refx {
 
+struct TimelineCopy;  // runtime/timeline.hpp
+
 struct CopyJob {
   ResolvedView src, dst;
   CopyReduce reduce = CopyReduce::none;
@@ -21,6 +23,7 @@ struct CopyJob {
   std::int64_t* recv_counter = nullptr;  // the semaphores it advances
   std::int64_t* send_counter = nullptr;
   std::int32_t race_thread = -1;         // its thread in the race detector
+  TimelineCopy* trace = nullptr;         // its timeline record, when one is recording
 };
 
 /// True when a view is one dense, row-major run of elements.

@@ -27,6 +27,7 @@
 #include <refx/runtime/event.hpp>
 #include <refx/runtime/program.hpp>
 #include <refx/runtime/race_detector.hpp>
+#include <refx/runtime/timeline.hpp>
 
 namespace refx {
 
@@ -73,7 +74,7 @@ class Launch : public std::enable_shared_from_this<Launch> {
     }
     void copy_start(ExecContext&, const Op& op, const CopyRequest& r) override { launch.copy(id, op, r); }
     Buffer& barrier_semaphore(std::int64_t collective_id) override;
-    bool observes_ops() const override { return launch.races_ != nullptr; }
+    bool observes_ops() const override { return launch.races_ != nullptr || launch.timeline_ != nullptr; }
     void before_op(ExecContext& c, const Op& op) override;
     void host_effect(ExecContext&, const Op& op, std::unique_ptr<HostEffect> e) override {
       launch.host_effect(id, op, std::move(e));
@@ -153,6 +154,7 @@ class Launch : public std::enable_shared_from_this<Launch> {
   LaunchStats stats_;
   std::unique_ptr<RaceDetector> races_;
   std::vector<std::shared_ptr<CopyJob>> pending_;  // lazy copies not yet run
+  std::unique_ptr<LaunchTimeline> timeline_;       // null unless a timeline is recording (set at dispatch)
 
   LaunchEffects fx_;
   std::shared_ptr<PrintSinkHolder> sink_;          // the runtime's sink when dispatched

@@ -85,6 +85,7 @@ inline void Launch::run_device(std::int32_t d) {
   } catch (...) {
     failure = std::make_exception_ptr(RuntimeError(fmt::format("refx: device {}: unknown exception", d)));
   }
+  if (timeline_) timeline_->device_stopped(d, status == ExecStatus::blocked && !failure);
   std::unique_lock lock(mutex_);
   if (failure) fail_locked(failure);
   if (error_ || status == ExecStatus::done) {
@@ -138,6 +139,7 @@ inline void Launch::signal(std::int32_t self, std::int32_t target, ValueId sem, 
   std::int64_t& c = counter(target, sem, index);
   if (races_) races_->release(self, &c);
   c += inc;
+  if (timeline_) timeline_->semaphore(target, sem, index, c);
   wake_locked(target, &c);
   if (!pending_.empty()) poke_locked(&c);
 }
@@ -149,6 +151,7 @@ inline bool Launch::wait(std::int32_t self, const Op& op, ValueId sem, std::int6
   if (c < value && !pending_.empty()) run_pending_locked(&c);
   if (c >= value) {
     c -= value;
+    if (timeline_) timeline_->waited(self, c, value, sem, index);
     dev.park_counter = nullptr;
     if (races_) races_->acquire(self, &c);
     return true;
@@ -161,7 +164,7 @@ inline bool Launch::wait(std::int32_t self, const Op& op, ValueId sem, std::int6
   return false;
 }
 
-inline void Launch::copy(std::int32_t self, const Op&, const CopyRequest& r) {
+inline void Launch::copy(std::int32_t self, const Op& op, const CopyRequest& r) {
   auto job = std::make_shared<CopyJob>();
   job->src = r.src;
   job->dst = r.dst;
@@ -174,6 +177,7 @@ inline void Launch::copy(std::int32_t self, const Op&, const CopyRequest& r) {
   job->send_sem = r.send_sem;
   job->send_index = r.send_index;
   job->bytes = static_cast<std::int64_t>(r.src.bytes());
+  if (timeline_) job->trace = timeline_->copy_started(self, op, *job);
   const RuntimeOptions& o = rt_.options();
   {
     std::lock_guard lock(mutex_);
@@ -192,7 +196,7 @@ inline void Launch::copy(std::int32_t self, const Op&, const CopyRequest& r) {
   }
   const bool chunkable = is_contiguous(job->src) && is_contiguous(job->dst);
   if (!chunkable || static_cast<std::size_t>(job->bytes) <= o.inline_copy_bytes || rt_.pool().size() < 2) {
-    copy_region(job->src, job->dst, job->reduce);
+    timed_copy(job->trace, 0, rt_.pool(), [&] { copy_region(job->src, job->dst, job->reduce); });
     std::lock_guard lock(mutex_);
     complete_copy_locked(*job);
     return;
@@ -203,14 +207,16 @@ inline void Launch::copy(std::int32_t self, const Op&, const CopyRequest& r) {
   const std::int64_t per = std::max<std::int64_t>(1, static_cast<std::int64_t>(o.copy_chunk_bytes) / es);
   const auto chunks = static_cast<int>((n + per - 1) / per);
   job->remaining.store(chunks);
+  if (job->trace) job->trace->chunked(chunks, per * es);
   {
     std::lock_guard lock(mutex_);
     ++inflight_;
   }
   for (int c = 0; c < chunks; ++c) {
     const std::int64_t b = c * per, e = std::min(n, b + per);
-    rt_.pool().push([self = shared_from_this(), job, b, e] {
-      copy_contiguous(job->src, job->dst, job->reduce, b, e);
+    rt_.pool().push([self = shared_from_this(), job, b, e, c] {
+      timed_copy(job->trace, static_cast<std::size_t>(c), self->rt_.pool(),
+                 [&] { copy_contiguous(job->src, job->dst, job->reduce, b, e); });
       if (job->remaining.fetch_sub(1) == 1) {
         std::unique_lock lock(self->mutex_);
         self->complete_copy_locked(*job);
@@ -231,12 +237,13 @@ inline void Launch::complete_copy_locked(const CopyJob& job) {
     *job.send_counter += job.bytes;
     wake_locked(job.source, job.send_counter);
   }
+  if (job.trace) timeline_->copy_completed(job);
   stats_.bytes_copied += job.bytes;
   ++stats_.copies;
 }
 
 inline void Launch::run_copy_locked(CopyJob& job) {
-  copy_region(job.src, job.dst, job.reduce);
+  timed_copy(job.trace, 0, rt_.pool(), [&] { copy_region(job.src, job.dst, job.reduce); });
   complete_copy_locked(job);
 }
 
@@ -312,6 +319,7 @@ inline void Launch::finish_if_idle(std::unique_lock<std::mutex>& lock) {
       for (std::int64_t id : program_->barrier_ids) rt_.barrier(d, id).fill_zero();
   }
   rt_.record(stats);
+  if (timeline_) rt_.timeline_finished(std::move(timeline_), error);
   event_->set(error);
   rt_.launch_finished();
 }
@@ -358,6 +366,8 @@ inline std::string Launch::deadlock_report() const {
 }
 
 inline void Launch::Device::before_op(ExecContext& c, const Op& op) {
+  if (launch.timeline_) launch.timeline_->op_begins(id, op);
+  if (!launch.races_) return;
   if (op.prim == &prim::dma_start || op.prim == &prim::dma_wait) return;  // copies log themselves
   const Graph& g = c.graph();
   for (const Effect& e : g.effects(op)) {

@@ -33,6 +33,8 @@ struct RuntimeOptions {
   /// Checked mode: a copy runs only when someone waits on its semaphore (or
   /// at the end of the kernel), exposing code that reads before it waits.
   bool lazy_copies = false;
+  /// Record a timeline from construction on, as start_timeline() does.
+  bool record_timeline = false;
 };
 
 class Runtime {
@@ -41,8 +43,11 @@ class Runtime {
       : options_(o),
         id_(next_id()),
         sink_(std::make_shared<PrintSinkHolder>(detail::print_to_stdout)),
+        process_timeline_(detail::process_timeline()),
         pool_(o.workers != 0 ? o.workers : std::max(1u, std::thread::hardware_concurrency())) {
     if (o.shuffle_seed != 0) pool_.set_shuffle(o.shuffle_seed);
+    if (o.record_timeline) timeline_ = std::make_shared<detail::TimelineRecorder>();
+    timeline_on_.store(timeline_ || process_timeline_, std::memory_order_relaxed);
   }
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
@@ -70,10 +75,13 @@ class Runtime {
     const std::int32_t devices = p->mesh.size();
     auto l = std::make_shared<Launch>(*this, std::move(p), std::move(args), std::move(keep_alive), fx);
     l->inputs_ = std::move(inputs);
+    if (timeline_on_.load(std::memory_order_relaxed))
+      l->timeline_ = std::make_unique<LaunchTimeline>(l->program_, id_, pool_.size());
     bool start_now = false;
     {
       std::lock_guard lock(mutex_);
       const std::int64_t number = ++launches_;
+      if (l->timeline_) l->timeline_->set_number(number);
       if (fx.host_effects) l->sink_ = sink_;
       // Before the launch can start: it reads its dependencies in start().
       if (fx.ordered_mask != 0 || fx.output_token())
@@ -154,6 +162,34 @@ class Runtime {
     return it->second;
   }
 
+  /// Starts recording a timeline of the launches dispatched from now on (see
+  /// docs/runtime.md, "Timeline"); a recording already on goes on.
+  void start_timeline() {
+    std::lock_guard lock(mutex_);
+    if (!timeline_) timeline_ = std::make_shared<detail::TimelineRecorder>();
+    timeline_on_.store(true, std::memory_order_relaxed);
+  }
+  /// Waits for the launches dispatched so far, stops recording and returns
+  /// the recording (empty if none was on): `json()` is Chrome Trace Event
+  /// JSON for ui.perfetto.dev and chrome://tracing, `write(path)` saves it.
+  /// REFX_TRACE_FILE's recording of the whole process is not affected.
+  Timeline stop_timeline() {
+    drain();
+    std::shared_ptr<detail::TimelineRecorder> r;
+    {
+      std::lock_guard lock(mutex_);
+      r = std::move(timeline_);
+      timeline_.reset();
+      timeline_on_.store(process_timeline_ && !process_timeline_->full(), std::memory_order_relaxed);
+    }
+    return r ? r->take() : Timeline{};
+  }
+  /// True while start_timeline()'s recording is on.
+  bool recording_timeline() const {
+    std::lock_guard lock(mutex_);
+    return timeline_ != nullptr;
+  }
+
   LaunchStats totals() const {
     std::lock_guard lock(mutex_);
     return totals_;
@@ -171,6 +207,17 @@ class Runtime {
     totals_.copies += s.copies;
     totals_.parks += s.parks;
     totals_.wakeups += s.wakeups;
+  }
+  // A recorded launch completed: hand it to the recordings still on; stop
+  // recording launches once every recording is full.
+  void timeline_finished(std::unique_ptr<LaunchTimeline> t, const std::exception_ptr& error) {
+    t->finish(error);
+    std::shared_ptr<const LaunchTimeline> done(std::move(t));
+    std::lock_guard lock(mutex_);
+    if (timeline_) timeline_->add(done);
+    if (process_timeline_) process_timeline_->add(done);
+    timeline_on_.store((timeline_ && !timeline_->full()) || (process_timeline_ && !process_timeline_->full()),
+                       std::memory_order_relaxed);
   }
   void launch_finished() {
     std::shared_ptr<Launch> next;
@@ -201,6 +248,9 @@ class Runtime {
   std::int64_t launches_ = 0;
   LaunchStats totals_;
   std::map<std::pair<std::int32_t, std::int64_t>, Buffer> barriers_;
+  std::shared_ptr<detail::TimelineRecorder> timeline_;                  // start_timeline()'s recording
+  const std::shared_ptr<detail::TimelineRecorder> process_timeline_;    // REFX_TRACE_FILE's, or null
+  std::atomic<bool> timeline_on_{false};                                // either is on and not full
   WorkerPool pool_;  // last: its threads stop before the state they use goes
 };
 

@@ -22,7 +22,11 @@ class WorkerPool {
 
   explicit WorkerPool(unsigned workers) {
     if (workers == 0) workers = 1;
-    for (unsigned i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
+    for (unsigned i = 0; i < workers; ++i)
+      threads_.emplace_back([this, i] {
+        current() = Current{this, static_cast<int>(i)};
+        work();
+      });
   }
   ~WorkerPool() {
     {
@@ -36,6 +40,8 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   unsigned size() const noexcept { return static_cast<unsigned>(threads_.size()); }
+  /// The calling thread's index among this pool's workers, or -1.
+  int worker_index() const noexcept { return current().pool == this ? current().index : -1; }
 
   /// Randomises which queued task runs next (checked mode: varied interleavings).
   void set_shuffle(std::uint64_t seed) {
@@ -68,6 +74,15 @@ class WorkerPool {
   }
 
  private:
+  struct Current {
+    const WorkerPool* pool = nullptr;
+    int index = -1;
+  };
+  static Current& current() noexcept {
+    thread_local Current c;
+    return c;
+  }
+
   Task pop_locked() {
     std::size_t i = 0;
     if (shuffle_ && tasks_.size() > 1) i = std::uniform_int_distribution<std::size_t>(0, tasks_.size() - 1)(rng_);
