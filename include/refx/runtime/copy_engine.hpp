@@ -53,10 +53,16 @@ inline void copy_contiguous(const ResolvedView& src, const ResolvedView& dst, Co
     if constexpr (!std::is_same_v<T, bool>) {
       const T* a = reinterpret_cast<const T*>(s);
       T* o = reinterpret_cast<T*>(d);
+      // The same semantics as accum_view / max_view (the interpreter's): integer
+      // sums wrap, and a NaN on either side wins the maximum.
       if (reduce == CopyReduce::sum) {
-        for (std::int64_t i = 0; i < n; ++i) o[i] += a[i];
+        for (std::int64_t i = 0; i < n; ++i) o[i] = detail::wrapping_add(o[i], a[i]);
       } else {
-        for (std::int64_t i = 0; i < n; ++i) o[i] = o[i] < a[i] ? a[i] : o[i];
+        for (std::int64_t i = 0; i < n; ++i) {
+          bool take = o[i] < a[i];
+          if constexpr (std::is_floating_point_v<T>) take = take || (a[i] != a[i] && o[i] == o[i]);
+          if (take) o[i] = a[i];
+        }
       }
     }
   });

@@ -116,8 +116,10 @@ std::tuple<Value<T, E>...> run_state(const std::tuple<Value<T, E>...>& init, F&&
     shapes.push_back(t.graph().type(v).shape);
   }
   auto [block, scope, params, out] = detail::trace_scope<Params>(body, shapes, loc);
-  // The block's results are the Refs' final contents.
-  std::apply([&](const auto&... r) { (out.push_back(r.load(loc).id()), ...); }, params);
+  // The block's results are the Refs' final contents. (Through a named
+  // reference: clang < 16 cannot capture a structured binding.)
+  std::vector<ValueId>& results = out;
+  std::apply([&](const auto&... r) { (results.push_back(r.load(loc).id()), ...); }, params);
   const auto outs = detail::close_scope(t, block, scope, inits, std::move(out), loc);
   return detail::results<std::tuple<Value<T, E>...>>::rebuild(outs);
 }
