@@ -77,6 +77,7 @@ struct AlgDir {
 const AlgDir kAlgDirs[] = {{Algorithm::ring, Direction::unidirectional},
                            {Algorithm::ring, Direction::bidirectional},
                            {Algorithm::direct, Direction::unidirectional},
+                           {Algorithm::one_shot, Direction::unidirectional},
                            {Algorithm::automatic, Direction::unidirectional},
                            {Algorithm::automatic, Direction::bidirectional}};
 
@@ -114,7 +115,7 @@ INSTANTIATE_TEST_SUITE_P(Types, AllReduce, ::testing::ValuesIn(types()), case_na
 TEST(AllReduceShapes, RankTwoRefInsideAKernel) {
   Watchdog dog(kTestLimit, "rank-2 all_reduce");
   for (int n : {3, 4}) {
-    for (Algorithm alg : {Algorithm::ring, Algorithm::direct}) {
+    for (Algorithm alg : {Algorithm::ring, Algorithm::direct, Algorithm::one_shot}) {
       if (kBlockedDirectAllReduce && runs_direct(alg, n)) continue;  // see kDirectAllReduceBug
       const std::int64_t rows = 7, cols = 5;
       auto exe = kernel([alg](Ref<std::int32_t, extents<dyn, dyn>, Hbm> x) {

@@ -6,6 +6,8 @@
 //   ring all_reduce, in place   every chunk is sent by N-1 devices in
 //                               reduce-scatter, again in all-gather   2 (N-1) m s
 //   direct all_reduce, in place round 1 + local combine + round 2     3 (N-1) m s
+//   one-shot all_reduce, in place  x to every device (own: local),
+//                               the result back into x          N (N+1) m s
 //   reduce_scatter, in place    every chunk is sent by N-1 devices    (N-1) m s
 //   ppermute                    one block per device                  N m s
 //   collective_matmul (a: rows x k)  N-1 blocks of a per device       N (N-1) rows k s
@@ -110,20 +112,35 @@ TEST_P(ByteCounts, DirectAllReduceInPlace) {
   expect(got, 3 * (n() - 1) * m() * S, 3 * n() * (n() - 1));
 }
 
+TEST_P(ByteCounts, OneShotAllReduceInPlace) {
+  const auto exe = all_reduce_kernel(Algorithm::one_shot, Direction::unidirectional);
+  Array x = make_input(Shape{m()});
+  const auto got = measure(rt_, [&] { exe.call_in_place({x}); x.block_until_ready(); });
+  expect(got, n() > 1 ? n() * (n() + 1) * m() * S : 0, n() > 1 ? n() * (n() + 1) : 0);
+}
+
+/// Bytes and copies of one in-place all-reduce with Algorithm::automatic.
+std::pair<std::int64_t, std::int64_t> automatic_all_reduce(std::int64_t n, std::int64_t m) {
+  if (n == 1) return {0, 0};
+  if (m * S <= collectives::one_shot_max_bytes) return {n * (n + 1) * m * S, n * (n + 1)};
+  const std::int64_t rounds = n > 2 ? 3 : 2;  // direct for N > 2, else the ring
+  return {rounds * (n - 1) * m * S, rounds * n * (n - 1)};
+}
+
 TEST_P(ByteCounts, AllReduceProgramOutOfPlace) {
   const auto exe = collectives::all_reduce_program<T>(mesh(), m(), {}, rt_);
   const Array x = make_input(Shape{m()});
   const auto got = measure(rt_, [&] { exe(x)[0].block_until_ready(); });
-  const int rounds = n() > 2 ? 3 : 2;  // automatic: direct for N > 2, else the ring
-  expect(got, n() * m() * S + rounds * (n() - 1) * m() * S, n() + rounds * n() * (n() - 1));
+  const auto [bytes, copies] = automatic_all_reduce(n(), m());
+  expect(got, n() * m() * S + bytes, n() + copies);  // + staging x into out
 }
 
 TEST_P(ByteCounts, AllReduceProgramInPlace) {
   const auto exe = collectives::all_reduce_program<T>(mesh(), m(), {.in_place = true}, rt_);
   Array x = make_input(Shape{m()});
   const auto got = measure(rt_, [&] { exe.call_in_place({x}); x.block_until_ready(); });
-  const int rounds = n() > 2 ? 3 : 2;
-  expect(got, rounds * (n() - 1) * m() * S, rounds * n() * (n() - 1));
+  const auto [bytes, copies] = automatic_all_reduce(n(), m());
+  expect(got, bytes, copies);
 }
 
 TEST_P(ByteCounts, ReduceScatterInPlace) {
@@ -180,7 +197,7 @@ TEST_P(ByteCounts, CollectiveMatmul) {
 std::vector<Case> cases() {
   std::vector<Case> out;
   for (int n : {1, 2, 3, 4, 5, 8})
-    for (std::int64_t m : {240, 1001, 3}) out.push_back({n, m});
+    for (std::int64_t m : {240, 1001, 3, 9000}) out.push_back({n, m});  // 9000: past one_shot_max_bytes
   return out;
 }
 

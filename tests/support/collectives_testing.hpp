@@ -72,7 +72,7 @@ inline const std::vector<int> kRingSizes{1, 2, 3, 4, 5, 8, 16};
 /// N = 16 keeps to small sizes so the whole binary stays quick.
 inline std::vector<std::int64_t> sizes_for(int n) {
   if (n >= 16) return {1, 3, 7, 17, 100};
-  return {1, 3, 7, 1000, 1001, 4096};
+  return {1, 3, 7, 1000, 1001, 4096, 9000};  // 9000: past one_shot_max_bytes for every type
 }
 
 // ---------------------------------------------------------------- element types
@@ -96,6 +96,7 @@ inline const char* name_of(Algorithm a) {
     case Algorithm::automatic: return "auto";
     case Algorithm::ring: return "ring";
     case Algorithm::direct: return "direct";
+    case Algorithm::one_shot: return "oneshot";
   }
   return "?";
 }

@@ -114,9 +114,16 @@ void reduce_scatter_in_place(const R& x, std::string_view axis, ReduceOp op = Re
 /// Which algorithm an all-reduce uses. `ring`: neighbours only, 2(N-1)
 /// lock-step rounds (what a torus or a ring network wants). `direct`: a
 /// reduce-scatter and an all-gather of direct copies between all pairs, the
-/// same bytes in three rounds (what shared memory wants). `automatic`: direct
-/// for N > 2, ring otherwise.
-enum class Algorithm { automatic, ring, direct };
+/// same bytes in three rounds (what shared memory wants). `one_shot`: every
+/// device sends all of x to every other and reduces all N copies itself;
+/// N times the bytes of `direct` in one round and a handful of ops, which is
+/// what small messages want (latency is ops and rounds, not bytes).
+/// `automatic`: one_shot up to `one_shot_max_bytes` per device, then direct
+/// for N > 2 and the ring for N = 2.
+enum class Algorithm { automatic, ring, direct, one_shot };
+
+/// The largest x (bytes per device) that Algorithm::automatic reduces in one shot.
+inline constexpr std::int64_t one_shot_max_bytes = 32 << 10;
 
 namespace detail {
 /// Direct ("two-shot") all-reduce. Round 1: chunk p of x goes to device p's
@@ -172,6 +179,41 @@ void all_reduce_direct(const R& x, const Ring& ring, ReduceOp op) {
                });
              });
 }
+/// One-shot all-reduce: x goes to slot `me` of every device (its own by a
+/// local copy); each device then reduces slots 0..N-1 in device order (one
+/// fused loop in Vmem) and copies the result into x, so every device ends
+/// with bitwise the same result.
+template <class R>
+void all_reduce_one_shot(const R& x, const Ring& ring, ReduceOp op) {
+  const std::int32_t n = ring.size;
+  Shape slots_shape{n};
+  for (std::size_t d = 0; d < x.shape().rank(); ++d) slots_shape.push_back(x.shape()[d]);
+  using T = typename R::value_type;
+  using Slots = Ref<T, dyn_extents<R::rank + 1>, Vmem>;
+  using Result = Ref<T, dyn_extents<R::rank>, Vmem>;
+  run_scoped({slots_shape, x.shape(), Shape{}, Shape{}, Shape{}, Shape{}},
+             [&](Slots slots, Result result, RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv, DmaSemaphore local) {
+               // Every device has reached this call: its slots are free.
+               for (std::int32_t j = 0; j < n; ++j) semaphore_signal(ready, 1, ring.at(j));
+               semaphore_wait(ready, n);
+               const auto mine = slots.at(ring.me);
+               for (std::int32_t k = 1; k < n; ++k) make_async_remote_copy(x, mine, send, recv, ring.peer(k)).start();
+               const auto own = make_async_copy(x, mine, local);
+               own.start();
+               for (std::int32_t k = 1; k < n; ++k) make_async_remote_copy(x, mine, send, recv, ring.peer(k)).wait_send();
+               own.wait();
+               // N-1 copies arrive; DMA semaphores count bytes, so one wait takes them all.
+               const auto parts = slots.at(ds(0, n - 1));
+               make_async_remote_copy(parts, parts, send, recv, ring.peer(0)).wait_recv();
+               auto acc = slots.at(0).load();
+               for (std::int32_t j = 1; j < n; ++j)
+                 acc = op == ReduceOp::sum ? acc + slots.at(j).load() : max(acc, slots.at(j).load());
+               result.store(acc);
+               const auto out = make_async_copy(result, x, local);
+               out.start();
+               out.wait();
+             });
+}
 }  // namespace detail
 
 /// In-place all-reduce along `axis`: afterwards every device's x holds the
@@ -182,6 +224,12 @@ void all_reduce(const R& x, std::string_view axis, ReduceOp op = ReduceOp::sum, 
   detail::check_in_place_ref<R>();
   const detail::Ring ring(axis, loc);
   if (ring.size == 1) return;
+  if (a == Algorithm::automatic && x.shape().num_elements() * static_cast<std::int64_t>(sizeof(typename R::value_type)) <= one_shot_max_bytes)
+    a = Algorithm::one_shot;
+  if (a == Algorithm::one_shot) {
+    detail::all_reduce_one_shot(x, ring, op);
+    return;
+  }
   if (a == Algorithm::direct || (a == Algorithm::automatic && ring.size > 2)) {
     detail::all_reduce_direct(x, ring, op);
     return;
