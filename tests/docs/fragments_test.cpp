@@ -391,6 +391,34 @@ DOC_OUTPUT("callback-throws") {
   return second == "no error\n" ? first : "reported twice: " + second;
 }
 
+// -- tutorial 9. Reading the timeline
+
+DOC_OUTPUT("timeline-write") {
+  Runtime rt(RuntimeOptions{.workers = 2});
+  const auto rotate_sum = kernel([](VmemRef<const float, kReduce> x, VmemRef<float, kReduce> sum) {
+                            run_scoped([&](DoubleBuffer<float, kReduce> buf) {
+                              buf.at(0).store(x.load());
+                              sum.store(0.0f);
+                              for (int s = 0; s < kN - 1; ++s) {
+                                auto f = ppermute_start(buf.at(s % 2), buf.at((s + 1) % 2), "x", 1);
+                                sum += buf.at(s % 2).load();
+                                ppermute_done(f);
+                              }
+                              sum += buf.at((kN - 1) % 2).load();
+                            });
+                          })
+                              .name("rotate_sum")
+                              .compile(Mesh{{"x", kN}}, {}, rt);
+  const Array x = Array::generate<float>(kN, Shape{kReduce}, [](int d, std::int64_t) { return d; }, rt);
+  return message_of([&] {
+    // [snippet:timeline-write]
+    rt.start_timeline();
+    const Array sum = rotate_sum(x)[0];
+    rt.stop_timeline().write("/no/such/dir/rotate_sum.json");
+    // [/snippet]
+  });
+}
+
 TEST(Docs, OutputsMatchThePages) { refx_docs::expect_outputs_match(__FILE__); }
 
 }  // namespace
