@@ -49,7 +49,6 @@ class AllReduce : public ::testing::TestWithParam<Case> {};
 
 TEST_P(AllReduce, MatchesHostReference) {
   const Case c = GetParam();
-  if (kBlockedDirectAllReduce && runs_direct(c.alg, c.n)) GTEST_SKIP() << kDirectAllReduceBug;
   Watchdog dog(kTestLimit, case_name({c, 0}));
   with_elem(c.elem, [&]<class T>(std::type_identity<T>) {
     const Mesh mesh{{"x", c.n}};
@@ -116,7 +115,6 @@ TEST(AllReduceShapes, RankTwoRefInsideAKernel) {
   Watchdog dog(kTestLimit, "rank-2 all_reduce");
   for (int n : {3, 4}) {
     for (Algorithm alg : {Algorithm::ring, Algorithm::direct, Algorithm::one_shot}) {
-      if (kBlockedDirectAllReduce && runs_direct(alg, n)) continue;  // see kDirectAllReduceBug
       const std::int64_t rows = 7, cols = 5;
       auto exe = kernel([alg](Ref<std::int32_t, extents<dyn, dyn>, Hbm> x) {
                    collectives::all_reduce(x, "x", ReduceOp::sum, Direction::bidirectional, alg);

@@ -104,8 +104,6 @@ TEST_P(ByteCounts, RingAllReduceInPlace) {
 }
 
 TEST_P(ByteCounts, DirectAllReduceInPlace) {
-  // Only bytes are checked: the known semaphore bug (kDirectAllReduceBug) can
-  // change which data lands, not how much.
   const auto exe = all_reduce_kernel(Algorithm::direct, Direction::unidirectional);
   Array x = make_input(Shape{m()});
   const auto got = measure(rt_, [&] { exe.call_in_place({x}); x.block_until_ready(); });
@@ -123,7 +121,7 @@ TEST_P(ByteCounts, OneShotAllReduceInPlace) {
 std::pair<std::int64_t, std::int64_t> automatic_all_reduce(std::int64_t n, std::int64_t m) {
   if (n == 1) return {0, 0};
   if (m * S <= collectives::one_shot_max_bytes) return {n * (n + 1) * m * S, n * (n + 1)};
-  const std::int64_t rounds = n > 2 ? 3 : 2;  // direct for N > 2, else the ring
+  const std::int64_t rounds = n > 2 && m * S < collectives::direct_max_bytes ? 3 : 2;  // direct, else the ring
   return {rounds * (n - 1) * m * S, rounds * n * (n - 1)};
 }
 

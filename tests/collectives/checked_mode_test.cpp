@@ -46,7 +46,6 @@ TEST_P(CheckedMode, RingAndDirectAllReduce) {
   const std::int64_t m = 11;
   for (Algorithm alg : {Algorithm::ring, Algorithm::direct})
     for (Direction dir : {Direction::unidirectional, Direction::bidirectional}) {
-      if (kBlockedDirectAllReduce && runs_direct(alg, n())) continue;  // see kDirectAllReduceBug
       SCOPED_TRACE(std::string(name_of(alg)) + " " + name_of(dir));
       const auto exe = kernel([=](Vec<std::int32_t> x) { collectives::all_reduce(x, "x", ReduceOp::sum, dir, alg); })
                            .compile(mesh(), {Shape{m}}, rt_);
@@ -61,7 +60,6 @@ TEST_P(CheckedMode, RingAndDirectAllReduce) {
 TEST_P(CheckedMode, ReduceScatterInPlace) {
   const std::int64_t m = 11;
   for (Direction dir : {Direction::unidirectional, Direction::bidirectional}) {
-    if (kBlockedBidirectionalReduceScatter && dir == Direction::bidirectional && n() > 1) continue;
     SCOPED_TRACE(name_of(dir));
     const auto exe = collectives::reduce_scatter_program<std::int32_t>(mesh(), m, {.op = ReduceOp::max, .direction = dir, .in_place = true}, rt_);
     const auto host = inputs<std::int32_t>(n(), m);
@@ -94,7 +92,6 @@ TEST_P(CheckedMode, AllGatherAndAllToAll) {
 }
 
 TEST_P(CheckedMode, StatefulPermuteLoop) {
-  if (kBlockedAllocatedSemaphores) GTEST_SKIP() << kAllocatedSemaphoresBug;
   constexpr std::int64_t b = 4;
   constexpr int steps = 5;
   const auto exe = kernel([](HbmRef<const float, b> x, HbmRef<float, b> y) {

@@ -43,7 +43,6 @@ class InKernel : public ::testing::TestWithParam<Case> {};
 // x <- 2 x on every device, all_reduce in place, then x <- x + 1.
 TEST_P(InKernel, ScaleThenAllReduceThenAddOne) {
   const Case c = GetParam();
-  if (kBlockedDirectAllReduce && runs_direct(c.alg, c.n)) GTEST_SKIP() << kDirectAllReduceBug;
   Watchdog dog(kTestLimit, case_name({c, 0}));
   auto run = [&]<std::int64_t M>(std::integral_constant<std::int64_t, M>) {
     auto exe = kernel([c](VmemRef<float, M> x) {
@@ -73,7 +72,6 @@ TEST_P(InKernel, ScaleThenAllReduceThenAddOne) {
 // this device's index + 1, six times.
 TEST_P(InKernel, AllReduceInAForiLoop) {
   const Case c = GetParam();
-  if (kBlockedDirectAllReduce && runs_direct(c.alg, c.n)) GTEST_SKIP() << kDirectAllReduceBug;
   Watchdog dog(kTestLimit, case_name({c, 0}));
   constexpr int kSteps = 6;
   auto exe = kernel([c](VmemRef<std::int32_t, kRows> x) {
@@ -129,7 +127,6 @@ TEST(InKernelMesh, AllReduceAlongOneAxisThenTheOther) {
   Watchdog dog(kTestLimit, "2-D mesh");
   const Mesh mesh{{"x", 2}, {"y", 3}};  // device id = x * 3 + y
   for (Algorithm alg : {Algorithm::ring, Algorithm::direct}) {
-    if (kBlockedDirectAllReduce && runs_direct(alg, 3)) continue;  // see kDirectAllReduceBug
     auto along_y = kernel([alg](Ref<std::int32_t, extents<5>, Hbm> x) {
                      collectives::all_reduce(x, "y", ReduceOp::sum, Direction::unidirectional, alg);
                    }).compile(mesh);

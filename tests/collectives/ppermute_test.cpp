@@ -153,7 +153,6 @@ class StatefulLoop : public ::testing::TestWithParam<LoopCase> {};
 
 TEST_P(StatefulLoop, SlotKMod2HoldsTheBlockFromKStepsAway) {
   const LoopCase c = GetParam();
-  if (kBlockedAllocatedSemaphores) GTEST_SKIP() << kAllocatedSemaphoresBug;
   Watchdog dog(kTestLimit, loop_name({c, 0}));
   std::optional<Executable> exe;
   try {
@@ -194,7 +193,6 @@ INSTANTIATE_TEST_SUITE_P(Sweep, StatefulLoop, ::testing::ValuesIn(loop_cases()),
 // which a neighbour's handshake or copy is counted on the wrong semaphore
 // show up here.
 TEST(StatefulLoopStress, ManyCallsAreAllExact) {
-  if (kBlockedAllocatedSemaphores) GTEST_SKIP() << kAllocatedSemaphoresBug;
   Watchdog dog(kTestLimit, "stateful loop stress");
   for (const LoopCase& c : {LoopCase{8, 5, 1, Loop::unrolled}, LoopCase{16, 16, -1, Loop::fori_when}}) {
     const Executable exe = loop_program(c);
@@ -229,7 +227,6 @@ constexpr std::int64_t kBiBlock = 6, kBiHalf = 3;
 constexpr int kBiSteps = 5;
 
 TEST(StatefulLoopBidirectional, HalvesTravelInOppositeDirections) {
-  if (kBlockedAllocatedSemaphores) GTEST_SKIP() << kAllocatedSemaphoresBug;
   Watchdog dog(kTestLimit, "bidirectional permute loop");
   for (int n : kRingSizes) {
     auto exe = kernel([](Ref<const std::int32_t, extents<kBiBlock>, Hbm> x, Ref<std::int32_t, extents<kBiBlock>, Hbm> y) {

@@ -32,8 +32,6 @@ class ReduceScatter : public ::testing::TestWithParam<Case> {};
 TEST_P(ReduceScatter, EachDeviceHoldsItsReducedChunk) {
   const Case c = GetParam();
   // A single lane (m < 2) or a single device is not affected.
-  if (kBlockedBidirectionalReduceScatter && c.dir == Direction::bidirectional && c.n > 1 && c.m >= 2)
-    GTEST_SKIP() << kBidirectionalReduceScatterBug;
   Watchdog dog(kTestLimit, case_name({c, 0}));
   with_elem(c.elem, [&]<class T>(std::type_identity<T>) {
     const Mesh mesh{{"x", c.n}};

@@ -30,7 +30,6 @@ class BackToBack : public ::testing::TestWithParam<int> {};
 // only after all were dispatched.
 TEST_P(BackToBack, AllReduceProgram) {
   const int n = GetParam();
-  if (kBlockedDirectAllReduce && runs_direct(Algorithm::automatic, n)) GTEST_SKIP() << kDirectAllReduceBug;
   Watchdog dog(kTestLimit, "back-to-back all_reduce");
   const std::int64_t m = 33;
   const auto exe = collectives::all_reduce_program<std::int32_t>(Mesh{{"x", n}}, m);
@@ -164,7 +163,6 @@ TEST_P(Chain, AllReduceInPlace) {
   const auto host = integer_valued(n, m);
   const auto want = chain_reference(host, kCalls);
   for (Algorithm alg : {Algorithm::ring, Algorithm::automatic}) {
-    if (kBlockedDirectAllReduce && runs_direct(alg, n)) continue;  // see kDirectAllReduceBug
     const auto exe = alg == Algorithm::automatic
                          ? collectives::all_reduce_program<double>(Mesh{{"x", n}}, m, {.in_place = true})
                          : all_reduce_kernel<double>(n, m, alg);
@@ -180,7 +178,6 @@ INSTANTIATE_TEST_SUITE_P(Sizes, Chain, ::testing::ValuesIn(kSizes), DeviceCountN
 // The direct all-reduce called many times (small chunks, many devices): the
 // interleavings that expose a receive-semaphore mix-up show up here.
 TEST(DirectAllReduce, ManyCallsAreAllExact) {
-  if (kBlockedDirectAllReduce) GTEST_SKIP() << kDirectAllReduceBug;
   Watchdog dog(kTestLimit, "direct all_reduce stress");
   for (int n : {3, 5, 8}) {
     const std::int64_t m = 7;

@@ -27,44 +27,6 @@ namespace refx::testing {
 using collectives::Algorithm;
 using collectives::Direction;
 
-// ---------------------------------------------------------------- known bugs
-// Tests that hit a known library bug skip with "blocked on: ..." and its
-// message. Build with -DREFX_TEST_COLLECTIVE_FIXES once the fixes are in to
-// run them (or flip the flags). (ppermute_test's loops over traced slots skip
-// on their own while ppermute_start rejects them; see kTracedSlotsBug there.)
-inline constexpr bool kBugsPresent = false;  // all four are fixed (see git log)
-
-/// all_reduce_direct (collectives/all_reduce.hpp) waits for round 1's parts
-/// and round 2's results on one DMA semaphore, which counts bytes: a fast
-/// peer's round-2 result can satisfy the round-1 wait, and the owner then
-/// combines slots that have not landed (wrong results, intermittently, for
-/// N > 2). Fix: a second receive semaphore for round 2.
-inline constexpr bool kBlockedDirectAllReduce = kBugsPresent;
-inline constexpr const char* kDirectAllReduceBug =
-    "blocked on: direct all-reduce waits for round 1 and round 2 on one recv semaphore (intermittently wrong for N > 2)";
-
-/// Bidirectional reduce-scatter cuts each half of x into N chunks (one lane
-/// per half), so device d ends with chunk d of each half, not chunk d of x.
-/// Fix: split each chunk of x between the lanes instead of x itself.
-inline constexpr bool kBlockedBidirectionalReduceScatter = kBugsPresent;
-inline constexpr const char* kBidirectionalReduceScatterBug =
-    "blocked on: bidirectional reduce-scatter reduces chunk d of each half of x, not chunk d of x";
-
-/// Launch::counter (runtime/launch_impl.hpp) takes every semaphore that has a
-/// producing op for a barrier semaphore, so the semaphores ppermute_start
-/// makes with allocate() land in the runtime's persistent barrier semaphores
-/// (id read out of range from allocate's empty attributes) and share
-/// counters: permutes in a loop race. Fix: test for prim::barrier_semaphore.
-inline constexpr bool kBlockedAllocatedSemaphores = kBugsPresent;
-inline constexpr const char* kAllocatedSemaphoresBug =
-    "blocked on: semaphores made by allocate() (ppermute_start's) are mapped to barrier semaphores by "
-    "Launch::counter, so permutes in a loop race";
-
-/// Whether an all-reduce with this algorithm on n devices runs the direct algorithm.
-inline bool runs_direct(collectives::Algorithm a, int n) {
-  return n > 2 && (a == collectives::Algorithm::direct || a == collectives::Algorithm::automatic);
-}
-
 /// The ring sizes every collective is checked on (non-powers of two included).
 inline const std::vector<int> kRingSizes{1, 2, 3, 4, 5, 8, 16};
 

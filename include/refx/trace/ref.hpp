@@ -259,12 +259,20 @@ inline ViewId detail::make_view(ViewId parent_id, std::initializer_list<IndexEnt
     if (x.start.is_static() && di.start.is_static()) {
       di.start.constant += x.start.constant * di.stride;
     } else {
-      const DType it = g.type(x.start.is_static() ? di.start.value : x.start.value).dtype;
+      // Index arithmetic in the traced starts' type; an i32 and an i64 start
+      // meet in i64.
+      DType it = g.type(x.start.is_static() ? di.start.value : x.start.value).dtype;
+      if (!x.start.is_static() && !di.start.is_static() && g.type(di.start.value).dtype != it) it = DType::i64;
       const auto as_value = [&](const DynIndex& i) {
-        return i.is_static() ? visit_dtype(it, [&](auto tag) {
+        if (!i.is_static()) {
+          if (g.type(i.value).dtype == it) return i.value;
+          const std::int64_t to[] = {static_cast<std::int64_t>(it)};
+          return detail::apply(prim::cast, {i.value}, to);
+        }
+        return visit_dtype(it, [&](auto tag) {
           using I = typename decltype(tag)::type;
           return detail::constant<I>(static_cast<I>(i.constant), Shape{});
-        }) : i.value;
+        });
       };
       ValueId s = as_value(x.start);
       if (di.stride != 1) s = detail::apply(prim::mul, {s, as_value(DynIndex{di.stride, -1})});
