@@ -48,6 +48,22 @@ TEST_P(AllGather, EverySlotHoldsItsDevicesBlock) {
   });
 }
 
+TEST_P(AllGather, RingAndDirectAlgorithms) {
+  const Case c = GetParam();
+  Watchdog dog(kTestLimit, case_name({c, 0}));
+  with_elem(c.elem, [&]<class T>(std::type_identity<T>) {
+    const auto host = inputs<T>(c.n, c.block);
+    const Array x = array_of(host, Shape{c.block});
+    for (Algorithm alg : {Algorithm::ring, Algorithm::direct}) {
+      const Executable exe =
+          kernel([alg](Ref<const T, extents<dyn>, Hbm> x, Ref<T, extents<dyn, dyn>, Hbm> out) {
+            collectives::all_gather(x, out, "x", alg);
+          }).compile(Mesh{{"x", c.n}}, {Shape{c.block}, Shape{c.n, c.block}});
+      EXPECT_TRUE(gathered(exe(x)[0], host)) << name_of(alg);
+    }
+  });
+}
+
 std::vector<Case> cases() {
   std::vector<Case> out;
   for (int n : kRingSizes) {

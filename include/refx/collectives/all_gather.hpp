@@ -10,22 +10,20 @@
 
 namespace refx::collectives {
 
+/// all_gather's Algorithm::automatic uses the direct algorithm while the
+/// gathered output is at most this many bytes per device, the ring above.
+inline constexpr std::int64_t all_gather_direct_max_bytes = 1 << 20;
+
+namespace detail {
+
+/// Ring all-gather: N-1 steps, each forwarding the block received last.
 template <class Src, class Dst>
-void all_gather(const Src& x, const Dst& out, std::string_view axis,
-                std::source_location loc = std::source_location::current()) {
-  static_assert(is_ref_v<Src> && is_ref_v<Dst> && !is_semaphore_v<Src> && !is_semaphore_v<Dst>,
-                "refx: all_gather operates on Refs");
-  static_assert(Dst::rank == Src::rank + 1, "refx: all_gather's output has one more (leading) dimension than its input");
-  static_assert(!Dst::read_only, "refx: all_gather's output must be a writable Ref<T>");
-  const detail::Ring ring(axis, loc);
-  if (out.shape()[0] != ring.size)
-    throw TraceError(fmt::format("refx: all_gather: out's leading dimension is {} but the axis \"{}\" has {} devices (at {})",
-                                 out.shape()[0], axis, ring.size, SourceLoc(loc)));
+void all_gather_ring(const Src& x, const Dst& out, const Ring& ring, std::source_location loc) {
   const std::int64_t slots = std::max(1, ring.size - 1);
   run_scoped({Shape{}, Shape{}, Shape{}, Shape{slots}}, [&](RegularSemaphore ready, DmaSemaphore local, DmaSemaphore send,
                                                           Semaphore<SemaphoreKind::dma, extents<dyn>> recv) {
     // Entry handshake: the right neighbour's out may still be in use before this call.
-    if (ring.size > 1) detail::handshake(ready, ring.peer(-1));
+    if (ring.size > 1) handshake(ready, ring.peer(-1));
     const auto own = make_async_copy(x, out.at(ring.me), local, loc);
     own.start(loc);
     for (int s = 0; s < ring.size - 1; ++s) {
@@ -44,6 +42,53 @@ void all_gather(const Src& x, const Dst& out, std::string_view axis,
     }
     own.wait(loc);
   }, loc);
+}
+
+/// Direct all-gather: after an all-device barrier (every out is free), x goes
+/// straight to slot `me` of every device; one receive wait covers the N-1
+/// blocks that arrive.
+template <class Src, class Dst>
+void all_gather_direct(const Src& x, const Dst& out, const Ring& ring, std::source_location loc) {
+  const std::int32_t n = ring.size;
+  run_scoped({Shape{}, Shape{}, Shape{}, Shape{}}, [&](RegularSemaphore ready, DmaSemaphore local, DmaSemaphore send,
+                                                     DmaSemaphore recv) {
+    for (std::int32_t j = 0; j < n; ++j) semaphore_signal(ready, 1, ring.at(j), loc);
+    semaphore_wait(ready, n, loc);
+    const auto own = make_async_copy(x, out.at(ring.me), local, loc);
+    own.start(loc);
+    for (std::int32_t k = 1; k < n; ++k) make_async_remote_copy(x, out.at(ring.me), send, recv, ring.peer(k), loc).start(loc);
+    for (std::int32_t k = 1; k < n; ++k) make_async_remote_copy(x, out.at(ring.me), send, recv, ring.peer(k), loc).wait_send(loc);
+    // DMA semaphores count bytes: one wait sized for N-1 blocks takes them all.
+    const auto blocks = out.at(ds(0, n - 1));
+    make_async_remote_copy(blocks, blocks, send, recv, ring.peer(0), loc).wait_recv(loc);
+    own.wait(loc);
+  }, loc);
+}
+
+}  // namespace detail
+
+/// Gathers every device's x into out (N, block...): slot j of out receives
+/// device j's x (j = its position along `axis`). Algorithm::automatic: direct
+/// up to `all_gather_direct_max_bytes` of output per device, else the ring.
+template <class Src, class Dst>
+void all_gather(const Src& x, const Dst& out, std::string_view axis, Algorithm a = Algorithm::automatic,
+                std::source_location loc = std::source_location::current()) {
+  static_assert(is_ref_v<Src> && is_ref_v<Dst> && !is_semaphore_v<Src> && !is_semaphore_v<Dst>,
+                "refx: all_gather operates on Refs");
+  static_assert(Dst::rank == Src::rank + 1, "refx: all_gather's output has one more (leading) dimension than its input");
+  static_assert(!Dst::read_only, "refx: all_gather's output must be a writable Ref<T>");
+  const detail::Ring ring(axis, loc);
+  if (out.shape()[0] != ring.size)
+    throw TraceError(fmt::format("refx: all_gather: out's leading dimension is {} but the axis \"{}\" has {} devices (at {})",
+                                 out.shape()[0], axis, ring.size, SourceLoc(loc)));
+  if (a == Algorithm::one_shot)
+    throw TraceError(fmt::format("refx: all_gather: Algorithm::one_shot is an all_reduce algorithm; use ring, direct or automatic (at {})",
+                                 SourceLoc(loc)));
+  const std::int64_t bytes = out.shape().num_elements() * static_cast<std::int64_t>(sizeof(typename Dst::value_type));
+  if (ring.size > 1 && (a == Algorithm::direct || (a == Algorithm::automatic && bytes <= all_gather_direct_max_bytes)))
+    detail::all_gather_direct(x, out, ring, loc);
+  else
+    detail::all_gather_ring(x, out, ring, loc);
 }
 
 }  // namespace refx::collectives

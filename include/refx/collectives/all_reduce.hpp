@@ -111,19 +111,12 @@ void reduce_scatter_in_place(const R& x, std::string_view axis, ReduceOp op = Re
   detail::with_lanes(x, d, [&](auto& lanes) { detail::reduce_scatter_steps(ring, lanes, op); });
 }
 
-/// Which algorithm an all-reduce uses. `ring`: neighbours only, 2(N-1)
-/// lock-step rounds (what a torus or a ring network wants). `direct`: a
-/// reduce-scatter and an all-gather of direct copies between all pairs, the
-/// same bytes in three rounds (what shared memory wants). `one_shot`: every
-/// device sends all of x to every other and reduces all N copies itself;
-/// N times the bytes of `direct` in one round and a handful of ops, which is
-/// what small messages want (latency is ops and rounds, not bytes).
-/// `automatic`: one_shot up to `one_shot_max_bytes` per device, direct for
-/// N > 2 below `direct_max_bytes`, the ring otherwise (at 1 MiB and more the
-/// ring's neighbour-only copies beat direct's all-pairs traffic on this
-/// runtime: 4.6 vs 9.1 ms at N = 4, 16 MiB; see docs/collectives.md).
-enum class Algorithm { automatic, ring, direct, one_shot };
 
+/// all_reduce's Algorithm::automatic: one_shot up to `one_shot_max_bytes` per
+/// device, direct for N > 2 below `direct_max_bytes`, the ring otherwise (at
+/// 1 MiB and more the ring's neighbour-only copies beat direct's all-pairs
+/// traffic on this runtime: 4.6 vs 9.1 ms at N = 4, 16 MiB).
+///
 /// The largest x (bytes per device) that Algorithm::automatic reduces in one shot.
 inline constexpr std::int64_t one_shot_max_bytes = 32 << 10;
 /// Algorithm::automatic uses the direct algorithm (N > 2) below this size per device.

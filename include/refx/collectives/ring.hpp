@@ -18,6 +18,21 @@ namespace refx {
 /// How collectives combine values.
 enum class ReduceOp { sum, max };
 
+namespace collectives {
+
+/// Which algorithm a collective uses. `ring`: neighbours only, N-1 (all-gather)
+/// or 2(N-1) (all-reduce) lock-step rounds -- what a torus or a ring network
+/// wants. `direct`: copies between all pairs in one round (all-gather) or a
+/// reduce-scatter and an all-gather of direct copies in three (all-reduce):
+/// the same bytes, what shared memory wants. `one_shot` (all-reduce only):
+/// every device sends all of x to every other and reduces all N copies
+/// itself; N times the bytes of `direct` in one round and a handful of ops,
+/// which is what small messages want (latency is ops and rounds, not bytes).
+/// `automatic`: see each collective.
+enum class Algorithm { automatic, ring, direct, one_shot };
+
+}  // namespace collectives
+
 namespace collectives::detail {
 
 inline Accumulate combine(ReduceOp op) { return op == ReduceOp::sum ? accumulate : accumulate_max; }
