@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,12 +66,17 @@ class Mesh {
  private:
   void validate() const {
     if (axes_.empty()) throw Error("refx: a Mesh needs at least one axis, e.g. Mesh{{\"x\", 4}}");
+    std::int64_t devices = 1;
     for (std::size_t i = 0; i < axes_.size(); ++i) {
       if (axes_[i].size < 1)
         throw Error(fmt::format("refx: mesh axis \"{}\" has size {}; sizes must be >= 1", axes_[i].name, axes_[i].size));
       if (axes_[i].name.empty()) throw Error("refx: mesh axes need names");
       for (std::size_t j = 0; j < i; ++j)
         if (axes_[j].name == axes_[i].name) throw Error(fmt::format("refx: mesh axis \"{}\" appears twice", axes_[i].name));
+      devices *= axes_[i].size;  // each size is below 2^31: no overflow before the check below
+      if (devices > std::numeric_limits<std::int32_t>::max())
+        throw Error(fmt::format("refx: the mesh {} has more than {} devices (device ids are 32-bit)", describe(),
+                                std::numeric_limits<std::int32_t>::max()));
     }
   }
   std::vector<Axis> axes_;

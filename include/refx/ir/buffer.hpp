@@ -10,6 +10,8 @@
 #include <mutex>
 #include <memory>
 #include <span>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <refx/core/dtype.hpp>
@@ -82,6 +84,23 @@ struct PoolDelete {
   void operator()(std::byte* p) const noexcept { BlockPool::instance().give(p, bytes); }
 };
 }  // namespace detail
+
+/// Bytes of a dense array of shape `s` and element type `t`. Throws
+/// refx::Error naming `what` for a negative extent or a size beyond what
+/// 64-bit byte counts can hold.
+inline std::size_t dense_bytes(DType t, const Shape& s, std::string_view what) {
+  for (const std::int64_t d : s.dims())
+    if (d < 0) throw Error(fmt::format("refx: {} of shape {} has a negative extent", what, s));
+  for (const std::int64_t d : s.dims())
+    if (d == 0) return 0;
+  const std::int64_t limit = std::numeric_limits<std::int64_t>::max() / 8;
+  std::int64_t n = 1;
+  for (const std::int64_t d : s.dims()) {
+    if (n > limit / d) throw Error(fmt::format("refx: {} of shape {} has too many elements to address", what, s));
+    n *= d;
+  }
+  return static_cast<std::size_t>(n) * size_of(t);
+}
 
 /// Bytes of freed buffers refx keeps for reuse.
 inline std::size_t cached_memory_bytes() { return detail::BlockPool::instance().cached_bytes(); }
@@ -174,10 +193,16 @@ class Buffer {
 
  private:
   void allocate() {
-    bytes_ = static_cast<std::size_t>(shape_.num_elements()) * size_of(dtype_);
+    bytes_ = dense_bytes(dtype_, shape_, "a buffer");
     if (bytes_ > sizeof small_) {
-      heap_ = std::unique_ptr<std::byte[], detail::PoolDelete>(detail::BlockPool::instance().take(bytes_),
-                                                                detail::PoolDelete{bytes_});
+      std::byte* p = nullptr;
+      try {
+        p = detail::BlockPool::instance().take(bytes_);
+      } catch (const std::bad_alloc&) {
+        const std::size_t bytes = std::exchange(bytes_, 0);
+        throw Error(fmt::format("refx: out of memory: a buffer of {}{} needs {} bytes", dtype_, shape_, bytes));
+      }
+      heap_ = std::unique_ptr<std::byte[], detail::PoolDelete>(p, detail::PoolDelete{bytes_});
       data_ = heap_.get();
     } else {
       data_ = small_;

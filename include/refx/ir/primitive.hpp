@@ -33,15 +33,36 @@ class AbstractContext {
                   std::span<const std::int64_t> attrs, SourceLoc loc)
       : graph_(g), prim_(p), inputs_(inputs), views_(views), attrs_(attrs), loc_(loc) {}
 
+  // The accessors check their index: an op bound (through refx::extend) with
+  // fewer operands or attributes than its primitive reads is a TraceError.
   std::size_t num_inputs() const noexcept { return inputs_.size(); }
-  const ValueType& input(std::size_t i) const { return graph_.type(inputs_[i]); }
+  const ValueType& input(std::size_t i) const { return graph_.type(inputs_[checked(i, inputs_.size(), "operand")]); }
   std::size_t num_views() const noexcept { return views_.size(); }
-  ViewId view(std::size_t i) const { return views_[i]; }
+  ViewId view(std::size_t i) const { return views_[checked(i, views_.size(), "Ref operand")]; }
   /// The Ref a view is into.
-  const ValueType& view_ref(std::size_t i) const { return graph_.type(graph_.view(views_[i]).ref); }
-  Shape view_shape(std::size_t i) const { return graph_.view_shape(views_[i]); }
+  const ValueType& view_ref(std::size_t i) const { return graph_.type(graph_.view(view(i)).ref); }
+  Shape view_shape(std::size_t i) const { return graph_.view_shape(view(i)); }
   std::size_t num_attrs() const noexcept { return attrs_.size(); }
-  std::int64_t attr(std::size_t i) const { return attrs_[i]; }
+  std::int64_t attr(std::size_t i) const { return attrs_[checked(i, attrs_.size(), "attribute")]; }
+  /// Attribute i as an element type (a TraceError if it names none).
+  DType dtype_attr(std::size_t i) const {
+    const std::int64_t a = attr(i);
+    if (a < 0 || a > static_cast<std::int64_t>(DType::f64)) fail("attribute {} is {}, which is not an element type", i, a);
+    return static_cast<DType>(a);
+  }
+  /// A shape stored as attributes: the rank at attribute i, then the extents
+  /// (a TraceError for a rank above 6 or a negative extent).
+  Shape shape_attrs(std::size_t i) const {
+    const std::int64_t rank = attr(i);
+    if (rank < 0 || rank > static_cast<std::int64_t>(max_rank)) fail("attribute {} is a rank of {}; ranks go from 0 to {}", i, rank, max_rank);
+    Shape s;
+    for (std::size_t d = 0; d < static_cast<std::size_t>(rank); ++d) {
+      const std::int64_t e = attr(i + 1 + d);
+      if (e < 0) fail("extent {} of the shape in its attributes is {}; extents must be >= 0", d, e);
+      s.push_back(e);
+    }
+    return s;
+  }
   const Graph& graph() const noexcept { return graph_; }
   SourceLoc loc() const noexcept { return loc_; }
 
@@ -58,6 +79,11 @@ class AbstractContext {
   std::vector<Effect>& effects() noexcept { return effects_; }
 
  private:
+  std::size_t checked(std::size_t i, std::size_t n, const char* what) const {
+    if (i >= n) fail("expects at least {} {}{}, got {}", i + 1, what, i == 0 ? "" : "s", n);
+    return i;
+  }
+
   const Graph& graph_;
   const Primitive& prim_;
   std::span<const ValueId> inputs_;

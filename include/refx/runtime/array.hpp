@@ -18,6 +18,7 @@ class Array {
   /// An array of `shape` per device, uninitialised.
   static Array empty(std::int32_t devices, DType dtype, Shape shape, Runtime& rt = Runtime::global()) {
     if (devices < 1) throw Error(fmt::format("refx: an Array needs at least one device, got {}", devices));
+    (void)dense_bytes(dtype, shape, "an Array's shard");  // negative or overflowing extents
     auto s = std::make_shared<State>();
     s->dtype = dtype;
     s->shape = shape;

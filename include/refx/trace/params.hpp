@@ -105,6 +105,9 @@ struct param_maker<std::tuple<P...>> {
       if (!ok)
         throw TraceError(fmt::format("refx: shape {} given for parameter {} does not match its static extents (at {})",
                                      s, i, loc));
+      for (const std::int64_t d : s.dims())
+        if (d < 0)
+          throw TraceError(fmt::format("refx: shape {} given for parameter {} has a negative extent (at {})", s, i, loc));
     }
     const ValueId v = t.add_param(param_traits<H>::type(s), scope);
     return param_traits<H>::make(whole_view(t.graph(), v));

@@ -85,6 +85,12 @@ inline ExecStatus barrier_impl(ExecContext& ctx, const Op& op) {
 }
 
 inline void copy_abstract(AbstractContext& c) {
+  if (c.num_attrs() != 3) c.fail("takes three attributes (descriptor, reduce, remote), got {}", c.num_attrs());
+  if (c.attr(1) < 0 || c.attr(1) > 2) c.fail("reduce attribute {} is not none (0), sum (1) or max (2)", c.attr(1));
+  if (c.num_views() < 3 || c.num_views() > 4)
+    c.fail("takes a source, a destination, a receive semaphore and (remote) a send semaphore, got {} Refs", c.num_views());
+  if (c.num_inputs() > 1) c.fail("takes at most one operand (the target device), got {}", c.num_inputs());
+  if (c.num_inputs() == 1) expect_i32_scalar(c, 0, "the device id");
   const ValueType &src = c.view_ref(0), &dst = c.view_ref(1);
   if (src.is_semaphore() || dst.is_semaphore()) c.fail("cannot copy semaphores");
   if (src.dtype != dst.dtype) c.fail("source and destination element types differ ({} and {})", src.dtype, dst.dtype);
@@ -122,6 +128,10 @@ inline ExecStatus copy_start_impl(ExecContext& ctx, const Op& op) {
 }
 
 inline void copy_wait_abstract(AbstractContext& c) {
+  if (c.num_attrs() != 2) c.fail("takes two attributes (descriptor, side), got {}", c.num_attrs());
+  if (c.attr(1) != 0 && c.attr(1) != 1) c.fail("side attribute {} is not recv (0) or send (1)", c.attr(1));
+  if (c.num_views() != 3) c.fail("takes a source, a destination and a semaphore, got {} Refs", c.num_views());
+  expect_semaphore(c, 2, true, "a copy wait");
   const auto side = static_cast<WaitSide>(c.attr(1));
   // Completion makes the destination readable (recv) / the source reusable (send).
   if (side == WaitSide::recv) c.add_effect(effect_write, c.view(1));

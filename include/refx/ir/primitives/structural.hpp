@@ -21,7 +21,8 @@ T constant_value(std::int64_t bits) {
 }
 
 inline void constant_abstract(AbstractContext& c) {
-  c.add_output(ValueType{static_cast<DType>(c.attr(0)), ValueKind::array, MemorySpace::vmem, SemaphoreKind::none, {}});
+  if (c.num_attrs() != 2) c.fail("takes two attributes (the element type and the value's bits), got {}", c.num_attrs());
+  c.add_output(ValueType{c.dtype_attr(0), ValueKind::array, MemorySpace::vmem, SemaphoreKind::none, {}});
 }
 inline ExecStatus constant_impl(ExecContext& ctx, const Op& op) {
   Buffer& out = ctx.out(op, 0);
@@ -41,10 +42,9 @@ inline void constant_print(const Graph& g, const Op& op, std::string& s) {
 
 // attrs: [dtype, dimension, rank, dims...]
 inline void iota_abstract(AbstractContext& c) {
-  const auto dt = static_cast<DType>(c.attr(0));
+  const auto dt = c.dtype_attr(0);
   if (dt == DType::pred) c.fail("iota needs a numeric element type");
-  Shape s;
-  for (std::int64_t i = 0; i < c.attr(2); ++i) s.push_back(c.attr(3 + static_cast<std::size_t>(i)));
+  const Shape s = c.shape_attrs(2);
   if (c.attr(1) < 0 || c.attr(1) >= static_cast<std::int64_t>(s.rank())) c.fail("dimension {} is not in a rank-{} shape", c.attr(1), s.rank());
   c.add_output(ValueType{dt, ValueKind::array, MemorySpace::vmem, SemaphoreKind::none, s});
 }
@@ -64,8 +64,7 @@ inline ExecStatus iota_impl(ExecContext& ctx, const Op& op) {
 inline void broadcast_abstract(AbstractContext& c) {
   if (c.input(0).is_ref() || c.input(0).shape.rank() != 0) c.fail("broadcast takes a scalar value");
   ValueType t = c.input(0);
-  t.shape = Shape{};
-  for (std::int64_t i = 0; i < c.attr(0); ++i) t.shape.push_back(c.attr(1 + static_cast<std::size_t>(i)));
+  t.shape = c.shape_attrs(0);
   c.add_output(t);
 }
 inline ExecStatus broadcast_impl(ExecContext& ctx, const Op& op) {
@@ -99,7 +98,7 @@ T convert(F a) {
 inline void cast_abstract(AbstractContext& c) {
   if (c.input(0).is_ref()) c.fail("cast takes a value; read the Ref with load() first");
   ValueType t = c.input(0);
-  t.dtype = static_cast<DType>(c.attr(0));
+  t.dtype = c.dtype_attr(0);
   c.add_output(t);
 }
 inline ExecStatus cast_impl(ExecContext& ctx, const Op& op) {
@@ -204,6 +203,7 @@ inline ExecStatus dot_impl(ExecContext& ctx, const Op& op) {
 
 // attrs: [axis name string]
 inline void axis_abstract(AbstractContext& c) {
+  if (c.num_attrs() != 1) c.fail("takes one attribute (the axis name), got {}", c.num_attrs());
   c.add_output(ValueType{DType::i32, ValueKind::array, MemorySpace::smem, SemaphoreKind::none, {}});
 }
 template <bool Size>
