@@ -82,6 +82,23 @@ TEST_P(Errors, RegularSemaphoreSignalledAndNeverWaited) {
   EXPECT_TRUE(is_right_permute(good_permute(n)(tagged(n))[0], n));
 }
 
+TEST_P(Errors, AllocatedSemaphoreIsNamedByItsAllocationLineNotAsABarrier) {
+  Watchdog dog(kTestLimit, "allocated leftover");
+  const int n = GetParam();
+  int line = 0;
+  auto exe = kernel([&line](In x, Out y) {
+               sync_copy(x, y);
+               line = __LINE__; auto s = allocate<RegularSemaphore>();
+               semaphore_signal(s, 2);
+             })
+                 .passes(unverified())
+                 .compile(Mesh{{"x", n}});
+  auto out = exe(tagged(n));
+  const std::string msg = runtime_error_of([&] { out[0].block_until_ready(); });
+  EXPECT_EQ(msg.find("barrier semaphore"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("regular semaphore allocated at " + here(__FILE__, line)), std::string::npos) << msg;
+}
+
 TEST_P(Errors, UnnamedSemaphoreIsNamedByItsAllocationLine) {
   Watchdog dog(kTestLimit, "unnamed leftover");
   const int n = GetParam();

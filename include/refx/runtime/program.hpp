@@ -32,7 +32,9 @@ struct Program {
   std::string semaphore_name(ValueId v) const {
     if (auto n = graph.name(v); !n.empty()) return fmt::format("'{}'", n);
     const ValueInfo& info = graph.value(v);
-    if (info.producer != no_id) return fmt::format("barrier semaphore (collective id {})", graph.attrs(graph.op(info.producer))[0]);
+    if (info.producer != no_id && graph.op(info.producer).prim == &prim::barrier_semaphore)
+      return fmt::format("barrier semaphore (collective id {})", graph.attrs(graph.op(info.producer))[0]);
+    if (info.producer != no_id) return fmt::format("the {} semaphore allocated at {}", graph.type(v).semaphore, graph.op(info.producer).loc);
     const OpId owner = graph.block(info.block).owner;
     if (owner != no_id) return fmt::format("the {} semaphore allocated at {}", graph.type(v).semaphore, graph.op(owner).loc);
     return fmt::format("semaphore #{}", v);
