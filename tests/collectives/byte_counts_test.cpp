@@ -12,9 +12,10 @@
 //   ppermute                    one block per device                  N m s
 //   collective_matmul (a: rows x k)  N-1 blocks of a per device       N (N-1) rows k s
 // Out-of-place programs add what they stage: all_reduce copies x into out
-// first (+N m s); reduce_scatter copies x into scratch and the reduced chunk
-// out (+N m s + m s). Because every chunk is sent the same number of times,
-// the totals are exact for sizes not divisible by N (and smaller than N) too;
+// first (+N m s); the ring reduce_scatter copies x into scratch and the
+// reduced chunk out (+N m s + m s); the direct one (automatic below 1 MiB)
+// copies each own chunk into its slot and the result out ((N+1) m s in all).
+// Because every chunk is sent the same number of times, the totals are exact for sizes not divisible by N (and smaller than N) too;
 // copy counts are checked where every chunk is non-empty.
 
 #include <gtest/gtest.h>
@@ -156,8 +157,13 @@ TEST_P(ByteCounts, ReduceScatterOutOfPlace) {
   const auto exe = collectives::reduce_scatter_program<T>(mesh(), m(), {}, rt_);
   const Array x = make_input(Shape{m()});
   const auto got = measure(rt_, [&] { exe(x)[0].block_until_ready(); });
-  // x -> scratch (N m), the ring ((N-1) m), each device's chunk -> out (m in all).
-  expect(got, n() * m() * S + (n() - 1) * m() * S + m() * S, n() + n() * (n() - 1) + n());
+  if (n() > 1 && m() * S < collectives::direct_max_bytes) {
+    // Direct: the other devices' chunks ((N-1) m in all), each device's own chunk into its slot (m), the result -> out (m).
+    expect(got, (n() + 1) * m() * S, n() * (n() - 1) + 2 * n());
+  } else {
+    // x -> scratch (N m), the ring ((N-1) m), each device's chunk -> out (m in all).
+    expect(got, n() * m() * S + (n() - 1) * m() * S + m() * S, n() + n() * (n() - 1) + n());
+  }
 }
 
 TEST_P(ByteCounts, Ppermute) {

@@ -249,18 +249,84 @@ void all_reduce(const Src& x, const Dst& out, std::string_view axis, ReduceOp op
   all_reduce(out, axis, op, d, Algorithm::automatic, loc);
 }
 
+namespace detail {
+/// Direct out-of-place reduce-scatter: after an all-device barrier, chunk p
+/// of x goes to slot `me` of device p; each device reduces its N slots in
+/// device order (one fused loop in Vmem) and copies the result to out. One
+/// round, and x is never staged.
+template <class Src, class Dst>
+void reduce_scatter_direct(const Src& x, const Dst& out, const Ring& ring, ReduceOp op, std::source_location loc) {
+  const std::int32_t n = ring.size;
+  const std::int64_t m = x.shape()[0], rows_max = (m + n - 1) / n;
+  Shape slots_shape{n, rows_max}, result_shape{rows_max};
+  for (std::size_t d = 1; d < x.shape().rank(); ++d) {
+    slots_shape.push_back(x.shape()[d]);
+    result_shape.push_back(x.shape()[d]);
+  }
+  using T = std::remove_const_t<typename Src::value_type>;
+  using Slots = Ref<T, dyn_extents<Src::rank + 1>, Vmem>;
+  using Result = Ref<T, dyn_extents<Src::rank>, Vmem>;
+  run_scoped({slots_shape, result_shape, Shape{}, Shape{}, Shape{}, Shape{}},
+             [&](Slots slots, Result result, RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv, DmaSemaphore local) {
+               // Every device has reached this call: its slots are free.
+               for (std::int32_t j = 0; j < n; ++j) semaphore_signal(ready, 1, ring.at(j), loc);
+               semaphore_wait(ready, n, loc);
+               for (std::int32_t k = 1; k < n; ++k) {
+                 const auto p = ring.offset(k);
+                 for_chunk(x, p, n, [&](auto v) {
+                   const auto c = make_async_remote_copy(v, slots.at(ring.me).at(ds(0, v.shape()[0])), send, recv, ring.at(p), loc);
+                   c.start(loc);
+                   c.wait_send(loc);
+                 });
+               }
+               for_chunk(x, ring.me, n, [&](auto mine) {
+                 const std::int64_t rows = mine.shape()[0];
+                 const auto own = make_async_copy(mine, slots.at(ring.me).at(ds(0, rows)), local, loc);
+                 own.start(loc);
+                 own.wait(loc);
+                 // N-1 parts of my chunk arrive; DMA semaphores count bytes, so one wait takes them all.
+                 const auto parts = slots.at(ds(0, n - 1)).at(all, ds(0, rows));
+                 make_async_remote_copy(parts, parts, send, recv, ring.peer(0), loc).wait_recv(loc);
+                 if (rows == 0) return;
+                 auto acc = slots.at(0).at(ds(0, rows)).load(loc);
+                 for (std::int32_t j = 1; j < n; ++j) {
+                   const auto part = slots.at(j).at(ds(0, rows)).load(loc);
+                   acc = op == ReduceOp::sum ? acc + part : max(acc, part);
+                 }
+                 result.at(ds(0, rows)).store(acc);
+                 const auto done = make_async_copy(result.at(ds(0, rows)), out.at(ds(0, rows)), local, loc);
+                 done.start(loc);
+                 done.wait(loc);
+               });
+             }, loc);
+}
+}  // namespace detail
+
 /// Out-of-place reduce-scatter: x (the leading dimension cut into N chunks)
 /// is kept; out's first rows receive this device's reduced chunk `me` (out
 /// needs ceil(rows / N) rows; a shorter chunk leaves the last row untouched).
+///
+/// Algorithm::automatic: direct (one round, x not staged) for N > 1 below
+/// `direct_max_bytes` of x per device; else, or with Algorithm::ring, x is
+/// copied to scratch and reduced there by the in-place ring.
 template <class Src, class Dst>
 void reduce_scatter(const Src& x, const Dst& out, std::string_view axis, ReduceOp op = ReduceOp::sum,
-                    Direction d = Direction::unidirectional, std::source_location loc = std::source_location::current()) {
+                    Direction d = Direction::unidirectional, Algorithm a = Algorithm::automatic,
+                    std::source_location loc = std::source_location::current()) {
   static_assert(is_ref_v<Src> && is_ref_v<Dst>, "refx: reduce_scatter operates on Refs");
   const detail::Ring ring(axis, loc);
   const std::int64_t m = x.shape()[0];
   if (out.shape()[0] * ring.size < m)
     throw TraceError(fmt::format("refx: reduce_scatter: out has {} rows but {} rows over {} devices need {} (at {})",
                                  out.shape()[0], m, ring.size, (m + ring.size - 1) / ring.size, SourceLoc(loc)));
+  if (a == Algorithm::one_shot)
+    throw TraceError(fmt::format("refx: reduce_scatter: Algorithm::one_shot is an all_reduce algorithm; use ring, direct or automatic (at {})",
+                                 SourceLoc(loc)));
+  const std::int64_t bytes = x.shape().num_elements() * static_cast<std::int64_t>(sizeof(typename Src::value_type));
+  if (ring.size > 1 && (a == Algorithm::direct || (a == Algorithm::automatic && bytes < direct_max_bytes))) {
+    detail::reduce_scatter_direct(x, out, ring, op, loc);
+    return;
+  }
   using Work = Ref<typename Src::value_type, dyn_extents<Src::rank>, typename Src::space_type>;
   run_scoped({x.shape()}, [&](Work work) {
     sync_copy(x, work, loc);
