@@ -24,7 +24,7 @@ echo "suite,impl,config,N,op,size_bytes,iters,t_med_s,t_min_s,t_max_s,algbw_gbps
 echo "suite,kernel,size_bytes,threads,t_med_s,t_min_s,t_max_s,gbps_med,gbps_min,gbps_max,inner_reps" > "$OUT/membw.csv"
 
 echo "[2/4] memcpy bandwidth (roofline)"
-(cd "$OUT/peers" && build/membw --sizes 64M --threads 2 --samples 7 --csv "$OUT/membw.csv" > /dev/null)
+(cd "$OUT/peers" && build/membw --sizes $SIZES --threads 2 --samples 7 --csv "$OUT/membw.csv" > /dev/null)
 
 echo "[3/4] OpenMPI and the thread ring"
 (cd "$OUT/peers" && CSV=$PEERS scripts/run_mpi.sh openmpi "2 4 8" --sizes $SIZES --budget "$BUDGET" --min-iters 5 > /dev/null 2>> "$OUT/mpi.log")

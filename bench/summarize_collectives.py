@@ -47,8 +47,12 @@ def main():
                 if key not in ring or bus > ring[key][1]:
                     ring[key] = (t, bus, f'{r["impl"]}/{r["config"]}')
     with open(membw_csv) as f:
-        rows = [r for r in csv.DictReader(f) if r["kernel"] == "memcpy"]
-    copy_traffic_gbps = 2 * float(rows[-1]["gbps_med"])  # memcpy reads and writes
+        # memcpy reads and writes: traffic = 2x the copy rate. Per size, so the
+        # roofline of a cache-sized collective uses cache-speed copies.
+        copy_traffic = {int(r["size_bytes"]): 2 * float(r["gbps_med"]) for r in csv.DictReader(f) if r["kernel"] == "memcpy"}
+
+    def traffic_rate(size):
+        return copy_traffic.get(size, copy_traffic[max(copy_traffic)])
     refx = {}
     with open(refx_json) as f:
         for b in json.load(f)["benchmarks"]:
@@ -56,7 +60,8 @@ def main():
             t = b["real_time"] * {"us": 1e-6, "ms": 1e-3, "ns": 1e-9, "s": 1.0}[b["time_unit"]]
             refx[(OPS[name], int(n), int(size), int(in_place))] = (t, b["busbw_GBps"])
 
-    print(f"memcpy with 2 threads at 64 MiB: {copy_traffic_gbps:.1f} GB/s of traffic (the roofline's rate)\n")
+    print("memcpy with 2 threads, GB/s of traffic (the roofline's rate): " +
+          ", ".join(f"{human(s)} {g:.1f}" for s, g in sorted(copy_traffic.items())) + "\n")
     for op in ("allreduce", "allgather", "reduce_scatter"):
         print(f"#### {op}: busbw GB/s (median time per op)\n")
         print("| N | size | refx out-of-place | OpenMPI | refx/MPI | refx in-place | best thread ring | refx in-place / ring | roofline % |")
@@ -68,7 +73,7 @@ def main():
             r = ring.get((op, n, size))
             inp = refx.get((op, n, size, 1))
             best = inp if inp and inp[1] > bus else (t, bus)
-            roof_t = traffic(op, n, size, inp is not None and best is inp) / (copy_traffic_gbps * 1e9)
+            roof_t = traffic(op, n, size, inp is not None and best is inp) / (traffic_rate(size) * 1e9)
             cells = [str(n), human(size), f"{bus:.3g} ({fmt_t(t)})",
                      f"{m[1]:.3g} ({fmt_t(m[0])})" if m else "-",
                      f"{bus / m[1]:.2f}x" if m else "-",
