@@ -16,6 +16,8 @@ PACKAGES=(
   libtbb-dev
   graphviz            # dot: renders REFX_DOT_FILE graphs (scripts/render_docs_images.sh)
   python3-matplotlib  # scripts/render_timeline.py
+  openmpi-bin         # mpirun: the MPI transport's tests (label mpi) and bench/mpi_collectives
+  libopenmpi-dev      # refx::mpi (REFX_WITH_MPI)
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

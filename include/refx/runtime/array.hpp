@@ -1,6 +1,9 @@
 #pragma once
 // Array: one buffer (shard) per device of a mesh, possibly still being
 // produced by a launch (a future). Reading it on the host waits.
+// With a remote transport (docs/transport.md) only the shards of the devices
+// this rank hosts are materialized; the others are empty placeholders, and
+// to_host() of such a device is an error naming the rank that has it.
 
 #include <memory>
 #include <vector>
@@ -24,7 +27,9 @@ class Array {
     s->shape = shape;
     s->runtime = &rt;
     s->shards.reserve(static_cast<std::size_t>(devices));
-    for (std::int32_t d = 0; d < devices; ++d) s->shards.emplace_back(dtype, shape);
+    for (std::int32_t d = 0; d < devices; ++d)
+      if (rt.hosts(d, devices)) s->shards.emplace_back(dtype, shape);
+      else s->shards.emplace_back();
     Array a;
     a.s_ = std::move(s);
     return a;
@@ -38,6 +43,7 @@ class Array {
       if (static_cast<std::int64_t>(shards[d].size()) != shape.num_elements())
         throw Error(fmt::format("refx: Array::from_shards: shard {} has {} elements but the shape {} needs {}", d,
                                 shards[d].size(), shape, shape.num_elements()));
+      if (!a.is_local(static_cast<std::int32_t>(d))) continue;
       std::copy(shards[d].begin(), shards[d].end(), a.s_->shards[d].template data<T>());
     }
     return a;
@@ -48,6 +54,7 @@ class Array {
   static Array generate(std::int32_t devices, Shape shape, F&& f, Runtime& rt = Runtime::global()) {
     Array a = empty(devices, dtype_v<T>, shape, rt);
     for (std::int32_t d = 0; d < devices; ++d) {
+      if (!a.is_local(d)) continue;
       T* p = a.s_->shards[static_cast<std::size_t>(d)].template data<T>();
       for (std::int64_t i = 0; i < shape.num_elements(); ++i) p[i] = static_cast<T>(f(d, i));
     }
@@ -67,9 +74,19 @@ class Array {
   }
   bool is_ready() const { return !state().ready || state().ready->ready(); }
 
-  /// Device d's shard as host data (waits first).
+  /// Whether this process holds device d's shard (always, in-process).
+  bool is_local(std::int32_t device) const { return runtime().hosts(device, num_devices()); }
+
+  /// Device d's shard as host data (waits first). Under MPI, d must be a
+  /// device this rank hosts (is_local).
   template <Element T>
   std::vector<T> to_host(std::int32_t device) const {
+    index(device);
+    if (!is_local(device))
+      throw Error(fmt::format("refx: Array::to_host({}): device {} lives on MPI rank {}, this is rank {} of {}; "
+                              "read it on its own rank (Array::is_local tells which devices are here)",
+                              device, device, runtime().owner(device, num_devices()), runtime().rank(),
+                              runtime().ranks()));
     block_until_ready();
     return shard(device).to_vector<T>();
   }

@@ -28,6 +28,7 @@
 #include <refx/runtime/program.hpp>
 #include <refx/runtime/race_detector.hpp>
 #include <refx/runtime/timeline.hpp>
+#include <refx/transport/transport.hpp>
 
 namespace refx {
 
@@ -46,6 +47,22 @@ class Launch : public std::enable_shared_from_this<Launch> {
     std::lock_guard lock(mutex_);
     return stats_;
   }
+
+  // ---- for a Remote transport (transport/mpi.hpp); called on its thread.
+  /// A signal from a device on another rank.
+  void remote_signal(const transport::RemoteSignal& s);
+  /// Where a remote copy's bytes may be received directly (dense
+  /// destination, no combining), else null: they go through remote_landed.
+  std::byte* remote_destination(const transport::RemoteCopy& c);
+  /// A remote copy's bytes have arrived (in `data`, or already in place when
+  /// null): combine them in, then raise the receiver's semaphore.
+  void remote_landed(const transport::RemoteCopy& c, Buffer* data);
+  /// Another rank failed: release the devices here.
+  void remote_failed(const std::string& message);
+  /// This rank's state, for the coordinator's probe.
+  transport::Report probe_report(std::int64_t probe);
+  /// The coordinator ended the launch: complete it here with that outcome.
+  void remote_finished(transport::Outcome outcome, const std::string& text, const LaunchStats& totals);
 
  private:
   enum class State : std::uint8_t { queued, running, parked, done };
@@ -105,9 +122,16 @@ class Launch : public std::enable_shared_from_this<Launch> {
   void poke_locked(const std::int64_t* counter);
   std::int64_t& counter(std::int32_t device, ValueId sem, std::int64_t index);
   void wake_locked(std::int32_t d, const std::int64_t* counter);
-  void fail_locked(std::exception_ptr error);
+  void fail_locked(std::exception_ptr error, bool remote = false);
   /// Ends the launch if nothing can run any more; unlocks `lock`.
   void finish_if_idle(std::unique_lock<std::mutex>& lock);
+  /// Sets the event and hands the queue on; `lock` is held on entry.
+  void complete(std::unique_lock<std::mutex>& lock, std::exception_ptr error, const LaunchStats& stats);
+  // Remote transport: copies and signals to devices on other ranks.
+  void remote_copy(std::int32_t self, const Op& op, const CopyRequest& r);
+  transport::Report report_locked(std::int64_t probe);
+  std::string unbalanced_lines();
+  std::string parked_lines() const;
   std::exception_ptr check_exit_invariants();
   std::string deadlock_report() const;
 
@@ -162,6 +186,13 @@ class Launch : public std::enable_shared_from_this<Launch> {
   std::vector<std::shared_ptr<Event>> deps_;       // runtime tokens this launch takes
   std::vector<InputDependency> inputs_;            // argument Arrays from unfinished / failed calls
   std::atomic<bool> failed_{false};                // error_ is set (read without the lock)
+  // Remote transport (null in-process): this launch's number (the same on
+  // every rank), messages sent / applied, and this rank's own root cause.
+  transport::Remote* remote_ = nullptr;
+  std::int64_t number_ = 0;
+  std::int64_t sent_ = 0, received_ = 0, report_seq_ = 0;
+  std::string local_error_;
+  std::int64_t reported_sent_ = -1, reported_received_ = -1;  // at the last idle report
   std::unique_ptr<std::array<Chain, num_ordered_effects>> chains_;  // multi-device ordered effects
   bool emitting_ = false;
 };

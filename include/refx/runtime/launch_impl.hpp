@@ -24,9 +24,12 @@ inline void Launch::start() {
     }
   }
   deps_.clear();
-  if (std::exception_ptr failed_input = inputs_.empty() ? nullptr : wait_for_inputs()) {
+  std::exception_ptr early = inputs_.empty() ? nullptr : wait_for_inputs();
+  if (!early && remote_)
+    if (std::string why = remote_->placement().check(n); !why.empty()) early = std::make_exception_ptr(RuntimeError(why));
+  if (early && !remote_) {
     // Nothing runs: the outputs carry the cause (and so do their consumers').
-    event_->set(failed_input);
+    event_->set(early);
     rt_.launch_finished();
     return;
   }
@@ -41,23 +44,46 @@ inline void Launch::start() {
       }
     }
   }
+  // With a remote transport only this rank's devices exist here (the others'
+  // slots stay null); every rank still takes part in ending the launch.
+  std::int32_t hosted = 0;
   try {
-    devices_.reserve(static_cast<std::size_t>(n));
-    for (std::int32_t d = 0; d < n; ++d) {
-      devices_.push_back(std::make_unique<Device>(*this, d));
+    devices_.resize(static_cast<std::size_t>(n));
+    for (std::int32_t d = 0; d < n && !early; ++d) {
+      if (remote_ && !rt_.hosts(d, n)) continue;
+      auto& dev = devices_[static_cast<std::size_t>(d)] = std::make_unique<Device>(*this, d);
       auto& args = args_[static_cast<std::size_t>(d)];
-      for (std::size_t i = 0; i < args.size(); ++i) devices_.back()->ctx.bind_param(i, *args[i]);
+      for (std::size_t i = 0; i < args.size(); ++i) dev->ctx.bind_param(i, *args[i]);
+      ++hosted;
     }
   } catch (...) {
-    event_->set(std::current_exception());
-    rt_.launch_finished();
-    return;
+    if (!remote_) {
+      event_->set(std::current_exception());
+      rt_.launch_finished();
+      return;
+    }
+    early = std::current_exception();
+  }
+  if (early) {
+    devices_.clear();
+    devices_.resize(static_cast<std::size_t>(n));
+    hosted = 0;
   }
   {
     std::lock_guard lock(mutex_);
-    active_ = n;
+    active_ = hosted;
   }
-  for (std::int32_t d = 0; d < n; ++d) push(d);
+  if (remote_) {
+    remote_->started(number_, shared_from_this());  // delivers what arrived early
+    if (early) {
+      std::unique_lock lock(mutex_);
+      fail_locked(early);
+      finish_if_idle(lock);
+      return;
+    }
+  }
+  for (std::int32_t d = 0; d < n; ++d)
+    if (devices_[static_cast<std::size_t>(d)]) push(d);
 }
 
 inline void Launch::push(std::int32_t d) {
@@ -135,6 +161,14 @@ inline void Launch::wake_locked(std::int32_t d, const std::int64_t* c) {
 }
 
 inline void Launch::signal(std::int32_t self, std::int32_t target, ValueId sem, std::int64_t index, std::int64_t inc) {
+  if (remote_ && !devices_[static_cast<std::size_t>(target)]) {
+    {
+      std::lock_guard lock(mutex_);
+      ++sent_;  // counted before it can be received (quiescence detection)
+    }
+    remote_->signal(rt_.owner(target, program_->mesh.size()), transport::RemoteSignal{number_, self, target, static_cast<std::int32_t>(sem), index, inc});
+    return;
+  }
   std::lock_guard lock(mutex_);
   std::int64_t& c = counter(target, sem, index);
   if (races_) races_->release(self, &c);
@@ -165,6 +199,10 @@ inline bool Launch::wait(std::int32_t self, const Op& op, ValueId sem, std::int6
 }
 
 inline void Launch::copy(std::int32_t self, const Op& op, const CopyRequest& r) {
+  if (remote_ && !devices_[static_cast<std::size_t>(r.target)]) {
+    remote_copy(self, op, r);
+    return;
+  }
   auto job = std::make_shared<CopyJob>();
   job->src = r.src;
   job->dst = r.dst;
@@ -260,7 +298,7 @@ inline void Launch::run_pending_locked(const std::int64_t* c) {
 // device retry its wait (which runs the pending copies it needs).
 inline void Launch::poke_locked(const std::int64_t* c) {
   for (auto& dev : devices_)
-    if (dev->state == State::parked && dev->park_counter == c) {
+    if (dev && dev->state == State::parked && dev->park_counter == c) {
       dev->state = State::queued;
       --parked_;
       ++active_;
@@ -269,15 +307,28 @@ inline void Launch::poke_locked(const std::int64_t* c) {
     }
 }
 
-inline void Launch::fail_locked(std::exception_ptr error) {
+inline void Launch::fail_locked(std::exception_ptr error, bool remote) {
   if (error_) return;  // the first failure is the root cause
   error_ = std::move(error);
   failed_.store(true, std::memory_order_release);
   for (auto& dev : devices_)
-    if (dev->state == State::parked) {
+    if (dev && dev->state == State::parked) {
       dev->state = State::done;
       --parked_;
     }
+  if (remote_ && !remote) {
+    // Release every other rank's devices now; the coordinator reports this
+    // rank's cause (the lowest rank's, if several failed on their own).
+    try {
+      std::rethrow_exception(error_);
+    } catch (const std::exception& e) {
+      local_error_ = e.what();
+    } catch (...) {
+      local_error_ = "refx: unknown exception";
+    }
+    local_error_ += fmt::format(" [MPI rank {}]", remote_->placement().rank);
+    remote_->failed(number_, local_error_);
+  }
 }
 
 inline void Launch::finish_if_idle(std::unique_lock<std::mutex>& lock) {
@@ -288,6 +339,21 @@ inline void Launch::finish_if_idle(std::unique_lock<std::mutex>& lock) {
     run_copy_locked(*job);
   }
   if (active_ > 0) return;
+  if (remote_) {
+    // Locally idle: the coordinator decides, across ranks, whether the
+    // launch is over (a device parked here may still be signalled).
+    if (chains_) {
+      emit_locked(lock);
+      if (emitting_ || completed_ || active_ > 0 || inflight_ > 0) return;
+    }
+    if (reported_sent_ == sent_ && reported_received_ == received_) return;  // nothing new
+    reported_sent_ = sent_;
+    reported_received_ = received_;
+    transport::Report r = report_locked(0);
+    lock.unlock();
+    remote_->report(std::move(r));
+    return;
+  }
   if (!error_ && parked_ > 0) {
     error_ = std::make_exception_ptr(RuntimeError(deadlock_report()));
     for (auto& dev : devices_)
@@ -301,11 +367,13 @@ inline void Launch::finish_if_idle(std::unique_lock<std::mutex>& lock) {
     emit_locked(lock);
     if (emitting_ || completed_ || active_ > 0 || inflight_ > 0) return;
   }
+  complete(lock, error_, stats_);
+}
+
+inline void Launch::complete(std::unique_lock<std::mutex>& lock, std::exception_ptr error, const LaunchStats& stats) {
   completed_ = true;
-  std::exception_ptr error = error_;
-  const LaunchStats stats = stats_;
   lock.unlock();
-  if (!error) error = check_exit_invariants();
+  if (!error && !remote_) error = check_exit_invariants();
   if (!error && races_) {
     if (auto races = races_->races(); !races.empty())
       error = std::make_exception_ptr(RuntimeError(fmt::format(
@@ -320,14 +388,25 @@ inline void Launch::finish_if_idle(std::unique_lock<std::mutex>& lock) {
   }
   rt_.record(stats);
   if (timeline_) rt_.timeline_finished(std::move(timeline_), error);
+  if (remote_) remote_->finished(number_);
   event_->set(error);
   rt_.launch_finished();
 }
 
 inline std::exception_ptr Launch::check_exit_invariants() {
+  std::string problems = unbalanced_lines();
+  if (problems.empty()) return nullptr;
+  return std::make_exception_ptr(RuntimeError(fmt::format(
+      "refx: kernel '{}' ended with semaphores not back to 0 (every signal must be waited and every copy "
+      "waited):\n{}",
+      program_->name, problems)));
+}
+
+inline std::string Launch::unbalanced_lines() {
   std::vector<std::string> problems;
   const Graph& g = program_->graph;
   for (const auto& dev : devices_) {
+    if (!dev) continue;
     dev->ctx.for_each_scoped([&](ValueId v, const Buffer& b) {
       if (!g.type(v).is_semaphore()) return;
       for (std::int64_t i = 0; i < b.size(); ++i)
@@ -342,18 +421,19 @@ inline std::exception_ptr Launch::check_exit_invariants() {
       if (const std::int64_t c = *rt_.barrier(dev->id, id).data<std::int64_t>(); c != 0)
         problems.push_back(fmt::format("  device {}: barrier semaphore (collective id {}) ends at {}", dev->id, id, c));
   }
-  if (problems.empty()) return nullptr;
-  return std::make_exception_ptr(RuntimeError(fmt::format(
-      "refx: kernel '{}' ended with semaphores not back to 0 (every signal must be waited and every copy "
-      "waited):\n{}",
-      program_->name, fmt::join(problems, "\n"))));
+  return fmt::format("{}", fmt::join(problems, "\n"));
 }
 
 inline std::string Launch::deadlock_report() const {
+  return fmt::format("refx: deadlock in kernel '{}' on mesh {}: no device can make progress, no copy is in flight\n{}",
+                     program_->name, program_->mesh.describe(), parked_lines());
+}
+
+inline std::string Launch::parked_lines() const {
   std::vector<std::string> lines;
   const Graph& g = program_->graph;
   for (const auto& dev : devices_) {
-    if (dev->state != State::parked) continue;
+    if (!dev || dev->state != State::parked) continue;
     const Op* op = dev->park_op;
     lines.push_back(fmt::format("  device {}: {} on {}{} has {}, wants {} (at {})", dev->id,
                                 op ? op->prim->name : "wait", program_->semaphore_name(dev->park_sem),
@@ -361,8 +441,7 @@ inline std::string Launch::deadlock_report() const {
                                 dev->park_counter ? *dev->park_counter : 0, dev->park_wanted,
                                 op ? op->loc : SourceLoc{}));
   }
-  return fmt::format("refx: deadlock in kernel '{}' on mesh {}: no device can make progress, no copy is in flight\n{}",
-                     program_->name, program_->mesh.describe(), fmt::join(lines, "\n"));
+  return fmt::format("{}", fmt::join(lines, "\n"));
 }
 
 inline void Launch::Device::before_op(ExecContext& c, const Op& op) {
@@ -457,7 +536,7 @@ inline bool Launch::next_effect_locked(Chain& c, PendingEffect& out) {
       ++c.dev;
       return true;
     }
-    if (c.reached[d] > c.seq || devices_[d]->state == State::done) {
+    if (c.reached[d] > c.seq || !devices_[d] || devices_[d]->state == State::done) {
       ++c.dev;  // no effect at (seq, d), and none will come
       continue;
     }

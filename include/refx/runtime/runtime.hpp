@@ -15,6 +15,10 @@
 
 #include <refx/runtime/launch.hpp>
 #include <refx/runtime/worker_pool.hpp>
+#include <refx/transport/transport.hpp>
+#if defined(REFX_WITH_MPI) && REFX_WITH_MPI
+#include <refx/transport/mpi.hpp>
+#endif
 
 namespace refx {
 
@@ -35,6 +39,10 @@ struct RuntimeOptions {
   bool lazy_copies = false;
   /// Record a timeline from construction on, as start_timeline() does.
   bool record_timeline = false;
+  /// Where copies and signals to devices of other processes go; null: every
+  /// device is in this process (docs/transport.md). Runtime::global() sets
+  /// up MPI by itself when refx is built with MPI and started by mpirun.
+  std::shared_ptr<transport::Remote> transport = nullptr;
 };
 
 class Runtime {
@@ -44,7 +52,13 @@ class Runtime {
         id_(next_id()),
         sink_(std::make_shared<PrintSinkHolder>(detail::print_to_stdout)),
         process_timeline_(detail::process_timeline()),
-        pool_(o.workers != 0 ? o.workers : std::max(1u, std::thread::hardware_concurrency())) {
+        remote_(o.transport),
+        placement_(remote_ ? remote_->placement() : transport::Placement{}),
+        pool_(o.workers != 0 ? o.workers
+                             : std::max(1u, std::thread::hardware_concurrency() /
+                                                static_cast<unsigned>(std::max(1, placement_.local_ranks)))) {
+    if (remote_ && o.detect_races)
+      throw Error("refx: RuntimeOptions::detect_races is in-process only (its vector clocks do not cross ranks)");
     if (o.shuffle_seed != 0) pool_.set_shuffle(o.shuffle_seed);
     if (o.record_timeline) timeline_ = std::make_shared<detail::TimelineRecorder>();
     timeline_on_.store(timeline_ || process_timeline_, std::memory_order_relaxed);
@@ -53,14 +67,32 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
   ~Runtime() { drain(); }
 
-  /// The process-wide runtime used by default.
+  /// The process-wide runtime used by default. Built with MPI
+  /// (REFX_WITH_MPI) and started by mpirun, it spreads every mesh over the
+  /// ranks (docs/transport.md); otherwise it is in-process.
   static Runtime& global() {
-    static Runtime rt;
+    static Runtime rt(global_options());
     return rt;
+  }
+  static RuntimeOptions global_options() {
+    RuntimeOptions o;
+#if defined(REFX_WITH_MPI) && REFX_WITH_MPI
+    o.transport = transport::mpi_from_environment();
+#endif
+    return o;
   }
 
   const RuntimeOptions& options() const noexcept { return options_; }
   WorkerPool& pool() noexcept { return pool_; }
+
+  /// The transport to other processes, or null (in-process).
+  transport::Remote* remote() const noexcept { return remote_.get(); }
+  /// This process's rank and the number of ranks (0 and 1 in-process).
+  int rank() const noexcept { return placement_.rank; }
+  int ranks() const noexcept { return placement_.ranks; }
+  /// Whether this process hosts `device` of a mesh of `devices`, and which rank does.
+  bool hosts(std::int32_t device, std::int32_t devices) const noexcept { return placement_.hosts(device, devices); }
+  int owner(std::int32_t device, std::int32_t devices) const noexcept { return placement_.owner(device, devices); }
 
   /// Queues a launch; it starts when every earlier launch has finished and
   /// its `inputs` (Arrays from unfinished or failed calls) are ready.
@@ -75,12 +107,14 @@ class Runtime {
     const std::int32_t devices = p->mesh.size();
     auto l = std::make_shared<Launch>(*this, std::move(p), std::move(args), std::move(keep_alive), fx);
     l->inputs_ = std::move(inputs);
+    l->remote_ = remote_.get();
     if (timeline_on_.load(std::memory_order_relaxed))
       l->timeline_ = std::make_unique<LaunchTimeline>(l->program_, id_, pool_.size());
     bool start_now = false;
     {
       std::lock_guard lock(mutex_);
       const std::int64_t number = ++launches_;
+      l->number_ = number;
       if (l->timeline_) l->timeline_->set_number(number);
       if (fx.host_effects) l->sink_ = sink_;
       // Before the launch can start: it reads its dependencies in start().
@@ -251,6 +285,8 @@ class Runtime {
   std::shared_ptr<detail::TimelineRecorder> timeline_;                  // start_timeline()'s recording
   const std::shared_ptr<detail::TimelineRecorder> process_timeline_;    // REFX_TRACE_FILE's, or null
   std::atomic<bool> timeline_on_{false};                                // either is on and not full
+  std::shared_ptr<transport::Remote> remote_;  // before pool_: outlives the workers
+  transport::Placement placement_;
   WorkerPool pool_;  // last: its threads stop before the state they use goes
 };
 
@@ -268,3 +304,4 @@ inline std::vector<RuntimeToken> output_tokens(Runtime& rt = Runtime::global()) 
 }  // namespace refx
 
 #include <refx/runtime/launch_impl.hpp>
+#include <refx/runtime/launch_remote.hpp>

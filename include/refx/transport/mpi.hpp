@@ -1,0 +1,446 @@
+#pragma once
+// The MPI transport (docs/transport.md): each rank hosts a contiguous block of
+// every mesh's devices. One progress thread per rank does all communication:
+//
+//   copy    header message, then the dense payload (from the source itself
+//           when it is dense); the receiver takes the payload straight into
+//           the destination when no combining is needed, else into a scratch
+//           buffer and combines it in -- then raises the semaphore. Data
+//           before semaphore, on the receiver, by construction.
+//   signal  one message; the receiver adds it under the launch's lock.
+//   end     every rank reports to rank 0 whenever its part of a launch is
+//           idle (with its message counts); when all are idle and the counts
+//           balance, rank 0 probes every rank once more and ends the launch
+//           only if nothing moved in between (exact quiescence: the outcome
+//           is ok, a failure, a deadlock or unbalanced semaphores, the same
+//           on every rank).
+//
+// Two-sided messages and a thread instead of MPI-3 RMA: a put followed by an
+// accumulate on a passive-target window is ordered only after a flush, which
+// the sender would have to wait for before the accumulate anyway, and the
+// receiver still has to learn that a semaphore rose to wake a parked device.
+// Here the receiver applies data and increment itself, in that order.
+//
+// Built only with REFX_WITH_MPI (target refx::mpi); runtime.hpp includes it.
+
+#include <mpi.h>
+
+#include <climits>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <list>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include <refx/ir/buffer.hpp>
+#include <refx/runtime/launch.hpp>
+#include <refx/transport/transport.hpp>
+
+namespace refx::transport {
+
+class Mpi final : public Remote {
+ public:
+  Mpi() {
+    int initialized = 0, provided = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+      MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
+      owns_mpi_ = true;
+    } else {
+      MPI_Query_thread(&provided);
+    }
+    if (provided < MPI_THREAD_MULTIPLE)
+      throw Error("refx: the MPI transport needs MPI_THREAD_MULTIPLE (initialize MPI with MPI_Init_thread, or let "
+                  "refx initialize it)");
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+    MPI_Comm_rank(comm_, &p_.rank);
+    MPI_Comm_size(comm_, &p_.ranks);
+    MPI_Comm local;
+    MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+    MPI_Comm_size(local, &p_.local_ranks);
+    MPI_Comm_free(&local);
+    thread_ = std::thread([this] { progress(); });
+  }
+  ~Mpi() override {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+    MPI_Comm_free(&comm_);
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (owns_mpi_ && !finalized) MPI_Finalize();
+  }
+  Mpi(const Mpi&) = delete;
+  Mpi& operator=(const Mpi&) = delete;
+
+  Placement placement() const override { return p_; }
+  MPI_Comm comm() const noexcept { return comm_; }
+
+  void started(std::int64_t number, std::shared_ptr<Launch> l) override {
+    std::deque<Early> early;
+    {
+      std::lock_guard lock(mutex_);
+      launches_[number] = l;
+      if (auto it = early_.find(number); it != early_.end()) {
+        early = std::move(it->second);
+        early_.erase(it);
+      }
+    }
+    cv_.notify_all();  // a launch is on: poll without sleeping
+    for (Early& e : early) {
+      if (e.kind == Kind::signal) l->remote_signal(e.signal);
+      else if (e.kind == Kind::copy) l->remote_landed(e.copy, e.data.get());
+      else l->remote_failed(e.text);
+    }
+  }
+  void signal(int rank, const RemoteSignal& s) override {
+    wire::Writer w;
+    w.put(Kind::signal).put(s);
+    send(Out{rank, std::move(w.out)});
+  }
+  void copy(int rank, const RemoteCopy& c, const std::byte* data, std::shared_ptr<void> keep,
+            std::function<void()> sent) override {
+    wire::Writer w;
+    w.put(Kind::copy).put(c);
+    send(Out{rank, std::move(w.out), data, c.bytes, std::move(keep), std::move(sent)});
+  }
+  void failed(std::int64_t number, const std::string& message) override {
+    for (int r = 0; r < p_.ranks; ++r) {
+      if (r == p_.rank) continue;
+      wire::Writer w;
+      w.put(Kind::fail).put(number).str(message);
+      send(Out{r, std::move(w.out)});
+    }
+  }
+  void report(Report r) override {
+    wire::Writer w;
+    w.put(Kind::report);
+    wire::put_report(w, r);
+    send(Out{0, std::move(w.out)});
+  }
+  void finished(std::int64_t number) override {
+    std::lock_guard lock(mutex_);
+    launches_.erase(number);
+  }
+
+ private:
+  enum class Kind : std::uint8_t { signal, copy, fail, report, probe, done, bye };
+  static constexpr int tag_ctrl = 0x7e01, tag_data = 0x7e02;
+  static constexpr std::int64_t max_message = std::int64_t{1} << 30;  // MPI counts are ints
+
+  struct Out {
+    int rank = 0;
+    std::vector<std::byte> ctrl;
+    const std::byte* data = nullptr;
+    std::int64_t bytes = 0;
+    std::shared_ptr<void> keep = nullptr;
+    std::function<void()> sent = nullptr;
+  };
+  struct Posted {
+    Out out;
+    std::vector<MPI_Request> requests;
+  };
+  // Arrived before its launch started here.
+  struct Early {
+    Kind kind = Kind::signal;
+    RemoteSignal signal;
+    RemoteCopy copy;
+    std::shared_ptr<Buffer> data;
+    std::string text;
+  };
+  // The coordinator's view of one launch (rank 0 only).
+  struct Round {
+    std::vector<std::optional<Report>> latest, answers;
+    std::vector<Report> snapshot;
+    std::int64_t probe = 0;
+    bool probing = false;
+  };
+
+  void send(Out o) {
+    {
+      std::lock_guard lock(mutex_);
+      out_.push_back(std::move(o));
+    }
+    cv_.notify_all();
+  }
+
+  void post(Out o) {
+    Posted p{std::move(o), {}};
+    p.requests.emplace_back();
+    MPI_Isend(p.out.ctrl.data(), static_cast<int>(p.out.ctrl.size()), MPI_BYTE, p.out.rank, tag_ctrl, comm_,
+              &p.requests.back());
+    for (std::int64_t at = 0; at < p.out.bytes; at += max_message) {
+      p.requests.emplace_back();
+      MPI_Isend(p.out.data + at, static_cast<int>(std::min(max_message, p.out.bytes - at)), MPI_BYTE, p.out.rank,
+                tag_data, comm_, &p.requests.back());
+    }
+    posted_.push_back(std::move(p));
+  }
+
+  void receive_data(int source, std::byte* into, std::int64_t bytes) {
+    for (std::int64_t at = 0; at < bytes; at += max_message)
+      MPI_Recv(into + at, static_cast<int>(std::min(max_message, bytes - at)), MPI_BYTE, source, tag_data, comm_,
+               MPI_STATUS_IGNORE);
+  }
+
+  std::shared_ptr<Launch> find(std::int64_t number) {
+    std::lock_guard lock(mutex_);
+    auto it = launches_.find(number);
+    return it == launches_.end() ? nullptr : it->second;
+  }
+  // The launch, or null after keeping `e` for when it starts.
+  std::shared_ptr<Launch> find_or_keep(std::int64_t number, Early&& e) {
+    std::lock_guard lock(mutex_);
+    if (auto it = launches_.find(number); it != launches_.end()) return it->second;
+    early_[number].push_back(std::move(e));
+    return nullptr;
+  }
+
+  void handle(int source, const std::vector<std::byte>& msg) {
+    wire::Reader rd{msg.data(), msg.data() + msg.size()};
+    switch (rd.get<Kind>()) {
+      case Kind::signal: {
+        const auto s = rd.get<RemoteSignal>();
+        if (auto l = find_or_keep(s.launch, Early{Kind::signal, s, {}, {}, {}})) l->remote_signal(s);
+        break;
+      }
+      case Kind::copy: {
+        const auto c = rd.get<RemoteCopy>();
+        // A started launch stays registered until this copy is counted.
+        if (auto l = find(c.launch)) {
+          if (std::byte* dst = l->remote_destination(c)) {
+            receive_data(source, dst, c.bytes);
+            l->remote_landed(c, nullptr);
+            break;
+          }
+        }
+        const auto dtype = static_cast<DType>(c.dtype);
+        auto data = std::make_shared<Buffer>(dtype, Shape{c.bytes / static_cast<std::int64_t>(size_of(dtype))});
+        receive_data(source, data->data(), c.bytes);
+        if (auto l = find_or_keep(c.launch, Early{Kind::copy, {}, c, data, {}})) l->remote_landed(c, data.get());
+        break;
+      }
+      case Kind::fail: {
+        const auto number = rd.get<std::int64_t>();
+        std::string text = rd.str();
+        if (auto l = find_or_keep(number, Early{Kind::fail, {}, {}, {}, text})) l->remote_failed(text);
+        break;
+      }
+      case Kind::report:
+        coordinate(source, wire::get_report(rd));
+        break;
+      case Kind::probe: {
+        const auto number = rd.get<std::int64_t>();
+        const auto probe = rd.get<std::int64_t>();
+        Report r;
+        if (auto l = find(number)) {
+          r = l->probe_report(probe);
+        } else {
+          r.launch = number;
+          r.probe = probe;  // not started here: not idle
+        }
+        report(std::move(r));
+        break;
+      }
+      case Kind::done: {
+        const auto number = rd.get<std::int64_t>();
+        const auto outcome = rd.get<Outcome>();
+        std::string text = rd.str();
+        LaunchStats totals;
+        totals.bytes_copied = rd.get<std::int64_t>();
+        totals.copies = rd.get<std::int64_t>();
+        if (auto l = find(number)) l->remote_finished(outcome, text, totals);
+        break;
+      }
+      case Kind::bye:
+        ++byes_;
+        break;
+    }
+  }
+
+  // Rank 0: ends a launch when every rank is idle and no message is in
+  // flight. Reports are taken at different times, so balanced counts alone
+  // can hide a rank that was woken after reporting; a second wave (the probe)
+  // that finds every rank idle with the same counts proves that at the
+  // moment the probe was sent, nothing was running and nothing was in flight.
+  void coordinate(int source, Report r) {
+    Round& rd = rounds_[r.launch];
+    const auto n = static_cast<std::size_t>(p_.ranks);
+    const auto at = static_cast<std::size_t>(source);
+    if (rd.latest.empty()) rd.latest.resize(n), rd.answers.resize(n);
+    if (!rd.latest[at] || rd.latest[at]->seq < r.seq) rd.latest[at] = r;
+    if (rd.probing) {
+      if (r.probe != rd.probe) return;  // a spontaneous report or a stale answer: wait for the answers
+      rd.answers[at] = r;
+      for (const auto& a : rd.answers)
+        if (!a) return;
+      rd.probing = false;
+      bool quiet = true;
+      for (std::size_t i = 0; i < n; ++i) {
+        const Report& a = *rd.answers[i];
+        quiet = quiet && a.idle && a.sent == rd.snapshot[i].sent && a.received == rd.snapshot[i].received;
+      }
+      if (quiet) {
+        decide(r.launch, rd.answers);
+        rounds_.erase(r.launch);
+        return;
+      }
+    }
+    std::int64_t sent = 0, received = 0;
+    for (const auto& l : rd.latest) {
+      if (!l || !l->idle) return;
+      sent += l->sent;
+      received += l->received;
+    }
+    if (sent != received) return;
+    rd.snapshot.clear();
+    for (const auto& l : rd.latest) rd.snapshot.push_back(*l);
+    rd.probing = true;
+    ++rd.probe;
+    for (auto& a : rd.answers) a.reset();
+    for (int q = 0; q < p_.ranks; ++q) {
+      wire::Writer w;
+      w.put(Kind::probe).put(r.launch).put(rd.probe);
+      post(Out{q, std::move(w.out)});
+    }
+  }
+
+  void decide(std::int64_t number, const std::vector<std::optional<Report>>& reports) {
+    Outcome outcome = Outcome::ok;
+    std::string text;
+    std::int64_t bytes = 0, copies = 0;
+    for (const auto& r : reports) {
+      bytes += r->bytes_copied;
+      copies += r->copies;
+      if (outcome == Outcome::ok && !r->error.empty()) {
+        outcome = Outcome::failed;  // the lowest rank's own root cause
+        text = r->error;
+      }
+    }
+    const auto gather = [&](std::string Report::*field, Outcome o) {
+      if (outcome != Outcome::ok) return;
+      for (const auto& r : reports)
+        if (!((*r).*field).empty()) text += (text.empty() ? "" : "\n") + (*r).*field;
+      if (!text.empty()) outcome = o;
+    };
+    gather(&Report::parked, Outcome::deadlock);
+    gather(&Report::unbalanced, Outcome::unbalanced);
+    for (int q = 0; q < p_.ranks; ++q) {
+      wire::Writer w;
+      w.put(Kind::done).put(number).put(outcome).str(text).put(bytes).put(copies);
+      post(Out{q, std::move(w.out)});
+    }
+  }
+
+  void progress() {
+    bool bye_sent = false;
+    int idle = 0;
+    std::vector<std::byte> msg;
+    for (;;) {
+      bool did = false, stopping = false;
+      std::deque<Out> batch;
+      {
+        std::lock_guard lock(mutex_);
+        batch.swap(out_);
+        stopping = stopping_;
+      }
+      for (Out& o : batch) post(std::move(o));
+      did = !batch.empty();
+      if (stopping && !bye_sent) {
+        // Last message to every rank: after a rank's bye nothing more comes from it.
+        for (int q = 0; q < p_.ranks; ++q) {
+          wire::Writer w;
+          w.put(Kind::bye);
+          post(Out{q, std::move(w.out)});
+        }
+        bye_sent = true;
+      }
+      for (;;) {
+        int flag = 0;
+        MPI_Status st;
+        MPI_Iprobe(MPI_ANY_SOURCE, tag_ctrl, comm_, &flag, &st);
+        if (!flag) break;
+        int count = 0;
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        msg.resize(static_cast<std::size_t>(count));
+        MPI_Recv(msg.data(), count, MPI_BYTE, st.MPI_SOURCE, tag_ctrl, comm_, MPI_STATUS_IGNORE);
+        handle(st.MPI_SOURCE, msg);
+        did = true;
+      }
+      for (auto it = posted_.begin(); it != posted_.end();) {
+        int done = 0;
+        MPI_Testall(static_cast<int>(it->requests.size()), it->requests.data(), &done, MPI_STATUSES_IGNORE);
+        if (!done) {
+          ++it;
+          continue;
+        }
+        if (it->out.sent) it->out.sent();
+        it = posted_.erase(it);
+        did = true;
+      }
+      std::unique_lock lock(mutex_);
+      if (bye_sent && byes_ == p_.ranks && posted_.empty() && out_.empty()) return;
+      if (did) {
+        idle = 0;
+        continue;
+      }
+      // Poll (yielding) while a launch is on or messages are outstanding;
+      // otherwise sleep until there is something to send (or 1 ms passes).
+      const bool busy = !launches_.empty() || !posted_.empty() || !rounds_.empty() || stopping_;
+      if (busy && ++idle < 4096) {
+        lock.unlock();
+        std::this_thread::yield();
+      } else {
+        cv_.wait_for(lock, busy ? std::chrono::microseconds(50) : std::chrono::milliseconds(1),
+                     [&] { return !out_.empty() || stopping_ != stopping || (!busy && !launches_.empty()); });
+      }
+    }
+  }
+
+  Placement p_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  bool owns_mpi_ = false;
+  std::mutex mutex_;  // guards out_, launches_, early_, stopping_
+  std::condition_variable cv_;
+  std::deque<Out> out_;
+  std::map<std::int64_t, std::shared_ptr<Launch>> launches_;
+  std::map<std::int64_t, std::deque<Early>> early_;
+  bool stopping_ = false;
+  // The progress thread's own.
+  std::list<Posted> posted_;
+  std::map<std::int64_t, Round> rounds_;
+  int byes_ = 0;
+  std::thread thread_;
+};
+
+/// The MPI transport when this process was started by mpirun (or MPI is
+/// already initialized) with more than one rank; else null (in-process).
+/// REFX_TRANSPORT=inprocess keeps a process in-process under mpirun.
+inline std::shared_ptr<Remote> mpi_from_environment() {
+  if (const char* t = std::getenv("REFX_TRANSPORT"); t && std::string_view(t) == "inprocess") return nullptr;
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    const char* size = nullptr;
+    for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"})
+      if ((size = std::getenv(v)) != nullptr) break;
+    if (size == nullptr || std::atoi(size) <= 1) return nullptr;
+  } else {
+    int n = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    if (n <= 1) return nullptr;
+  }
+  return std::make_shared<Mpi>();
+}
+
+}  // namespace refx::transport
+
+// Launch's remote side is defined with the runtime (included last, so that
+// this header also works on its own or before <refx/refx.hpp>).
+#include <refx/runtime/runtime.hpp>

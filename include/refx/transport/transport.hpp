@@ -1,0 +1,175 @@
+#pragma once
+// The transport seam: where the bytes of a remote copy and the increments of
+// a semaphore signal go (docs/transport.md).
+//
+// In-process (the default, RuntimeOptions::transport == nullptr) every device
+// lives in this process: a copy is a memcpy (or a combining loop) into the
+// target's storage followed by an add on its semaphore, under the launch's
+// lock -- inline in runtime/launch_impl.hpp, no call through this seam, so the
+// in-process runtime pays one predictable null test per copy or signal.
+//
+// A Remote transport (transport/mpi.hpp) spreads the devices of a mesh over
+// processes ("ranks"); each rank owns a contiguous block of devices. A copy or
+// a signal whose target lives on another rank is handed to it; it delivers the
+// data and, only after the data has landed, the semaphore increment. It also
+// decides, across ranks, when a launch has finished (exact quiescence) and
+// with which error.
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <refx/core/error.hpp>
+#include <refx/core/shape.hpp>
+
+namespace refx {
+class Launch;
+}
+
+namespace refx::transport {
+
+/// Which rank hosts which device: ranks own contiguous, equal blocks.
+struct Placement {
+  int rank = 0;
+  int ranks = 1;
+  int local_ranks = 1;  // ranks on this machine (they share its cores)
+
+  /// The rank hosting `device` of a mesh of `devices` (which must split evenly).
+  int owner(std::int32_t device, std::int32_t devices) const noexcept {
+    return ranks == 1 ? 0 : static_cast<int>(device / (devices / ranks));
+  }
+  bool hosts(std::int32_t device, std::int32_t devices) const noexcept {
+    return ranks == 1 || owner(device, devices) == rank;
+  }
+  /// Empty, or why a mesh of `devices` cannot be placed.
+  std::string check(std::int32_t devices) const {
+    if (ranks == 1 || (devices >= ranks && devices % ranks == 0)) return {};
+    return "refx: a mesh of " + std::to_string(devices) + " devices cannot be split into equal contiguous blocks over " +
+           std::to_string(ranks) + " MPI ranks; run with a number of ranks that divides the mesh size";
+  }
+};
+
+/// A semaphore increment for a device on another rank.
+struct RemoteSignal {
+  std::int64_t launch = 0;
+  std::int32_t source = 0, target = 0;
+  std::int32_t sem = 0;
+  std::int64_t index = 0, inc = 0;
+};
+
+/// A copy into a device on another rank: where the bytes go (the destination
+/// view, resolved by the sender as in-process) and which semaphore rises once
+/// they have landed. The payload (`bytes`, dense) travels separately.
+struct RemoteCopy {
+  std::int64_t launch = 0;
+  std::int32_t source = 0, target = 0;
+  std::int32_t dst_ref = 0;
+  std::int32_t recv_sem = 0;
+  std::int64_t recv_index = 0;
+  std::uint8_t reduce = 0;  // CopyReduce
+  std::uint8_t dtype = 0;   // DType
+  std::uint8_t rank = 0;    // of the destination view
+  std::int64_t offset = 0;
+  std::int64_t shape[max_rank] = {};
+  std::int64_t strides[max_rank] = {};
+  std::int64_t bytes = 0;
+};
+
+/// What a rank tells the coordinator about a launch: sent to it whenever the
+/// launch becomes locally idle, and in answer to a probe.
+struct Report {
+  std::int64_t launch = 0;
+  std::int64_t seq = 0;    // per rank and launch: which report is the latest
+  std::int64_t probe = 0;  // 0: spontaneous; k: answers probe round k
+  bool idle = false;       // no device runnable, no copy in flight, launch started
+  std::int64_t sent = 0, received = 0;  // transport messages of this launch
+  std::int64_t bytes_copied = 0, copies = 0;
+  std::string error;       // this rank's own root cause, if any
+  std::string parked;      // one line per device parked here
+  std::string unbalanced;  // exit-invariant problems here (every device done)
+};
+
+/// How the coordinator ended a launch.
+enum class Outcome : std::uint8_t { ok, failed, deadlock, unbalanced };
+
+/// A transport to devices in other processes. One per Runtime.
+class Remote {
+ public:
+  virtual ~Remote() = default;
+  virtual Placement placement() const = 0;
+  /// Launch `number` has started here: deliver what arrived for it early.
+  virtual void started(std::int64_t number, std::shared_ptr<Launch> l) = 0;
+  virtual void signal(int rank, const RemoteSignal& s) = 0;
+  /// Sends the header and `data` (dense, `c.bytes`) to `rank`; `sent` runs
+  /// (on the transport's thread) once `data` may be reused. `keep` owns packed data.
+  virtual void copy(int rank, const RemoteCopy& c, const std::byte* data, std::shared_ptr<void> keep,
+                    std::function<void()> sent) = 0;
+  /// A failure originated here: release every other rank's devices now.
+  virtual void failed(std::int64_t number, const std::string& message) = 0;
+  virtual void report(Report r) = 0;
+  /// The launch completed here (after the coordinator's decision).
+  virtual void finished(std::int64_t number) = 0;
+};
+
+namespace wire {
+// Flat little messages: PODs and length-prefixed strings.
+struct Writer {
+  std::vector<std::byte> out;
+  template <class T>
+  Writer& put(const T& v) {
+    const auto* p = reinterpret_cast<const std::byte*>(&v);
+    out.insert(out.end(), p, p + sizeof(T));
+    return *this;
+  }
+  Writer& str(const std::string& s) {
+    put(static_cast<std::uint64_t>(s.size()));
+    const auto* p = reinterpret_cast<const std::byte*>(s.data());
+    out.insert(out.end(), p, p + s.size());
+    return *this;
+  }
+};
+struct Reader {
+  const std::byte* p;
+  const std::byte* end;
+  template <class T>
+  T get() {
+    if (p + sizeof(T) > end) throw Error("refx: transport: truncated message");
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    p += sizeof(T);
+    return v;
+  }
+  std::string str() {
+    const auto n = get<std::uint64_t>();
+    if (p + n > end) throw Error("refx: transport: truncated message");
+    std::string s(reinterpret_cast<const char*>(p), n);
+    p += n;
+    return s;
+  }
+};
+
+inline void put_report(Writer& w, const Report& r) {
+  w.put(r.launch).put(r.seq).put(r.probe).put(r.idle).put(r.sent).put(r.received).put(r.bytes_copied).put(r.copies);
+  w.str(r.error).str(r.parked).str(r.unbalanced);
+}
+inline Report get_report(Reader& rd) {
+  Report r;
+  r.launch = rd.get<std::int64_t>();
+  r.seq = rd.get<std::int64_t>();
+  r.probe = rd.get<std::int64_t>();
+  r.idle = rd.get<bool>();
+  r.sent = rd.get<std::int64_t>();
+  r.received = rd.get<std::int64_t>();
+  r.bytes_copied = rd.get<std::int64_t>();
+  r.copies = rd.get<std::int64_t>();
+  r.error = rd.str();
+  r.parked = rd.str();
+  r.unbalanced = rd.str();
+  return r;
+}
+}  // namespace wire
+
+}  // namespace refx::transport
