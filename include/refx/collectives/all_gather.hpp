@@ -52,8 +52,7 @@ void all_gather_direct(const Src& x, const Dst& out, const Ring& ring, std::sour
   const std::int32_t n = ring.size;
   run_scoped({Shape{}, Shape{}, Shape{}, Shape{}}, [&](RegularSemaphore ready, DmaSemaphore local, DmaSemaphore send,
                                                      DmaSemaphore recv) {
-    for (std::int32_t j = 0; j < n; ++j) semaphore_signal(ready, 1, ring.at(j), loc);
-    semaphore_wait(ready, n, loc);
+    barrier_all(ready, ring, loc);
     const auto own = make_async_copy(x, out.at(ring.me), local, loc);
     own.start(loc);
     for (std::int32_t k = 1; k < n; ++k) make_async_remote_copy(x, out.at(ring.me), send, recv, ring.peer(k), loc).start(loc);

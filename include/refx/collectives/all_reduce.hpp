@@ -140,8 +140,7 @@ void all_reduce_direct(const R& x, const Ring& ring, ReduceOp op) {
              [&](Slots slots, RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv, DmaSemaphore local,
                  DmaSemaphore recv2) {
                // Every device's slots and x are free (it has reached this call).
-               for (std::int32_t j = 0; j < n; ++j) semaphore_signal(ready, 1, ring.at(j));
-               semaphore_wait(ready, n);
+               barrier_all(ready, ring);
                // Round 1: my part of every other device's chunk.
                for (std::int32_t k = 1; k < n; ++k) {
                  const auto p = ring.offset(k);
@@ -191,8 +190,7 @@ void all_reduce_one_shot(const R& x, const Ring& ring, ReduceOp op) {
   run_scoped({slots_shape, x.shape(), Shape{}, Shape{}, Shape{}, Shape{}},
              [&](Slots slots, Result result, RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv, DmaSemaphore local) {
                // Every device has reached this call: its slots are free.
-               for (std::int32_t j = 0; j < n; ++j) semaphore_signal(ready, 1, ring.at(j));
-               semaphore_wait(ready, n);
+               barrier_all(ready, ring);
                const auto mine = slots.at(ring.me);
                for (std::int32_t k = 1; k < n; ++k) make_async_remote_copy(x, mine, send, recv, ring.peer(k)).start();
                const auto own = make_async_copy(x, mine, local);
@@ -269,8 +267,7 @@ void reduce_scatter_direct(const Src& x, const Dst& out, const Ring& ring, Reduc
   run_scoped({slots_shape, result_shape, Shape{}, Shape{}, Shape{}, Shape{}},
              [&](Slots slots, Result result, RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv, DmaSemaphore local) {
                // Every device has reached this call: its slots are free.
-               for (std::int32_t j = 0; j < n; ++j) semaphore_signal(ready, 1, ring.at(j), loc);
-               semaphore_wait(ready, n, loc);
+               barrier_all(ready, ring, loc);
                for (std::int32_t k = 1; k < n; ++k) {
                  const auto p = ring.offset(k);
                  for_chunk(x, p, n, [&](auto v) {

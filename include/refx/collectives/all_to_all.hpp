@@ -21,8 +21,7 @@ void all_to_all(const Src& x, const Dst& out, std::string_view axis,
     throw TraceError(fmt::format("refx: all_to_all: x and out need a leading dimension of {} (the size of axis \"{}\") (at {})",
                                  n, axis, SourceLoc(loc)));
   run_scoped([&](RegularSemaphore ready, DmaSemaphore local, DmaSemaphore send, DmaSemaphore recv) {
-    for (std::int32_t j = 0; j < n; ++j) semaphore_signal(ready, 1, ring.at(j), loc);
-    semaphore_wait(ready, n, loc);
+    detail::barrier_all(ready, ring, loc);
     const auto own = make_async_copy(x.at(ring.me), out.at(ring.me), local, loc);
     own.start(loc);
     for (std::int32_t k = 1; k < n; ++k) {

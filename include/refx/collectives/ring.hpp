@@ -88,5 +88,14 @@ inline void handshake(const RegularSemaphore& capacity, const DeviceId& sender_t
   semaphore_wait(capacity, 1);
 }
 
+/// Every device on the ring signals every device (itself included) and waits
+/// for all N signals: afterwards every device has reached this point, so
+/// buffers it used before are free for direct copies from anyone.
+inline void barrier_all(const RegularSemaphore& ready, const Ring& ring,
+                        std::source_location loc = std::source_location::current()) {
+  for (std::int32_t j = 0; j < ring.size; ++j) semaphore_signal(ready, 1, ring.at(j), loc);
+  semaphore_wait(ready, ring.size, loc);
+}
+
 }  // namespace collectives::detail
 }  // namespace refx
