@@ -120,14 +120,17 @@ struct Writer {
   std::vector<std::byte> out;
   template <class T>
   Writer& put(const T& v) {
-    const auto* p = reinterpret_cast<const std::byte*>(&v);
-    out.insert(out.end(), p, p + sizeof(T));
-    return *this;
+    return raw(&v, sizeof(T));
   }
   Writer& str(const std::string& s) {
     put(static_cast<std::uint64_t>(s.size()));
-    const auto* p = reinterpret_cast<const std::byte*>(s.data());
-    out.insert(out.end(), p, p + s.size());
+    return raw(s.data(), s.size());
+  }
+  Writer& raw(const void* p, std::size_t n) {
+    if (n == 0) return *this;
+    const std::size_t at = out.size();
+    out.resize(at + n);
+    std::memcpy(out.data() + at, p, n);
     return *this;
   }
 };
