@@ -18,6 +18,7 @@ PACKAGES=(
   python3-matplotlib  # scripts/render_timeline.py
   openmpi-bin         # mpirun: the MPI transport's tests (label mpi) and bench/mpi_collectives
   libopenmpi-dev      # refx::mpi (REFX_WITH_MPI)
+  clang-15            # the libFuzzer build (preset "fuzz"); libFuzzer comes with it (libclang-common-15-dev)
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

@@ -3,16 +3,38 @@
 # Installs missing packages first; safe to re-run (incremental).
 # The example tests record their timelines (REFX_TRACE_FILE) in
 # build/default/timelines/<example>.json; the last line says so.
+# Then, unless arguments were given or REFX_RELIABILITY=0, the sanitizer and
+# fuzzing stage (scripts/reliability.sh: ThreadSanitizer, ASan + UBSan and
+# libFuzzer builds of the reliability tests; docs/reliability.md), and the
+# totals of the reliability counts (programs fuzzed, faults injected, bad
+# inputs tried, ...) of every stage.
 # Extra arguments go to ctest, e.g.:  scripts/test.sh -L core
 #                                     scripts/test.sh -R compile_fail
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+start=$SECONDS
 scripts/setup.sh
 cmake --preset default
 cmake --build --preset default -j2
+built=$SECONDS
 status=0
 ctest --preset default "$@" || status=$?
+echo "test.sh: default preset: build $((built - start)) s, tests $((SECONDS - built)) s"
+if (($# == 0)) && [[ "${REFX_RELIABILITY:-1}" != 0 ]]; then
+  scripts/reliability.sh || status=$?
+  echo "test.sh: reliability counts (docs/reliability.md):"
+  for log in build/default/Testing/Temporary/LastTest.log build/tsan/Testing/Temporary/LastTest.log \
+             build/asan/Testing/Temporary/LastTest.log build/fuzz/libfuzzer.log; do
+    [[ -f "$log" ]] || continue
+    stage=${log#build/}
+    stage=${stage%%/*}
+    grep -h '^refx-reliability: [0-9]' "$log" | awk -v stage="$stage" '
+      { n = $2; $1 = ""; $2 = ""; sub(/^ +/, ""); total[$0] += n; if (!($0 in seen)) { seen[$0] = 1; order[++k] = $0 } }
+      END { for (i = 1; i <= k; ++i) printf "  %-7s %9d %s\n", stage, total[order[i]], order[i] }'
+  done
+  echo "test.sh: total $((SECONDS - start)) s"
+fi
 shopt -s nullglob
 timelines=(build/default/timelines/*.json)
 if ((${#timelines[@]} > 0)); then

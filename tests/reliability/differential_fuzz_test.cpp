@@ -7,7 +7,7 @@
 // shuffle seed per run) and must equal the sequential MeshInterpreter on the
 // traced graph, bit for bit, host effects included.
 //
-// REFX_FUZZ_PROGRAMS (default 2000; 240 in sanitizer builds) programs from
+// REFX_FUZZ_PROGRAMS (default 2000; 800 in sanitizer builds) programs from
 // seed REFX_FUZZ_SEED (default 1), split over 8 tests so that ctest runs them
 // in parallel. A longer run (docs/reliability.md):
 //   REFX_FUZZ_PROGRAMS=100000 REFX_FUZZ_SEED=5000 build/default/tests/bin/reliability_differential_fuzz_test
@@ -97,11 +97,11 @@ class DifferentialFuzz : public ::testing::TestWithParam<int> {};
 INSTANTIATE_TEST_SUITE_P(Shards, DifferentialFuzz, ::testing::Range(0, kShards));
 
 TEST_P(DifferentialFuzz, RuntimeMatchesTheReferenceOnRandomPrograms) {
-  const std::int64_t total = env_count("REFX_FUZZ_PROGRAMS", kSanitized ? 240 : 2000);
+  const std::int64_t total = env_count("REFX_FUZZ_PROGRAMS", kSanitized ? 800 : 2000);
   const auto base = static_cast<std::uint32_t>(env_count("REFX_FUZZ_SEED", 1));
   const int shard = GetParam();
   const std::int64_t begin = total * shard / kShards, end = total * (shard + 1) / kShards;
-  Heartbeat dog(std::chrono::seconds(kSanitized ? 300 : 60));
+  Heartbeat dog(std::chrono::seconds(kSanitized ? 100 : 60));  // below ctest's 120 s
   std::mt19937_64 rng(base * 1000003ULL + static_cast<std::uint64_t>(shard));
   Coverage cov;
   int runs = 0;
@@ -129,6 +129,68 @@ TEST_P(DifferentialFuzz, RuntimeMatchesTheReferenceOnRandomPrograms) {
     EXPECT_GT(cov.callbacks, n / 4);
     EXPECT_GT(cov.prints, n / 10);
     EXPECT_GT(cov.meshes_2d, n / 10);
+  }
+}
+
+}  // namespace
+
+namespace {
+
+using namespace refx;
+using namespace refx::testing;
+
+// Pinned from the fuzzer (seed 378): a combining copy that the runtime ran
+// as contiguous chunks kept the destination where the source held NaN
+// (max), and added integers with signed overflow (sum); the interpreter's
+// copies let NaN win and wrap. Both paths must agree.
+template <class T>
+Executable combining_copy(CopyReduce op, Runtime& rt) {
+  constexpr std::int64_t n = 1024;
+  return kernel([op](VmemRef<const T, n> x, VmemRef<const T, n> init, VmemRef<T, n> y) {
+           y.store(init.load());
+           run_scoped([&](DmaSemaphore s) {
+             const auto c = make_async_copy(x, y, s);
+             c.start(Accumulate{op});
+             c.wait();
+           });
+         })
+      .compile(Mesh{{"x", 2}}, {}, rt);
+}
+
+TEST(CombiningCopies, ChunkedAndWholeCopiesCombineLikeTheInterpreter) {
+  Watchdog dog(kTestLimit, "combining copies");
+  constexpr std::int64_t n = 1024;
+  RuntimeOptions chunked;
+  chunked.workers = 2;
+  chunked.inline_copy_bytes = 0;
+  chunked.copy_chunk_bytes = 64;
+  Runtime rt_chunked(chunked), rt_inline(RuntimeOptions{.workers = 2});
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (Runtime* rt : {&rt_chunked, &rt_inline}) {
+    const Array x = Array::generate<float>(2, Shape{n}, [&](int, std::int64_t i) { return i % 3 == 0 ? nan : float(i % 7) - 3; }, *rt);
+    const Array init = Array::generate<float>(2, Shape{n}, [&](int, std::int64_t i) { return i % 5 == 0 ? nan : 1.0f; }, *rt);
+    const Array y = combining_copy<float>(CopyReduce::max, *rt)(x, init)[0];
+    for (int d = 0; d < 2; ++d) {
+      const auto got = y.to_host<float>(d);
+      for (std::int64_t i = 0; i < n; ++i) {
+        const bool want_nan = i % 3 == 0 || i % 5 == 0;
+        const float want = std::max(1.0f, float(i % 7) - 3);
+        ASSERT_TRUE(want_nan ? std::isnan(got[static_cast<std::size_t>(i)]) : got[static_cast<std::size_t>(i)] == want)
+            << "max, element " << i << ": got " << got[static_cast<std::size_t>(i)];
+      }
+    }
+    const std::int32_t big = std::numeric_limits<std::int32_t>::max();
+    const Array xi = Array::generate<std::int32_t>(2, Shape{n}, [&](int, std::int64_t i) { return i % 2 ? big : -big; }, *rt);
+    const Array ii = Array::generate<std::int32_t>(2, Shape{n}, [&](int, std::int64_t i) { return i % 2 ? 5 : -5; }, *rt);
+    const Array yi = combining_copy<std::int32_t>(CopyReduce::sum, *rt)(xi, ii)[0];
+    for (int d = 0; d < 2; ++d) {
+      const auto got = yi.to_host<std::int32_t>(d);
+      for (std::int64_t i = 0; i < n; ++i) {  // wraps around, two's complement
+        const auto want = static_cast<std::int32_t>(static_cast<std::uint32_t>(i % 2 ? big : -big) +
+                                                    static_cast<std::uint32_t>(i % 2 ? 5 : -5));
+        ASSERT_EQ(got[static_cast<std::size_t>(i)], want) << "sum, element " << i;
+      }
+    }
   }
 }
 

@@ -48,7 +48,8 @@
 #endif
 #endif
 #ifdef REFX_RELIABILITY_SANITIZER_ALLOCATOR
-#include <sanitizer/allocator_interface.h>
+// From <sanitizer/allocator_interface.h> (which GCC does not install).
+extern "C" std::size_t __sanitizer_get_current_allocated_bytes(void);
 #endif
 
 namespace refx::testing {

@@ -109,7 +109,8 @@ inline void scatter(const ResolvedView& v, std::int64_t b, std::int64_t m, const
       } else if constexpr (std::is_same_v<T, bool>) {
         for (std::int64_t i = 0; i < n; ++i) d[i * stride] = d[i * stride] || s[i];
       } else {
-        for (std::int64_t i = 0; i < n; ++i) d[i * stride] += s[i];
+        // Integer sums wrap, as accum_view's do (no signed overflow).
+        for (std::int64_t i = 0; i < n; ++i) d[i * stride] = refx::detail::wrapping_add(d[i * stride], s[i]);
       }
     });
   });
