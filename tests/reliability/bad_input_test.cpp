@@ -110,11 +110,9 @@ TEST(BadInput, ArrayWithMoreElementsThanCanBeAddressed) {
                   {"refx: an Array's shard of shape [1099511627776,1099511627776] has too many elements to address"});
 }
 TEST(BadInput, ArrayLargerThanMemory) {
-  if (kSanitized) {
-    const char* o = std::getenv(kThreadSanitizer ? "TSAN_OPTIONS" : "ASAN_OPTIONS");
-    if (o == nullptr || std::string(o).find("allocator_may_return_null=1") == std::string::npos)
-      GTEST_SKIP() << "the sanitizer aborts on a failed allocation unless allocator_may_return_null=1 (the ctest presets set it)";
-  }
+  if (kSanitized)
+    GTEST_SKIP() << "the sanitizers' operator new reports a failed allocation and aborts (allocator_may_return_null "
+                    "applies to malloc only)";
   expect_rejected([] { (void)Array::empty(2, DType::f32, Shape{std::int64_t{1} << 45}); },
                   {"refx: out of memory: a buffer of f32[35184372088832] needs 140737488355328 bytes"});
 }
@@ -416,7 +414,7 @@ TEST(BadInput, OneDeviceMeshesRunEveryCollective) {
                               .compile(one);
   EXPECT_TRUE(all_shards_match<float>(self(tagged(1))[0], [](int, std::int64_t i) { return tag(0, i); }));
   expect_runtime_intact();
-  report(1, "bad inputs tried (each a clear refx error; the runtime intact afterwards)");
+  report(1, "edge-case inputs accepted (one-device meshes, zero sizes)");
 }
 
 /// Zero-sized Arrays go through every collective program and come back empty.
@@ -430,7 +428,7 @@ TEST(BadInput, ZeroSizedArraysRunEveryCollective) {
   EXPECT_EQ(collectives::all_to_all_program<float>(four, 0)(Array::generate<float>(4, Shape{4, 0}, tag))[0].to_host<float>(3).size(),
             0u);
   expect_runtime_intact();
-  report(1, "bad inputs tried (each a clear refx error; the runtime intact afterwards)");
+  report(1, "edge-case inputs accepted (one-device meshes, zero sizes)");
 }
 
 }  // namespace
