@@ -29,7 +29,7 @@ if (($# == 0)) && [[ "${REFX_RELIABILITY:-1}" != 0 ]]; then
     [[ -f "$log" ]] || continue
     stage=${log#build/}
     stage=${stage%%/*}
-    grep -h '^refx-reliability: [0-9]' "$log" | awk -v stage="$stage" '
+    { grep -h '^refx-reliability: [0-9]' "$log" || true; } | awk -v stage="$stage" '
       { n = $2; $1 = ""; $2 = ""; sub(/^ +/, ""); total[$0] += n; if (!($0 in seen)) { seen[$0] = 1; order[++k] = $0 } }
       END { for (i = 1; i <= k; ++i) printf "  %-7s %9d %s\n", stage, total[order[i]], order[i] }'
   done
