@@ -1,8 +1,8 @@
 // Differential fuzzing of the threaded runtime against the reference: random
 // valid SPMD programs (spmd_programs.hpp: random permutations and rings,
 // random sizes and regions, remote and local copies with balanced
-// semaphores, compute, fori_loops, `when`s, barriers, ordered and unordered
-// host effects) run on the threaded runtime under varied interleavings
+// semaphores, compute, fori_loops, `when`s, barriers, in-kernel all-reduces,
+// ordered and unordered host effects) run on the threaded runtime under varied interleavings
 // (worker counts, lazy copies, chunked copies, the race detector, a fresh
 // shuffle seed per run) and must equal the sequential MeshInterpreter on the
 // traced graph, bit for bit, host effects included.
@@ -27,7 +27,7 @@ constexpr int kRunsPerProgram = 3;
 
 struct Coverage {
   int remote = 0, remote_combining = 0, loops = 0, whens = 0, barriers = 0, callbacks = 0, prints = 0, meshes_2d = 0,
-      ints = 0, chunky = 0;
+      ints = 0, chunky = 0, all_reduces = 0;
 };
 
 void count(const Built& b, bool is_int, Coverage& c) {
@@ -50,6 +50,7 @@ void count(const Built& b, bool is_int, Coverage& c) {
   c.meshes_2d += b.spec.axes.size() == 2;
   c.ints += is_int;
   c.chunky += b.spec.rows * b.spec.cols * 4 > 1024;
+  c.all_reduces += b.all_reduces > 0;
 }
 
 template <class T>
@@ -116,9 +117,9 @@ TEST_P(DifferentialFuzz, RuntimeMatchesTheReferenceOnRandomPrograms) {
   report(n, "programs fuzzed (differential: runtime vs reference)");
   report(runs, "runtime runs compared with the reference");
   std::printf("shard %d: %d programs: remote copies in %d (combining %d), loops %d, whens %d, barriers %d, "
-              "callbacks %d, prints %d, 2-D meshes %d, int32 %d, >1 KiB buffers %d\n",
-              shard, n, cov.remote, cov.remote_combining, cov.loops, cov.whens, cov.barriers, cov.callbacks,
-              cov.prints, cov.meshes_2d, cov.ints, cov.chunky);
+              "all-reduces %d, callbacks %d, prints %d, 2-D meshes %d, int32 %d, >1 KiB buffers %d\n",
+              shard, n, cov.remote, cov.remote_combining, cov.loops, cov.whens, cov.barriers, cov.all_reduces,
+              cov.callbacks, cov.prints, cov.meshes_2d, cov.ints, cov.chunky);
   // The generator must exercise what it claims to (checked on full shards).
   if (n >= 100) {
     EXPECT_GT(cov.remote, n / 2);
@@ -126,6 +127,7 @@ TEST_P(DifferentialFuzz, RuntimeMatchesTheReferenceOnRandomPrograms) {
     EXPECT_GT(cov.loops, n / 2);
     EXPECT_GT(cov.whens, n / 4);
     EXPECT_GT(cov.barriers, n / 10);
+    EXPECT_GT(cov.all_reduces, n / 10);
     EXPECT_GT(cov.callbacks, n / 4);
     EXPECT_GT(cov.prints, n / 10);
     EXPECT_GT(cov.meshes_2d, n / 10);

@@ -21,6 +21,8 @@
 //    statement has its own semaphores, so a loop reuses them only for the
 //    same pattern;
 //  - full barriers on the kernel's barrier semaphore;
+//  - in-place all-reduces (collectives::all_reduce: every algorithm and
+//    direction, sum and max) of a region, along either mesh axis;
 //  - ordered and unordered io_callbacks and debug_prints (logged, then
 //    compared: ordered ones as sequences, unordered ones as multisets);
 //  - fault points (an extension primitive; docs/extend.md) that throw when a
@@ -44,6 +46,7 @@
 #include <string>
 #include <vector>
 
+#include <refx/collectives.hpp>
 #include <refx/extend.hpp>
 #include <refx/refx.hpp>
 
@@ -245,6 +248,13 @@ class Generator {
 
   /// The kernel body; returns the number of fault sites planted.
   int program() {
+    body();
+    return sites_;
+  }
+  int collectives() const noexcept { return collectives_; }
+
+ private:
+  void body() {
     // Every writable buffer starts from a known value (outputs are
     // uninitialised, scratch is garbage unless poisoned).
     const TypedShape<dyn_extents<2>> shape{Shape{spec_.rows, spec_.cols}};
@@ -253,10 +263,8 @@ class Generator {
     const int n = between(6, 30);
     for (int k = 0; k < n; ++k) statement(0);
     drain(0);
-    return sites_;
   }
 
- private:
   struct Local {
     AsyncCopy copy;
     CBuf<T> src;
@@ -513,6 +521,23 @@ class Generator {
     if (!f.send_pending && !f.recv_pending) remotes_.erase(remotes_.begin() + static_cast<std::ptrdiff_t>(k));
   }
 
+  /// An in-place all-reduce (collectives::all_reduce, any algorithm and
+  /// direction) of a region at the same place on every device.
+  void collective() {
+    if (!uniform_) return;
+    const int r = writable();
+    if (r < 0) return;
+    const std::int64_t h = rows(), w = cols();
+    const Buf<T> x = wref(r).at(ds(between(0, static_cast<int>(spec_.rows - h)), h),
+                                ds(between(0, static_cast<int>(spec_.cols - w)), w));
+    const std::string axis = mesh_.num_axes() == 2 && coin(50) ? "y" : "x";
+    const ReduceOp op = coin(50) ? ReduceOp::sum : ReduceOp::max;
+    const auto dir = coin(50) ? collectives::Direction::unidirectional : collectives::Direction::bidirectional;
+    const auto alg = static_cast<collectives::Algorithm>(between(0, 3));
+    collectives::all_reduce(x, axis, op, dir, alg);
+    ++collectives_;
+  }
+
   void barrier() {
     if (!uniform_) return;
     auto b = get_barrier_semaphore();
@@ -631,6 +656,7 @@ class Generator {
     } else if (kind < 65) signal();
     else if (kind < 69) wait_signals(false);
     else if (kind < 72) barrier();
+    else if (kind < 75) collective();
     else if (kind < 78) effect();
     else if (kind < 81) carry_loop();
     else if (kind < 91 && depth_ < 2) nested(0);
@@ -661,7 +687,7 @@ class Generator {
   std::vector<Remote> remotes_;
   std::array<std::array<int, 2>, 4> pending_{};
   std::optional<Scalar<std::int32_t>> loop_;
-  int loop_hi_ = 0, depth_ = 0, frames_ = 0, slot_ = 0, sites_ = 0;
+  int loop_hi_ = 0, depth_ = 0, frames_ = 0, slot_ = 0, sites_ = 0, collectives_ = 0;
   bool uniform_ = true;
 };
 
@@ -675,6 +701,7 @@ struct Built {
   std::shared_ptr<const Program> program;
   std::vector<Executable::Param> params;
   int sites = 0;
+  int all_reduces = 0;  ///< collectives::all_reduce statements traced
 };
 
 template <class T>
@@ -683,17 +710,19 @@ Built build(const Spec& spec) {
   b.spec = spec;
   const Mesh mesh = spec.mesh();
   const Shape shape{spec.rows, spec.cols};
-  int sites = 0;
-  const auto kernel_fn = [&spec, &sites, shape](CBuf<T> a, CBuf<T> b2, Buf<T> o0, Buf<T> o1, Buf<T> o2) {
+  int sites = 0, all_reduces = 0;
+  const auto kernel_fn = [&spec, &sites, &all_reduces, shape](CBuf<T> a, CBuf<T> b2, Buf<T> o0, Buf<T> o1, Buf<T> o2) {
     const std::vector<Shape> scratch{shape, shape, Shape{2}, Shape{2}, Shape{kSlots}, Shape{kSlots}, Shape{kSlots}};
     run_scoped(scratch, [&](Buf<T> s0, Buf<T> s1, DmaSemaphores<2> ldma, RegularSemaphores<2> lreg,
                             RegularSemaphores<kSlots> ready, DmaSemaphores<kSlots> send, DmaSemaphores<kSlots> recv) {
       Generator<T> gen(spec, {a, b2}, {o0, o1, o2, s0, s1}, {ldma, lreg, ready, send, recv});
       sites = gen.program();
+      all_reduces = gen.collectives();
     });
   };
   b.traced = trace(kernel_fn, TraceOptions{{shape, shape, shape, shape, shape}, &mesh, spec.collective_id});
   b.sites = sites;
+  b.all_reduces = all_reduces;
   Graph compiled = b.traced;
   passes::run_pipeline(compiled);
   for (std::size_t i = 0; i < compiled.params().size(); ++i)
