@@ -55,9 +55,10 @@ for stage in "${stages[@]}"; do
       log=build/fuzz/libfuzzer.log
       echo "== reliability: libFuzzer, ${runs} runs (log: ${log})"
       if ! build/fuzz/tests/fuzz/refx_graph_fuzzer -runs="${runs}" -seed=1 -max_len=2048 -len_control=20 \
-             -max_total_time=900 -print_final_stats=1 >"${log}" 2>&1; then
+             -max_total_time=900 -print_final_stats=1 -artifact_prefix=build/fuzz/ >"${log}" 2>&1; then
         tail -n 60 "${log}"
-        echo "reliability: the libFuzzer target failed (the crashing input is saved in the working directory)" >&2
+        echo "reliability: the libFuzzer target failed; the input is saved as build/fuzz/crash-* (rerun:" \
+             "build/fuzz/tests/fuzz/refx_graph_fuzzer <file>)" >&2
         exit 1
       fi
       done_runs=$(grep -Eo '^Done [0-9]+ runs' "${log}" | grep -Eo '[0-9]+' || echo 0)
