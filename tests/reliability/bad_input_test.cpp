@@ -327,7 +327,7 @@ TEST(BadInput, DynamicIndexOutOfBounds) {
                          })
                              .compile(Mesh{{"x", 4}});
   expect_rejected<RuntimeError>([&] { run_and_wait(exe, Array::generate<float>(4, Shape{kBlock}, tag)); },
-                                {"refx: device 3: refx: index 60 (covering 60..67) is out of bounds for dimension 0 of size 64"});
+                                {"refx: device 3: index 60 (covering 60..67) is out of bounds for dimension 0 of size 64"});
 }
 TEST(BadInput, WaitThatNobodySignals) {
   const Executable exe = kernel([](In x, Out y) {

@@ -107,7 +107,9 @@ inline void Launch::run_device(std::int32_t d) {
   try {
     status = dev.ctx.run();
   } catch (const std::exception& e) {
-    failure = std::make_exception_ptr(RuntimeError(fmt::format("refx: device {}: {}", d, e.what())));
+    std::string_view what = e.what();  // refx's own messages already start with "refx: "
+    if (what.starts_with("refx: ")) what.remove_prefix(6);
+    failure = std::make_exception_ptr(RuntimeError(fmt::format("refx: device {}: {}", d, what)));
   } catch (...) {
     failure = std::make_exception_ptr(RuntimeError(fmt::format("refx: device {}: unknown exception", d)));
   }
