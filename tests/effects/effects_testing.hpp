@@ -6,15 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <condition_variable>
-#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <refx/refx.hpp>
+
+#include "support/runtime_testing.hpp"
 
 namespace refx::effects_testing {
 
@@ -63,35 +62,11 @@ class Log {
   std::vector<T> items_;
 };
 
-/// Aborts the test binary if the enclosing scope runs longer than `limit`.
-class Watchdog {
- public:
+/// The shared test watchdog (support/runtime_testing.hpp) with the effects
+/// tests' default limit.
+struct Watchdog : testing::Watchdog {
   explicit Watchdog(std::chrono::milliseconds limit = std::chrono::milliseconds(30000))
-      : thread_([this, limit] {
-          std::unique_lock lock(mutex_);
-          if (!cv_.wait_for(lock, limit, [&] { return done_; })) {
-            std::fprintf(stderr, "\neffects test watchdog: the test did not finish within %lld ms (a hang)\n",
-                         static_cast<long long>(limit.count()));
-            std::fflush(stderr);
-            std::_Exit(3);
-          }
-        }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard lock(mutex_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  Watchdog(const Watchdog&) = delete;
-  Watchdog& operator=(const Watchdog&) = delete;
-
- private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
+      : testing::Watchdog(limit, "effects test") {}
 };
 
 /// The message of the RuntimeError `f` throws ("" and a test failure if none).
