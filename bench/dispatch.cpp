@@ -22,11 +22,6 @@
 //
 // Results: docs/perf-effects.md (merged into docs/performance.md).
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-#pragma GCC diagnostic ignored "-Wrestrict"
-#endif
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -37,9 +32,6 @@
 #include <vector>
 
 #include <refx/refx.hpp>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 namespace {
 using namespace refx;

@@ -14,11 +14,6 @@
 //              wait, on the threaded runtime (one device), with the scheduler
 //              on and off: `ratio` = scheduled / unscheduled wall time.
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-#pragma GCC diagnostic ignored "-Wrestrict"
-#endif
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -32,9 +27,6 @@
 #include <refx/extend/graph_walk.hpp>
 #include <refx/passes/pipeline.hpp>
 #include <refx/refx.hpp>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 #if REFX_BENCH_HAVE_TBB
 #include <oneapi/tbb/flow_graph.h>

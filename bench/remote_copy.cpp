@@ -24,11 +24,6 @@
 // GCC 12 at -O3 (the bench flags) reports false -Wstringop-overflow /
 // -Wrestrict positives inside refx's headers; they are off for the included
 // code only (as in bench/trace_interpret.cpp).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-#pragma GCC diagnostic ignored "-Wrestrict"
-#endif
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -40,9 +35,6 @@
 #include <vector>
 
 #include <refx/refx.hpp>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 namespace {
 using namespace refx;

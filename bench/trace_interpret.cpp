@@ -12,11 +12,6 @@
 // GCC 12 at -O3 (the bench flags) reports false -Wstringop-overflow /
 // -Wrestrict positives inside refx's headers (whole_view in ir/regions.hpp,
 // string appends in ir/printer.hpp); they are off for the included code only.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-#pragma GCC diagnostic ignored "-Wrestrict"
-#endif
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -24,9 +19,6 @@
 #include <vector>
 
 #include <refx/refx.hpp>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 namespace {
 using namespace refx;
