@@ -1,11 +1,13 @@
 # Driver for the consumer.installed_package test (run with cmake -P):
 #   1. cmake --install <refx build dir> into a fresh scratch prefix
 #   2. configure tests/consumer against that prefix (find_package(refx CONFIG))
-#   3. build it and run the binary, which must print refx::version_string
+#   3. build it and run the binary, which must print refx::version_string,
+#      and the refx::compiled consumer, which must run a kernel
 #
 # Inputs (-D): REFX_BINARY_DIR REFX_CONSUMER_SOURCE_DIR REFX_PREFIX
 #   REFX_CONSUMER_BINARY_DIR REFX_GENERATOR REFX_MAKE_PROGRAM REFX_CXX_COMPILER
 #   REFX_CONFIG REFX_EXTRA_PREFIX_PATH ('|'-separated) REFX_EXPECTED_VERSION
+#   REFX_EXPECT_COMPILED (refx::compiled was built: the consumer must build and run it too)
 cmake_minimum_required(VERSION 3.21)
 
 function(refx_run step)
@@ -74,4 +76,19 @@ message(STATUS "consumer output: ${REFX_LAST_OUTPUT}")
 string(FIND "${REFX_LAST_OUTPUT}" "refx ${REFX_EXPECTED_VERSION}" pos)
 if(pos EQUAL -1)
   message(FATAL_ERROR "consumer: expected output to contain 'refx ${REFX_EXPECTED_VERSION}'")
+endif()
+
+# The separately compiled library, when it was installed.
+set(exe_compiled "${REFX_CONSUMER_BINARY_DIR}/refx_consumer_compiled")
+if(NOT EXISTS "${exe_compiled}" AND EXISTS "${REFX_CONSUMER_BINARY_DIR}/${REFX_CONFIG}/refx_consumer_compiled")
+  set(exe_compiled "${REFX_CONSUMER_BINARY_DIR}/${REFX_CONFIG}/refx_consumer_compiled")
+endif()
+if(EXISTS "${exe_compiled}")
+  refx_run("run refx::compiled" "${exe_compiled}")
+  string(FIND "${REFX_LAST_OUTPUT}" "compiled: 26" pos)
+  if(pos EQUAL -1)
+    message(FATAL_ERROR "consumer: refx::compiled printed '${REFX_LAST_OUTPUT}', expected 'compiled: 26'")
+  endif()
+elseif(REFX_EXPECT_COMPILED)
+  message(FATAL_ERROR "consumer: refx::compiled was built but the consumer did not get it from the package")
 endif()

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <refx/refx.hpp>
+#include <refx/runtime/runtime.hpp>  // Runtime::global()
 
 namespace {
 using namespace refx;

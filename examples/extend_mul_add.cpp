@@ -13,6 +13,8 @@
 #include <fmt/format.h>
 
 #include <refx/extend.hpp>
+#include <refx/ir/interpret.hpp>
+#include <refx/ir/printer.hpp>
 #include <refx/refx.hpp>
 
 namespace {

@@ -18,6 +18,7 @@
 
 #include <refx/collectives.hpp>
 #include <refx/refx.hpp>
+#include <refx/runtime/runtime.hpp>  // Runtime::global()
 
 namespace {
 using namespace refx;

@@ -18,6 +18,7 @@
 
 #include <refx/extend.hpp>
 #include <refx/refx.hpp>
+#include <refx/runtime/runtime.hpp>  // Runtime::global()
 
 namespace {
 using namespace refx;

@@ -22,10 +22,12 @@
 #include <string>
 #include <vector>
 
-#include <refx/passes/pipeline.hpp>
+#include <refx/config.hpp>
+#include <refx/passes/options.hpp>
 #include <refx/runtime/array.hpp>
+#include <refx/runtime/effect_info.hpp>
+#include <refx/runtime/fwd.hpp>
 #include <refx/runtime/program.hpp>
-#include <refx/runtime/runtime.hpp>
 #include <refx/trace/semaphore.hpp>
 #include <refx/trace/trace.hpp>
 
@@ -38,11 +40,7 @@ class Executable {
     bool input = false;  ///< read-only: an input Array; else an output
   };
 
-  Executable(std::shared_ptr<const Program> p, std::vector<Param> params, Runtime& rt)
-      : program_(std::move(p)), params_(std::move(params)), rt_(&rt), effects_(effect_info(program_->graph)) {
-    const bool has_outputs = std::any_of(params_.begin(), params_.end(), [](const Param& q) { return !q.input; });
-    launch_effects_ = LaunchEffects::of(effects_, has_outputs);
-  }
+  Executable(std::shared_ptr<const Program> p, std::vector<Param> params, Runtime& rt);
 
   const Program& program() const noexcept { return *program_; }
   const Graph& graph() const noexcept { return program_->graph; }
@@ -56,23 +54,7 @@ class Executable {
   }
 
   /// Runs on every device; returns one Array per output parameter at once.
-  std::vector<Array> operator()(const std::vector<Array>& inputs) const {
-    if (inputs.size() != num_inputs())
-      throw Error(fmt::format("refx: kernel '{}' takes {} input Arrays (its read-only Ref parameters), {} given",
-                              program_->name, num_inputs(), inputs.size()));
-    std::vector<Array> all, outputs;
-    std::size_t next = 0;
-    for (const Param& p : params_) {
-      if (p.input) {
-        all.push_back(inputs[next++]);
-      } else {
-        outputs.push_back(Array::empty(mesh().size(), p.type.dtype, p.type.shape, *rt_));
-        all.push_back(outputs.back());
-      }
-    }
-    launch(all);
-    return outputs;
-  }
+  std::vector<Array> operator()(const std::vector<Array>& inputs) const;
   template <class... A>
     requires(std::is_same_v<A, Array> && ...)
   std::vector<Array> operator()(const A&... inputs) const {
@@ -80,52 +62,10 @@ class Executable {
   }
 
   /// Runs with one Array per parameter; outputs are written in place.
-  void call_in_place(const std::vector<Array>& args) const {
-    if (args.size() != params_.size())
-      throw Error(fmt::format("refx: kernel '{}' has {} parameters, call_in_place got {} Arrays", program_->name,
-                              params_.size(), args.size()));
-    launch(args);
-  }
+  void call_in_place(const std::vector<Array>& args) const;
 
  private:
-  void launch(const std::vector<Array>& args) const {
-    const std::int32_t n = mesh().size();
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      const Array& a = args[i];
-      const ValueType& t = params_[i].type;
-      if (!a.valid()) throw Error(fmt::format("refx: kernel '{}': argument {} is an empty Array", program_->name, i));
-      if (a.num_devices() != n)
-        throw Error(fmt::format("refx: kernel '{}': argument {} has {} shards but the mesh {} has {} devices",
-                                program_->name, i, a.num_devices(), mesh().describe(), n));
-      if (a.dtype() != t.dtype || !(a.shape() == t.shape))
-        throw Error(fmt::format("refx: kernel '{}': argument {} is {}{} per device but the kernel expects {}{}",
-                                program_->name, i, a.dtype(), a.shape(), t.dtype, t.shape));
-      for (std::size_t j = 0; j < i; ++j)
-        if (args[j].keep_alive() == a.keep_alive() && (!params_[i].input || !params_[j].input))
-          throw Error(fmt::format("refx: kernel '{}': the same Array is passed as arguments {} and {}, and one of "
-                                  "them is written",
-                                  program_->name, j, i));
-    }
-    std::vector<std::vector<Buffer*>> per_device(static_cast<std::size_t>(n));
-    for (std::int32_t d = 0; d < n; ++d) {
-      auto& v = per_device[static_cast<std::size_t>(d)];
-      v.reserve(args.size());
-      for (const Array& a : args) v.push_back(&const_cast<Array&>(a).shard(d));
-    }
-    std::vector<std::shared_ptr<const void>> keep;
-    keep.reserve(args.size() + 1);
-    for (const Array& a : args) keep.push_back(a.keep_alive());
-    keep.push_back(program_);
-    // Arrays still being produced (possibly on another Runtime), or produced
-    // by a failed call: the launch waits for them / fails with the cause.
-    std::vector<InputDependency> deps;
-    for (std::size_t i = 0; i < args.size(); ++i)
-      if (const auto& e = args[i].ready_event(); e && (!e->ready() || e->error()))
-        deps.push_back(InputDependency{i, params_[i].input, e});
-    auto l = rt_->enqueue(program_, std::move(per_device), std::move(keep), launch_effects_, std::move(deps));
-    for (std::size_t i = 0; i < args.size(); ++i)
-      if (!params_[i].input) const_cast<Array&>(args[i]).set_ready_event(l->event());
-  }
+  void launch(const std::vector<Array>& args) const;
 
   std::shared_ptr<const Program> program_;
   std::vector<Param> params_;
@@ -133,6 +73,13 @@ class Executable {
   EffectInfo effects_;
   LaunchEffects launch_effects_;
 };
+
+namespace detail {
+/// Runs the pass pipeline on a traced kernel and makes it an Executable
+/// (`read_only`: per parameter, whether it is an input).
+REFX_DECL Executable compile_traced(Graph g, const Mesh& mesh, std::string name, const passes::Options& passes,
+                                    const std::vector<bool>& read_only, Runtime& rt);
+}  // namespace detail
 
 /// A kernel and its options, ready to be compiled for a mesh.
 template <class F>
@@ -157,18 +104,14 @@ class Kernel {
   }
 
   /// Traces the kernel for `mesh` (shapes: none if all static, else one per parameter).
-  Executable compile(const Mesh& mesh, const std::vector<Shape>& shapes = {}, Runtime& rt = Runtime::global(),
+  Executable compile(const Mesh& mesh, const std::vector<Shape>& shapes = {}, Runtime& rt = detail::global_runtime(),
                      std::source_location loc = std::source_location::current()) const {
     static_assert(detail::has_deducible_params<F>,
                   "refx: kernel needs a callable with explicit parameter types (Ref<...>), not auto");
     using Params = typename detail::callable_args<F>::type;
     check_params(static_cast<Params*>(nullptr));
     Graph g = trace(f_, TraceOptions{shapes, &mesh, collective_id_}, loc);
-    passes::run_pipeline(g, passes_);
-    std::vector<Executable::Param> params;
-    std::size_t i = 0;
-    collect_params(static_cast<Params*>(nullptr), g, params, i);
-    return Executable(std::make_shared<const Program>(std::move(g), mesh, name_), std::move(params), rt);
+    return detail::compile_traced(std::move(g), mesh, name_, passes_, read_only(static_cast<Params*>(nullptr)), rt);
   }
 
  private:
@@ -179,8 +122,8 @@ class Kernel {
                   "semaphores with run_scoped inside the kernel");
   }
   template <class... P>
-  static void collect_params(std::tuple<P...>*, const Graph& g, std::vector<Executable::Param>& out, std::size_t& i) {
-    ((out.push_back({g.type(g.params()[i]), P::read_only}), ++i), ...);
+  static std::vector<bool> read_only(std::tuple<P...>*) {
+    return {P::read_only...};
   }
 
   F f_;
@@ -195,3 +138,89 @@ Kernel<std::decay_t<F>> kernel(F&& f) {
 }
 
 }  // namespace refx
+
+#if REFX_DEFINITIONS
+#include <refx/passes/pipeline.hpp>
+#include <refx/runtime/runtime.hpp>
+
+namespace refx {
+
+REFX_DECL Executable::Executable(std::shared_ptr<const Program> p, std::vector<Param> params, Runtime& rt)
+    : program_(std::move(p)), params_(std::move(params)), rt_(&rt), effects_(effect_info(program_->graph)) {
+  const bool has_outputs = std::any_of(params_.begin(), params_.end(), [](const Param& q) { return !q.input; });
+  launch_effects_ = LaunchEffects::of(effects_, has_outputs);
+}
+
+REFX_DECL std::vector<Array> Executable::operator()(const std::vector<Array>& inputs) const {
+  if (inputs.size() != num_inputs())
+    throw Error(fmt::format("refx: kernel '{}' takes {} input Arrays (its read-only Ref parameters), {} given",
+                            program_->name, num_inputs(), inputs.size()));
+  std::vector<Array> all, outputs;
+  std::size_t next = 0;
+  for (const Param& p : params_) {
+    if (p.input) {
+      all.push_back(inputs[next++]);
+    } else {
+      outputs.push_back(Array::empty(mesh().size(), p.type.dtype, p.type.shape, *rt_));
+      all.push_back(outputs.back());
+    }
+  }
+  launch(all);
+  return outputs;
+}
+
+REFX_DECL void Executable::call_in_place(const std::vector<Array>& args) const {
+  if (args.size() != params_.size())
+    throw Error(fmt::format("refx: kernel '{}' has {} parameters, call_in_place got {} Arrays", program_->name,
+                            params_.size(), args.size()));
+  launch(args);
+}
+
+REFX_DECL void Executable::launch(const std::vector<Array>& args) const {
+  const std::int32_t n = mesh().size();
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const Array& a = args[i];
+    const ValueType& t = params_[i].type;
+    if (!a.valid()) throw Error(fmt::format("refx: kernel '{}': argument {} is an empty Array", program_->name, i));
+    if (a.num_devices() != n)
+      throw Error(fmt::format("refx: kernel '{}': argument {} has {} shards but the mesh {} has {} devices",
+                              program_->name, i, a.num_devices(), mesh().describe(), n));
+    if (a.dtype() != t.dtype || !(a.shape() == t.shape))
+      throw Error(fmt::format("refx: kernel '{}': argument {} is {}{} per device but the kernel expects {}{}",
+                              program_->name, i, a.dtype(), a.shape(), t.dtype, t.shape));
+    for (std::size_t j = 0; j < i; ++j)
+      if (args[j].keep_alive() == a.keep_alive() && (!params_[i].input || !params_[j].input))
+        throw Error(fmt::format("refx: kernel '{}': the same Array is passed as arguments {} and {}, and one of "
+                                "them is written",
+                                program_->name, j, i));
+  }
+  std::vector<std::vector<Buffer*>> per_device(static_cast<std::size_t>(n));
+  for (std::int32_t d = 0; d < n; ++d) {
+    auto& v = per_device[static_cast<std::size_t>(d)];
+    v.reserve(args.size());
+    for (const Array& a : args) v.push_back(&const_cast<Array&>(a).shard(d));
+  }
+  std::vector<std::shared_ptr<const void>> keep;
+  keep.reserve(args.size() + 1);
+  for (const Array& a : args) keep.push_back(a.keep_alive());
+  keep.push_back(program_);
+  // Arrays still being produced (possibly on another Runtime), or produced
+  // by a failed call: the launch waits for them / fails with the cause.
+  std::vector<InputDependency> deps;
+  for (std::size_t i = 0; i < args.size(); ++i)
+    if (const auto& e = args[i].ready_event(); e && (!e->ready() || e->error()))
+      deps.push_back(InputDependency{i, params_[i].input, e});
+  auto l = rt_->enqueue(program_, std::move(per_device), std::move(keep), launch_effects_, std::move(deps));
+  for (std::size_t i = 0; i < args.size(); ++i)
+    if (!params_[i].input) const_cast<Array&>(args[i]).set_ready_event(l->event());
+}
+
+REFX_DECL Executable detail::compile_traced(Graph g, const Mesh& mesh, std::string name, const passes::Options& passes,
+                                            const std::vector<bool>& read_only, Runtime& rt) {
+  passes::run_pipeline(g, passes);
+  std::vector<Executable::Param> params;
+  for (std::size_t i = 0; i < read_only.size(); ++i) params.push_back({g.type(g.params()[i]), read_only[i]});
+  return Executable(std::make_shared<const Program>(std::move(g), mesh, std::move(name)), std::move(params), rt);
+}
+}  // namespace refx
+#endif  // REFX_DEFINITIONS

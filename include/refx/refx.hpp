@@ -1,7 +1,15 @@
 #pragma once
 // refx: multi-device communication kernels over mutable array references.
 // The umbrella header; see README.md and docs/ for the tour.
+//
+// With separate compilation (REFX_SEPARATE_COMPILATION, the CMake target
+// refx::compiled; docs/compile-time.md) it includes what writing, compiling
+// and calling a kernel needs, and effects_barrier(); the runtime's other
+// controls (Runtime, RuntimeOptions, tokens; refx/runtime/runtime.hpp), the
+// reference interpreter (refx/ir/interpret.hpp) and the graph printers
+// (refx/ir/printer.hpp, refx/ir/dot.hpp) are then included where used.
 
+#include <refx/config.hpp>
 #include <refx/version.hpp>
 
 #include <refx/core/dtype.hpp>
@@ -12,12 +20,8 @@
 #include <refx/core/slice.hpp>
 
 #include <refx/ir/buffer.hpp>
-#include <refx/ir/dot.hpp>
-#include <refx/ir/eval.hpp>
 #include <refx/ir/graph.hpp>
-#include <refx/ir/interpret.hpp>
 #include <refx/ir/primitive.hpp>
-#include <refx/ir/printer.hpp>
 
 #include <refx/trace/control_flow.hpp>
 #include <refx/trace/copy.hpp>
@@ -30,7 +34,16 @@
 #include <refx/trace/value.hpp>
 
 #include <refx/runtime/array.hpp>
-#include <refx/runtime/effects.hpp>
-#include <refx/runtime/runtime.hpp>
+#include <refx/runtime/effect_info.hpp>
+#include <refx/runtime/fwd.hpp>
 
 #include <refx/kernel.hpp>
+
+#if REFX_HEADER_ONLY
+#include <refx/ir/dot.hpp>
+#include <refx/ir/eval.hpp>
+#include <refx/ir/interpret.hpp>
+#include <refx/ir/printer.hpp>
+#include <refx/runtime/effects.hpp>
+#include <refx/runtime/runtime.hpp>
+#endif

@@ -29,7 +29,7 @@ using Vec = Ref<T, extents<dyn>, Hbm>;
 /// All-reduce of `elements` values of T per device.
 template <Element T>
 Executable all_reduce_program(const Mesh& mesh, std::int64_t elements, ProgramOptions o = {},
-                              Runtime& rt = Runtime::global()) {
+                              Runtime& rt = refx::detail::global_runtime()) {
   const std::string axis = detail::axis_of(mesh, o);
   if (o.in_place)
     return kernel([=](detail::Vec<T> x) { all_reduce(x, axis, o.op, o.direction); })
@@ -45,7 +45,7 @@ Executable all_reduce_program(const Mesh& mesh, std::int64_t elements, ProgramOp
 /// In place: chunk d of the one Array holds the result.
 template <Element T>
 Executable reduce_scatter_program(const Mesh& mesh, std::int64_t elements, ProgramOptions o = {},
-                                  Runtime& rt = Runtime::global()) {
+                                  Runtime& rt = refx::detail::global_runtime()) {
   const std::string axis = detail::axis_of(mesh, o);
   const std::int64_t n = mesh.axis_size(axis);
   if (o.in_place)
@@ -60,7 +60,7 @@ Executable reduce_scatter_program(const Mesh& mesh, std::int64_t elements, Progr
 /// All-gather of `block` values per device into (N, block).
 template <Element T>
 Executable all_gather_program(const Mesh& mesh, std::int64_t block, ProgramOptions o = {},
-                              Runtime& rt = Runtime::global()) {
+                              Runtime& rt = refx::detail::global_runtime()) {
   const std::string axis = detail::axis_of(mesh, o);
   const std::int64_t n = mesh.axis_size(axis);
   return kernel([=](detail::Vec<const T> x, Ref<T, extents<dyn, dyn>, Hbm> out) { all_gather(x, out, axis); })
@@ -71,7 +71,7 @@ Executable all_gather_program(const Mesh& mesh, std::int64_t block, ProgramOptio
 /// All-to-all of (N, block) per device.
 template <Element T>
 Executable all_to_all_program(const Mesh& mesh, std::int64_t block, ProgramOptions o = {},
-                              Runtime& rt = Runtime::global()) {
+                              Runtime& rt = refx::detail::global_runtime()) {
   const std::string axis = detail::axis_of(mesh, o);
   const std::int64_t n = mesh.axis_size(axis);
   using M = Ref<T, extents<dyn, dyn>, Hbm>;

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <refx/config.hpp>
+
 namespace refx {
 
 enum class DType : std::uint8_t { pred, i32, i64, f32, f64 };
@@ -70,7 +72,13 @@ decltype(auto) visit_dtype(DType t, F&& f) {
 
 template <>
 struct fmt::formatter<refx::DType> : fmt::formatter<std::string_view> {
-  auto format(refx::DType t, format_context& ctx) const {
-    return fmt::formatter<std::string_view>::format(refx::name_of(t), ctx);
-  }
+  format_context::iterator format(refx::DType t, format_context& ctx) const;
 };
+
+// Out of line, so that naming these in a message does not instantiate fmt's
+// string writer in every translation unit.
+#if REFX_DEFINITIONS
+REFX_DECL fmt::format_context::iterator fmt::formatter<refx::DType>::format(refx::DType t, format_context& ctx) const {
+  return fmt::formatter<std::string_view>::format(refx::name_of(t), ctx);
+}
+#endif  // REFX_DEFINITIONS

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <refx/config.hpp>
+
 namespace refx {
 
 /// Where a user's call came from, printed as `file:line`.
@@ -48,15 +50,23 @@ class RuntimeError : public Error {
 
 template <>
 struct fmt::formatter<refx::SourceLoc> : fmt::formatter<std::string_view> {
-  auto format(const refx::SourceLoc& l, format_context& ctx) const {
-    if (!l.known()) return fmt::format_to(ctx.out(), "<unknown>");
-    std::string_view f = l.file;
-    // Keep the path short but unambiguous: the last two components.
-    auto cut = f.rfind('/');
-    if (cut != std::string_view::npos && cut > 0) {
-      auto cut2 = f.rfind('/', cut - 1);
-      if (cut2 != std::string_view::npos) f.remove_prefix(cut2 + 1);
-    }
-    return fmt::format_to(ctx.out(), "{}:{}", f, l.line);
-  }
+  format_context::iterator format(const refx::SourceLoc& l, format_context& ctx) const;
 };
+
+#if REFX_DEFINITIONS
+REFX_DECL fmt::format_context::iterator fmt::formatter<refx::SourceLoc>::format(const refx::SourceLoc& l,
+                                                                                format_context& ctx) const {
+  // Formatted through fmt::format (compiled into libfmt) rather than
+  // format_to(ctx.out()), which would instantiate fmt's whole formatting
+  // engine in every translation unit that names a SourceLoc.
+  if (!l.known()) return fmt::formatter<std::string_view>::format("<unknown>", ctx);
+  std::string_view f = l.file;
+  // Keep the path short but unambiguous: the last two components.
+  auto cut = f.rfind('/');
+  if (cut != std::string_view::npos && cut > 0) {
+    auto cut2 = f.rfind('/', cut - 1);
+    if (cut2 != std::string_view::npos) f.remove_prefix(cut2 + 1);
+  }
+  return fmt::formatter<std::string_view>::format(fmt::format("{}:{}", f, l.line), ctx);
+}
+#endif  // REFX_DEFINITIONS

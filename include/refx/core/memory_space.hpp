@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <refx/config.hpp>
+
 namespace refx {
 
 enum class MemorySpace : std::uint8_t { hbm, vmem, smem, semaphore };
@@ -48,13 +50,20 @@ constexpr std::string_view name_of(SemaphoreKind k) noexcept {
 
 template <>
 struct fmt::formatter<refx::MemorySpace> : fmt::formatter<std::string_view> {
-  auto format(refx::MemorySpace s, format_context& ctx) const {
-    return fmt::formatter<std::string_view>::format(refx::name_of(s), ctx);
-  }
+  format_context::iterator format(refx::MemorySpace s, format_context& ctx) const;
 };
 template <>
 struct fmt::formatter<refx::SemaphoreKind> : fmt::formatter<std::string_view> {
-  auto format(refx::SemaphoreKind s, format_context& ctx) const {
-    return fmt::formatter<std::string_view>::format(refx::name_of(s), ctx);
-  }
+  format_context::iterator format(refx::SemaphoreKind s, format_context& ctx) const;
 };
+
+// Out of line, so that naming these in a message does not instantiate fmt's
+// string writer in every translation unit.
+#if REFX_DEFINITIONS
+REFX_DECL fmt::format_context::iterator fmt::formatter<refx::MemorySpace>::format(refx::MemorySpace s, format_context& ctx) const {
+  return fmt::formatter<std::string_view>::format(refx::name_of(s), ctx);
+}
+REFX_DECL fmt::format_context::iterator fmt::formatter<refx::SemaphoreKind>::format(refx::SemaphoreKind s, format_context& ctx) const {
+  return fmt::formatter<std::string_view>::format(refx::name_of(s), ctx);
+}
+#endif  // REFX_DEFINITIONS

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <refx/config.hpp>
 #include <refx/core/error.hpp>
 
 namespace refx {
@@ -22,10 +23,7 @@ class Mesh {
     std::int32_t size;
   };
 
-  Mesh(std::initializer_list<std::pair<std::string, std::int32_t>> axes) {
-    for (const auto& [n, s] : axes) axes_.push_back(Axis{n, s});
-    validate();
-  }
+  Mesh(std::initializer_list<std::pair<std::string, std::int32_t>> axes);
   explicit Mesh(std::vector<Axis> axes) : axes_(std::move(axes)) { validate(); }
 
   std::size_t num_axes() const noexcept { return axes_.size(); }
@@ -36,11 +34,7 @@ class Mesh {
     return n;
   }
   /// Position of the named axis; throws naming the mesh's axes if unknown.
-  std::size_t axis(std::string_view name) const {
-    for (std::size_t i = 0; i < axes_.size(); ++i)
-      if (axes_[i].name == name) return i;
-    throw Error(fmt::format("refx: the mesh has no axis \"{}\" (its axes: {})", name, describe()));
-  }
+  std::size_t axis(std::string_view name) const;
   std::int32_t axis_size(std::string_view name) const { return axes_[axis(name)].size; }
   /// Row-major stride of an axis in logical ids.
   std::int32_t stride(std::size_t axis) const {
@@ -51,11 +45,7 @@ class Mesh {
   /// Coordinate of logical device `id` along `axis`.
   std::int32_t coord(std::int32_t id, std::size_t axis) const { return (id / stride(axis)) % axes_[axis].size; }
 
-  std::string describe() const {
-    std::vector<std::string> parts;
-    for (const Axis& a : axes_) parts.push_back(fmt::format("{}={}", a.name, a.size));
-    return fmt::format("{{{}}}", fmt::join(parts, ", "));
-  }
+  std::string describe() const;
   friend bool operator==(const Mesh& a, const Mesh& b) {
     if (a.axes_.size() != b.axes_.size()) return false;
     for (std::size_t i = 0; i < a.axes_.size(); ++i)
@@ -64,22 +54,43 @@ class Mesh {
   }
 
  private:
-  void validate() const {
-    if (axes_.empty()) throw Error("refx: a Mesh needs at least one axis, e.g. Mesh{{\"x\", 4}}");
-    std::int64_t devices = 1;
-    for (std::size_t i = 0; i < axes_.size(); ++i) {
-      if (axes_[i].size < 1)
-        throw Error(fmt::format("refx: mesh axis \"{}\" has size {}; sizes must be >= 1", axes_[i].name, axes_[i].size));
-      if (axes_[i].name.empty()) throw Error("refx: mesh axes need names");
-      for (std::size_t j = 0; j < i; ++j)
-        if (axes_[j].name == axes_[i].name) throw Error(fmt::format("refx: mesh axis \"{}\" appears twice", axes_[i].name));
-      devices *= axes_[i].size;  // each size is below 2^31: no overflow before the check below
-      if (devices > std::numeric_limits<std::int32_t>::max())
-        throw Error(fmt::format("refx: the mesh {} has more than {} devices (device ids are 32-bit)", describe(),
-                                std::numeric_limits<std::int32_t>::max()));
-    }
-  }
+  void validate() const;
   std::vector<Axis> axes_;
 };
+
+#if REFX_DEFINITIONS
+REFX_DECL Mesh::Mesh(std::initializer_list<std::pair<std::string, std::int32_t>> axes) {
+  for (const auto& [n, s] : axes) axes_.push_back(Axis{n, s});
+  validate();
+}
+
+REFX_DECL std::size_t Mesh::axis(std::string_view name) const {
+  for (std::size_t i = 0; i < axes_.size(); ++i)
+    if (axes_[i].name == name) return i;
+  throw Error(fmt::format("refx: the mesh has no axis \"{}\" (its axes: {})", name, describe()));
+}
+
+REFX_DECL std::string Mesh::describe() const {
+  std::vector<std::string> parts;
+  for (const Axis& a : axes_) parts.push_back(fmt::format("{}={}", a.name, a.size));
+  return fmt::format("{{{}}}", fmt::join(parts, ", "));
+}
+
+REFX_DECL void Mesh::validate() const {
+  if (axes_.empty()) throw Error("refx: a Mesh needs at least one axis, e.g. Mesh{{\"x\", 4}}");
+  std::int64_t devices = 1;
+  for (std::size_t i = 0; i < axes_.size(); ++i) {
+    if (axes_[i].size < 1)
+      throw Error(fmt::format("refx: mesh axis \"{}\" has size {}; sizes must be >= 1", axes_[i].name, axes_[i].size));
+    if (axes_[i].name.empty()) throw Error("refx: mesh axes need names");
+    for (std::size_t j = 0; j < i; ++j)
+      if (axes_[j].name == axes_[i].name) throw Error(fmt::format("refx: mesh axis \"{}\" appears twice", axes_[i].name));
+    devices *= axes_[i].size;  // each size is below 2^31: no overflow before the check below
+    if (devices > std::numeric_limits<std::int32_t>::max())
+      throw Error(fmt::format("refx: the mesh {} has more than {} devices (device ids are 32-bit)", describe(),
+                              std::numeric_limits<std::int32_t>::max()));
+  }
+}
+#endif  // REFX_DEFINITIONS
 
 }  // namespace refx

@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <refx/config.hpp>
+
 namespace refx {
 
 /// Marks an extent that is only known when the kernel is traced.
@@ -135,7 +137,12 @@ constexpr Shape static_shape() {
 
 template <>
 struct fmt::formatter<refx::Shape> : fmt::formatter<std::string_view> {
-  auto format(const refx::Shape& s, format_context& ctx) const {
-    return fmt::format_to(ctx.out(), "[{}]", fmt::join(s.dims(), ","));
-  }
+  format_context::iterator format(const refx::Shape& s, format_context& ctx) const;
 };
+
+#if REFX_DEFINITIONS
+REFX_DECL fmt::format_context::iterator fmt::formatter<refx::Shape>::format(const refx::Shape& s,
+                                                                            format_context& ctx) const {
+  return fmt::formatter<std::string_view>::format(fmt::format("[{}]", fmt::join(s.dims(), ",")), ctx);  // see SourceLoc's
+}
+#endif  // REFX_DEFINITIONS

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <refx/config.hpp>
 #include <refx/core/dtype.hpp>
 #include <refx/core/error.hpp>
 #include <refx/core/memory_space.hpp>
@@ -143,7 +144,12 @@ struct Block {
 /// A traced kernel. Block 0 is the kernel body; its params are the kernel's Refs.
 class Graph {
  public:
-  Graph() { blocks_.emplace_back(); }
+  Graph();
+  Graph(const Graph&);
+  Graph(Graph&&) noexcept;
+  Graph& operator=(const Graph&);
+  Graph& operator=(Graph&&) noexcept;
+  ~Graph();
 
   // ---- values
   std::size_t num_values() const noexcept { return values_.size(); }
@@ -169,19 +175,9 @@ class Graph {
   const View& view(ViewId v) const { return views_[static_cast<std::size_t>(v)]; }
   std::size_t num_views() const noexcept { return views_.size(); }
   std::span<const DimIndex> dims(const View& v) const { return {dims_.data() + v.dim_begin, v.rank}; }
-  ViewId add_view(ValueId ref, std::span<const DimIndex> dims) {
-    View v{ref, static_cast<std::uint32_t>(dims_.size()), static_cast<std::uint8_t>(dims.size())};
-    dims_.insert(dims_.end(), dims.begin(), dims.end());
-    views_.push_back(v);
-    return static_cast<ViewId>(views_.size() - 1);
-  }
+  ViewId add_view(ValueId ref, std::span<const DimIndex> dims);
   /// The shape of the data a view designates (squeezed dimensions dropped).
-  Shape view_shape(ViewId v) const {
-    Shape s;
-    for (const auto& d : dims(view(v)))
-      if (!d.squeezed) s.push_back(d.size);
-    return s;
-  }
+  Shape view_shape(ViewId v) const;
   std::int64_t view_elements(ViewId v) const { return view_shape(v).num_elements(); }
 
   // ---- blocks
@@ -196,13 +192,7 @@ class Graph {
 
   // ---- strings (formats, names)
   /// Interns a string (equal strings get one index).
-  std::int64_t add_string(std::string s) {
-    if (auto it = string_index_.find(s); it != string_index_.end()) return it->second;
-    strings_.push_back(s);
-    const auto i = static_cast<std::int64_t>(strings_.size() - 1);
-    string_index_.emplace(std::move(s), i);
-    return i;
-  }
+  std::int64_t add_string(std::string s);
   const std::string& string(std::int64_t i) const { return strings_[static_cast<std::size_t>(i)]; }
 
   /// User-given name of a value (`.name("recv")`), or empty.
@@ -280,5 +270,37 @@ class Graph {
   std::vector<CopyDescriptor> descriptors_;
   std::unordered_map<ValueId, std::string> names_;
 };
+
+#if REFX_DEFINITIONS
+// Out of line: a graph's many pooled vectors make these long.
+REFX_DECL Graph::Graph() { blocks_.emplace_back(); }
+REFX_DECL Graph::Graph(const Graph&) = default;
+REFX_DECL Graph::Graph(Graph&&) noexcept = default;
+REFX_DECL Graph& Graph::operator=(const Graph&) = default;
+REFX_DECL Graph& Graph::operator=(Graph&&) noexcept = default;
+REFX_DECL Graph::~Graph() = default;
+
+REFX_DECL ViewId Graph::add_view(ValueId ref, std::span<const DimIndex> dims) {
+  View v{ref, static_cast<std::uint32_t>(dims_.size()), static_cast<std::uint8_t>(dims.size())};
+  dims_.insert(dims_.end(), dims.begin(), dims.end());
+  views_.push_back(v);
+  return static_cast<ViewId>(views_.size() - 1);
+}
+
+REFX_DECL Shape Graph::view_shape(ViewId v) const {
+  Shape s;
+  for (const auto& d : dims(view(v)))
+    if (!d.squeezed) s.push_back(d.size);
+  return s;
+}
+
+REFX_DECL std::int64_t Graph::add_string(std::string s) {
+  if (auto it = string_index_.find(s); it != string_index_.end()) return it->second;
+  strings_.push_back(s);
+  const auto i = static_cast<std::int64_t>(strings_.size() - 1);
+  string_index_.emplace(std::move(s), i);
+  return i;
+}
+#endif  // REFX_DEFINITIONS
 
 }  // namespace refx

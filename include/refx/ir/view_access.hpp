@@ -6,6 +6,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include <refx/ir/attrs.hpp>
 #include <refx/ir/buffer.hpp>
 
 namespace refx {
@@ -111,9 +112,6 @@ inline void accum_view(const ResolvedView& v, const Buffer& in) {
     });
   });
 }
-
-/// How a copy combines with what the destination holds.
-enum class CopyReduce : std::uint8_t { none = 0, sum = 1, max = 2 };
 
 /// Takes the elementwise maximum of the view's region and the dense buffer `in`.
 /// A NaN on either side wins (as prim::max does), so combining is order-independent.

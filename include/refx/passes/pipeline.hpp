@@ -18,24 +18,11 @@
 #include <refx/passes/dce.hpp>
 #include <refx/passes/dependencies.hpp>
 #include <refx/passes/fuse.hpp>
+#include <refx/passes/options.hpp>
 #include <refx/passes/schedule.hpp>
 #include <refx/passes/verify.hpp>
 
 namespace refx::passes {
-
-struct Options {
-  bool verify = true;
-  bool schedule = true;
-  bool fuse = true;
-  bool dce = true;
-  /// One DMA semaphore serving two copies in flight at once.
-  // DMA semaphores count bytes, so one wait may absorb several copies (a
-  // Pallas pattern refx's own collectives use): sharing is allowed unless a
-  // stricter policy is asked for.
-  SharedSemaphorePolicy shared_semaphore = SharedSemaphorePolicy::allow;
-  /// Called with each verification warning; null prints it to stderr.
-  void (*on_warning)(const std::string&) = nullptr;
-};
 
 namespace detail {
 inline void write_dot_file(const Graph& g) {

@@ -21,11 +21,9 @@
 #include <fmt/format.h>
 
 #include <refx/passes/footprint.hpp>
+#include <refx/passes/options.hpp>
 
 namespace refx::passes {
-
-/// What verify() does when one DMA semaphore serves two copies in flight.
-enum class SharedSemaphorePolicy : std::uint8_t { error, warn, allow };
 
 struct VerifyOptions {
   SharedSemaphorePolicy shared_semaphore = SharedSemaphorePolicy::allow;  // see pipeline.hpp

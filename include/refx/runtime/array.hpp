@@ -8,9 +8,9 @@
 #include <memory>
 #include <vector>
 
+#include <refx/config.hpp>
 #include <refx/ir/buffer.hpp>
-#include <refx/runtime/event.hpp>
-#include <refx/runtime/runtime.hpp>
+#include <refx/runtime/fwd.hpp>
 
 namespace refx {
 
@@ -19,25 +19,11 @@ class Array {
   Array() = default;
 
   /// An array of `shape` per device, uninitialised.
-  static Array empty(std::int32_t devices, DType dtype, Shape shape, Runtime& rt = Runtime::global()) {
-    if (devices < 1) throw Error(fmt::format("refx: an Array needs at least one device, got {}", devices));
-    (void)dense_bytes(dtype, shape, "an Array's shard");  // negative or overflowing extents
-    auto s = std::make_shared<State>();
-    s->dtype = dtype;
-    s->shape = shape;
-    s->runtime = &rt;
-    s->shards.reserve(static_cast<std::size_t>(devices));
-    for (std::int32_t d = 0; d < devices; ++d)
-      if (rt.hosts(d, devices)) s->shards.emplace_back(dtype, shape);
-      else s->shards.emplace_back();
-    Array a;
-    a.s_ = std::move(s);
-    return a;
-  }
+  static Array empty(std::int32_t devices, DType dtype, Shape shape, Runtime& rt = detail::global_runtime());
 
   /// One shard per device from host data (each of shape `shape`).
   template <Element T>
-  static Array from_shards(const std::vector<std::vector<T>>& shards, Shape shape, Runtime& rt = Runtime::global()) {
+  static Array from_shards(const std::vector<std::vector<T>>& shards, Shape shape, Runtime& rt = detail::global_runtime()) {
     Array a = empty(static_cast<std::int32_t>(shards.size()), dtype_v<T>, shape, rt);
     for (std::size_t d = 0; d < shards.size(); ++d) {
       if (static_cast<std::int64_t>(shards[d].size()) != shape.num_elements())
@@ -51,7 +37,7 @@ class Array {
 
   /// Every device's shard filled by `f(device, flat_index)`.
   template <Element T, class F>
-  static Array generate(std::int32_t devices, Shape shape, F&& f, Runtime& rt = Runtime::global()) {
+  static Array generate(std::int32_t devices, Shape shape, F&& f, Runtime& rt = detail::global_runtime()) {
     Array a = empty(devices, dtype_v<T>, shape, rt);
     for (std::int32_t d = 0; d < devices; ++d) {
       if (!a.is_local(d)) continue;
@@ -68,25 +54,17 @@ class Array {
   const Shape& shape() const { return state().shape; }
 
   /// Waits until the launch producing this array finished; rethrows its error.
-  const Array& block_until_ready() const {
-    if (state().ready) state().ready->wait(&state().runtime->pool());
-    return *this;
-  }
-  bool is_ready() const { return !state().ready || state().ready->ready(); }
+  const Array& block_until_ready() const;
+  bool is_ready() const;
 
   /// Whether this process holds device d's shard (always, in-process).
-  bool is_local(std::int32_t device) const { return runtime().hosts(device, num_devices()); }
+  bool is_local(std::int32_t device) const;
 
   /// Device d's shard as host data (waits first). Under MPI, d must be a
   /// device this rank hosts (is_local).
   template <Element T>
   std::vector<T> to_host(std::int32_t device) const {
-    index(device);
-    if (!is_local(device))
-      throw Error(fmt::format("refx: Array::to_host({}): device {} lives on MPI rank {}, this is rank {} of {}; "
-                              "read it on its own rank (Array::is_local tells which devices are here)",
-                              device, device, runtime().owner(device, num_devices()), runtime().rank(),
-                              runtime().ranks()));
+    check_readable(device);
     block_until_ready();
     return shard(device).to_vector<T>();
   }
@@ -108,6 +86,8 @@ class Array {
     std::shared_ptr<Event> ready;
     Runtime* runtime = nullptr;
   };
+  /// Throws unless device d's shard is in this process.
+  void check_readable(std::int32_t device) const;
   std::size_t index(std::int32_t device) const {
     const std::size_t n = state().shards.size();
     if (device < 0 || static_cast<std::size_t>(device) >= n)
@@ -120,5 +100,48 @@ class Array {
   }
   std::shared_ptr<State> s_;
 };
+
+#if REFX_DEFINITIONS
+}  // namespace refx
+
+#include <refx/runtime/event.hpp>
+#include <refx/runtime/runtime.hpp>
+
+namespace refx {
+
+REFX_DECL Array Array::empty(std::int32_t devices, DType dtype, Shape shape, Runtime& rt) {
+  if (devices < 1) throw Error(fmt::format("refx: an Array needs at least one device, got {}", devices));
+  (void)dense_bytes(dtype, shape, "an Array's shard");  // negative or overflowing extents
+  auto s = std::make_shared<State>();
+  s->dtype = dtype;
+  s->shape = shape;
+  s->runtime = &rt;
+  s->shards.reserve(static_cast<std::size_t>(devices));
+  for (std::int32_t d = 0; d < devices; ++d)
+    if (rt.hosts(d, devices)) s->shards.emplace_back(dtype, shape);
+    else s->shards.emplace_back();
+  Array a;
+  a.s_ = std::move(s);
+  return a;
+}
+
+REFX_DECL const Array& Array::block_until_ready() const {
+  if (state().ready) state().ready->wait(&state().runtime->pool());
+  return *this;
+}
+
+REFX_DECL bool Array::is_ready() const { return !state().ready || state().ready->ready(); }
+
+REFX_DECL bool Array::is_local(std::int32_t device) const { return runtime().hosts(device, num_devices()); }
+
+REFX_DECL void Array::check_readable(std::int32_t device) const {
+  index(device);
+  if (!is_local(device))
+    throw Error(fmt::format("refx: Array::to_host({}): device {} lives on MPI rank {}, this is rank {} of {}; "
+                            "read it on its own rank (Array::is_local tells which devices are here)",
+                            device, device, runtime().owner(device, num_devices()), runtime().rank(),
+                            runtime().ranks()));
+}
+#endif  // REFX_DEFINITIONS
 
 }  // namespace refx

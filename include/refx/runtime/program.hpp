@@ -5,9 +5,10 @@
 #include <string>
 #include <vector>
 
+#include <refx/config.hpp>
 #include <refx/core/mesh.hpp>
 #include <refx/ir/graph.hpp>
-#include <refx/ir/primitives/comm.hpp>
+#include <refx/ir/primitives/builtins.hpp>
 
 namespace refx {
 
@@ -18,27 +19,10 @@ struct Program {
   /// Collective ids of the barrier semaphores the program uses.
   std::vector<std::int64_t> barrier_ids;
 
-  Program(Graph g, Mesh m, std::string n) : graph(std::move(g)), mesh(std::move(m)), name(std::move(n)) {
-    for (std::size_t o = 0; o < graph.num_ops(); ++o) {
-      const Op& op = graph.op(static_cast<OpId>(o));
-      if (op.prim == &prim::barrier_semaphore) {
-        const std::int64_t id = graph.attrs(op)[0];
-        if (std::find(barrier_ids.begin(), barrier_ids.end(), id) == barrier_ids.end()) barrier_ids.push_back(id);
-      }
-    }
-  }
+  Program(Graph g, Mesh m, std::string n);
 
   /// A semaphore's name for error messages: the user's, else where it was allocated.
-  std::string semaphore_name(ValueId v) const {
-    if (auto n = graph.name(v); !n.empty()) return fmt::format("'{}'", n);
-    const ValueInfo& info = graph.value(v);
-    if (info.producer != no_id && graph.op(info.producer).prim == &prim::barrier_semaphore)
-      return fmt::format("barrier semaphore (collective id {})", graph.attrs(graph.op(info.producer))[0]);
-    if (info.producer != no_id) return fmt::format("the {} semaphore allocated at {}", graph.type(v).semaphore, graph.op(info.producer).loc);
-    const OpId owner = graph.block(info.block).owner;
-    if (owner != no_id) return fmt::format("the {} semaphore allocated at {}", graph.type(v).semaphore, graph.op(owner).loc);
-    return fmt::format("semaphore #{}", v);
-  }
+  std::string semaphore_name(ValueId v) const;
 };
 
 /// Counters of one launch (and, summed, of a runtime).
@@ -48,5 +32,28 @@ struct LaunchStats {
   std::int64_t parks = 0;
   std::int64_t wakeups = 0;
 };
+
+#if REFX_DEFINITIONS
+REFX_DECL Program::Program(Graph g, Mesh m, std::string n) : graph(std::move(g)), mesh(std::move(m)), name(std::move(n)) {
+  for (std::size_t o = 0; o < graph.num_ops(); ++o) {
+    const Op& op = graph.op(static_cast<OpId>(o));
+    if (op.prim == &prim::barrier_semaphore) {
+      const std::int64_t id = graph.attrs(op)[0];
+      if (std::find(barrier_ids.begin(), barrier_ids.end(), id) == barrier_ids.end()) barrier_ids.push_back(id);
+    }
+  }
+}
+
+REFX_DECL std::string Program::semaphore_name(ValueId v) const {
+  if (auto n = graph.name(v); !n.empty()) return fmt::format("'{}'", n);
+  const ValueInfo& info = graph.value(v);
+  if (info.producer != no_id && graph.op(info.producer).prim == &prim::barrier_semaphore)
+    return fmt::format("barrier semaphore (collective id {})", graph.attrs(graph.op(info.producer))[0]);
+  if (info.producer != no_id) return fmt::format("the {} semaphore allocated at {}", graph.type(v).semaphore, graph.op(info.producer).loc);
+  const OpId owner = graph.block(info.block).owner;
+  if (owner != no_id) return fmt::format("the {} semaphore allocated at {}", graph.type(v).semaphore, graph.op(owner).loc);
+  return fmt::format("semaphore #{}", v);
+}
+#endif  // REFX_DEFINITIONS
 
 }  // namespace refx

@@ -13,6 +13,8 @@
 #include <mutex>
 #include <thread>
 
+#include <refx/config.hpp>
+#include <refx/runtime/fwd.hpp>
 #include <refx/runtime/launch.hpp>
 #include <refx/runtime/worker_pool.hpp>
 #include <refx/transport/transport.hpp>
@@ -290,10 +292,10 @@ class Runtime {
   WorkerPool pool_;  // last: its threads stop before the state they use goes
 };
 
-/// Waits for the effects of every program the calling thread dispatched to
-/// `rt` (see Runtime::effects_barrier); rethrows the first failure once. Also
-/// runs, without throwing, when the thread exits (at exit for the main thread).
-inline void effects_barrier(Runtime& rt = Runtime::global()) { rt.effects_barrier(); }
+#if REFX_DEFINITIONS
+REFX_DECL Runtime& detail::global_runtime() { return Runtime::global(); }
+REFX_DECL void effects_barrier(Runtime& rt) { rt.effects_barrier(); }
+#endif  // REFX_DEFINITIONS
 
 /// The calling thread's runtime token for ordered effects of `kind`.
 inline RuntimeToken runtime_token(OrderedEffect kind, Runtime& rt = Runtime::global()) { return rt.runtime_token(kind); }

@@ -7,7 +7,7 @@
 
 #include <source_location>
 
-#include <refx/ir/primitives/control.hpp>
+#include <refx/ir/primitives/builtins.hpp>
 #include <refx/trace/params.hpp>
 #include <refx/trace/results.hpp>
 

@@ -10,6 +10,7 @@
 
 #include <source_location>
 
+#include <refx/ir/attrs.hpp>
 #include <refx/trace/scopes.hpp>
 #include <refx/trace/semaphore.hpp>
 

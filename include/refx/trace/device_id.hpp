@@ -39,43 +39,49 @@ class DeviceId {
   }
 
   /// The logical device id as a traced i32 scalar.
-  ValueId resolve(detail::Tracer& t, SourceLoc loc) const {
-    if (kind_ == Kind::logical) return coords_[0].id();
-    const Mesh* mesh = t.mesh();
-    if (mesh == nullptr)
-      throw TraceError(fmt::format("refx: a MESH or named device id needs a mesh; compile the kernel for one (at {})", loc));
-    Scalar<std::int32_t> id = 0;
-    if (kind_ == Kind::mesh) {
-      if (coords_.size() != mesh->num_axes())
-        throw TraceError(fmt::format("refx: the device id has {} coordinates but the mesh {} has {} axes (at {})",
-                                     coords_.size(), mesh->describe(), mesh->num_axes(), loc));
-      for (std::size_t a = 0; a < coords_.size(); ++a) id = id + coords_[a] * mesh->stride(a);
-      return id.id();
-    }
-    for (const std::string& n : names_) (void)axis_of(*mesh, n, loc);
-    for (std::size_t a = 0; a < mesh->num_axes(); ++a) {
-      const std::string& axis = mesh->axes()[a].name;
-      const auto it = std::find(names_.begin(), names_.end(), axis);
-      const Scalar<std::int32_t> c =
-          it != names_.end() ? coords_[static_cast<std::size_t>(it - names_.begin())]
-                                : detail::axis_scalar(prim::axis_index, axis, loc);
-      id = id + c * mesh->stride(a);
-    }
-    return id.id();
-  }
+  ValueId resolve(detail::Tracer& t, SourceLoc loc) const;
 
  private:
   enum class Kind { logical, mesh, named };
   DeviceId() = default;
-  static std::size_t axis_of(const Mesh& m, const std::string& n, SourceLoc loc) {
-    for (std::size_t a = 0; a < m.num_axes(); ++a)
-      if (m.axes()[a].name == n) return a;
-    throw TraceError(fmt::format("refx: the device id names axis \"{}\" but the mesh is {} (at {})", n, m.describe(), loc));
-  }
+  static std::size_t axis_of(const Mesh& m, const std::string& n, SourceLoc loc);
 
   Kind kind_ = Kind::logical;
   std::vector<Scalar<std::int32_t>> coords_;
   std::vector<std::string> names_;
 };
+
+#if REFX_DEFINITIONS
+REFX_DECL ValueId DeviceId::resolve(detail::Tracer& t, SourceLoc loc) const {
+  if (kind_ == Kind::logical) return coords_[0].id();
+  const Mesh* mesh = t.mesh();
+  if (mesh == nullptr)
+    throw TraceError(fmt::format("refx: a MESH or named device id needs a mesh; compile the kernel for one (at {})", loc));
+  Scalar<std::int32_t> id = 0;
+  if (kind_ == Kind::mesh) {
+    if (coords_.size() != mesh->num_axes())
+      throw TraceError(fmt::format("refx: the device id has {} coordinates but the mesh {} has {} axes (at {})",
+                                   coords_.size(), mesh->describe(), mesh->num_axes(), loc));
+    for (std::size_t a = 0; a < coords_.size(); ++a) id = id + coords_[a] * mesh->stride(a);
+    return id.id();
+  }
+  for (const std::string& n : names_) (void)axis_of(*mesh, n, loc);
+  for (std::size_t a = 0; a < mesh->num_axes(); ++a) {
+    const std::string& axis = mesh->axes()[a].name;
+    const auto it = std::find(names_.begin(), names_.end(), axis);
+    const Scalar<std::int32_t> c =
+        it != names_.end() ? coords_[static_cast<std::size_t>(it - names_.begin())]
+                              : detail::axis_scalar(prim::axis_index, axis, loc);
+    id = id + c * mesh->stride(a);
+  }
+  return id.id();
+}
+
+REFX_DECL std::size_t DeviceId::axis_of(const Mesh& m, const std::string& n, SourceLoc loc) {
+  for (std::size_t a = 0; a < m.num_axes(); ++a)
+    if (m.axes()[a].name == n) return a;
+  throw TraceError(fmt::format("refx: the device id names axis \"{}\" but the mesh is {} (at {})", n, m.describe(), loc));
+}
+#endif  // REFX_DEFINITIONS
 
 }  // namespace refx

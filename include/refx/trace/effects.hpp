@@ -28,7 +28,8 @@
 #include <string_view>
 #include <type_traits>
 
-#include <refx/ir/primitives/effects.hpp>
+#include <refx/ir/host_effects.hpp>
+#include <refx/ir/primitives/builtins.hpp>
 #include <refx/trace/value.hpp>
 
 namespace refx {

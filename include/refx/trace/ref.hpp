@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include <refx/core/memory_space.hpp>
-#include <refx/ir/primitives/ref_ops.hpp>
+#include <refx/ir/primitives/builtins.hpp>
 #include <refx/trace/value.hpp>
 
 namespace refx {

@@ -11,7 +11,7 @@
 #include <functional>
 #include <source_location>
 
-#include <refx/ir/primitives/control.hpp>
+#include <refx/ir/primitives/builtins.hpp>
 #include <refx/trace/params.hpp>
 #include <refx/trace/results.hpp>
 
@@ -43,8 +43,13 @@ auto trace_scope(F& body, const std::vector<Shape>& shapes, SourceLoc loc) {
   return std::tuple{block, scope, std::move(params), std::move(out)};
 }
 
-inline std::span<const ValueId> close_scope(Tracer& t, BlockId block, std::int32_t scope, std::span<const ValueId> inits,
-                                            std::vector<ValueId> results_, SourceLoc loc) {
+REFX_DECL std::span<const ValueId> close_scope(Tracer& t, BlockId block, std::int32_t scope,
+                                               std::span<const ValueId> inits, std::vector<ValueId> results_,
+                                               SourceLoc loc);
+#if REFX_DEFINITIONS
+REFX_DECL std::span<const ValueId> close_scope(Tracer& t, BlockId block, std::int32_t scope,
+                                               std::span<const ValueId> inits, std::vector<ValueId> results_,
+                                               SourceLoc loc) {
   for (ValueId r : results_) t.check_value(r, loc);
   t.graph().mutable_block(block).results = results_;
   t.close_scope(scope);
@@ -54,6 +59,8 @@ inline std::span<const ValueId> close_scope(Tracer& t, BlockId block, std::int32
   const BlockId bodies[] = {block};
   return t.record(prim::scope, inits, {}, attrs, types, {}, bodies, loc);
 }
+#endif  // REFX_DEFINITIONS
+
 }  // namespace detail
 
 /// A buffer or semaphore that lives until the kernel ends (for state that

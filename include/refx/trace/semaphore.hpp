@@ -8,7 +8,7 @@
 #include <optional>
 #include <source_location>
 
-#include <refx/ir/primitives/comm.hpp>
+#include <refx/ir/primitives/builtins.hpp>
 #include <refx/trace/device_id.hpp>
 #include <refx/trace/params.hpp>
 

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include <refx/config.hpp>
 #include <refx/core/mesh.hpp>
 #include <refx/ir/graph.hpp>
 #include <refx/ir/primitive.hpp>
@@ -18,23 +19,11 @@ namespace refx::detail {
 
 class Tracer {
  public:
-  Tracer() : block_open_{1}, scope_alive_{1} {
-    open_.push_back(0);
-    scope_loc_.emplace_back();
-  }
+  Tracer();
 
-  static Tracer*& current_slot() noexcept {
-    thread_local Tracer* t = nullptr;
-    return t;
-  }
+  static Tracer*& current_slot() noexcept;
   /// The active tracer; throws if the caller is not inside a trace.
-  static Tracer& current(SourceLoc loc = {}) {
-    Tracer* t = current_slot();
-    if (t == nullptr)
-      throw TraceError(fmt::format("refx: a traced operation was used outside of a trace (at {}); "
-                                   "call it from inside a kernel, run_state or run_scoped body", loc));
-    return *t;
-  }
+  static Tracer& current(SourceLoc loc = {});
 
   /// The mesh the kernel is traced for (null for a single-device trace).
   const Mesh* mesh() const noexcept { return mesh_; }
@@ -54,12 +43,7 @@ class Tracer {
   }
 
   // ---- blocks and scopes
-  BlockId open_block() {
-    const BlockId b = graph_.add_block();
-    block_open_.push_back(1);
-    open_.push_back(b);
-    return b;
-  }
+  BlockId open_block();
   void close_block(BlockId b) {
     block_open_[static_cast<std::size_t>(b)] = 0;
     open_.pop_back();
@@ -72,111 +56,27 @@ class Tracer {
   void close_scope(std::int32_t s) { scope_alive_[static_cast<std::size_t>(s)] = 0; }
 
   /// Adds a parameter to the current block (kernel Refs, loop carries, scratch).
-  ValueId add_param(ValueType t, std::int32_t scope) {
-    const BlockId b = current_block();
-    const ValueId v = graph_.add_value(ValueInfo{std::move(t), no_id, b, scope});
-    graph_.mutable_block(b).params.push_back(v);
-    return v;
-  }
+  ValueId add_param(ValueType t, std::int32_t scope);
 
   // ---- checks on handles
-  void check_value(ValueId v, SourceLoc loc) const {
-    if (v < 0 || static_cast<std::size_t>(v) >= graph_.num_values())
-      throw TraceError(fmt::format("refx: an empty (default-constructed) Value or Ref is used (at {}); assign it "
-                                   "from a traced operation first",
-                                   loc.known() ? loc : near()));
-    const ValueInfo& info = graph_.value(v);
-    if (!block_open_[static_cast<std::size_t>(info.block)])
-      throw TraceError(fmt::format("refx: a Value defined inside a fori_loop, when or scope body is used outside "
-                                   "that body (at {}); return it from the body instead",
-                                   loc.known() ? loc : near()));
-  }
-  void check_ref(ValueId ref, SourceLoc loc) const {
-    const ValueInfo& info = graph_.value(ref);
-    if (!scope_alive_[static_cast<std::size_t>(info.scope)]) {
-      const SourceLoc where = scope_loc_[static_cast<std::size_t>(info.scope)];
-      throw TraceError(fmt::format("refx: a Ref is used after its scope ended (at {}); it was allocated by the "
-                                   "run_scoped / run_state {}{}; keep uses of a Ref inside its scope's body",
-                                   loc.known() ? loc : near(), where.known() ? "at " : "body",
-                                   where.known() ? fmt::format("{}", where) : std::string{}));
-    }
-    check_value(ref, loc);
-  }
+  void check_value(ValueId v, SourceLoc loc) const;
+  void check_ref(ValueId ref, SourceLoc loc) const;
 
   /// A view built with a static out-of-bounds index fails where it is used.
-  void inherit_view_error(ViewId parent, ViewId child, std::string error) {
-    if (error.empty()) {
-      auto it = view_errors_.find(parent);
-      if (it == view_errors_.end()) return;
-      error = it->second;
-    }
-    view_errors_.emplace(child, std::move(error));
-  }
-  void check_view(ViewId v, SourceLoc loc) const {
-    if (v < 0 || static_cast<std::size_t>(v) >= graph_.num_views())
-      throw TraceError(fmt::format("refx: an empty (default-constructed) Ref is used (at {}); assign it from a "
-                                   "kernel parameter or a scope first",
-                                   loc.known() ? loc : near()));
-    check_ref(graph_.view(v).ref, loc);
-    for (const DimIndex& d : graph_.dims(graph_.view(v)))  // a traced start (e.g. a loop index) must still be in scope
-      if (!d.start.is_static()) check_value(d.start.value, loc);
-    if (auto it = view_errors_.find(v); it != view_errors_.end())
-      throw TraceError(fmt::format("refx: .at(...): {} (at {})", it->second, loc.known() ? loc : near()));
-  }
+  void inherit_view_error(ViewId parent, ViewId child, std::string error);
+  void check_view(ViewId v, SourceLoc loc) const;
 
   // ---- recording
   /// Records an op whose outputs come from the primitive's abstract evaluation.
   std::span<const ValueId> bind(const Primitive& p, std::span<const ValueId> inputs, std::span<const ViewId> views,
-                                std::span<const std::int64_t> attrs, SourceLoc loc) {
-    note(loc);
-    const SourceLoc at = loc.known() ? loc : near();
-    for (ValueId v : inputs) check_value(v, at);
-    for (ViewId v : views) check_view(v, at);
-    // Pure ops with equal inputs and attributes are recorded once (CSE):
-    // collectives and views compute the same index arithmetic many times.
-    // Candidates are the earlier pure ops with the same first operand (see
-    // `PureOps`), confirmed against the graph itself.
-    const bool pure_candidate = views.empty() && p.control == ControlKind::none && !p.allocates;
-    std::size_t hash = 0;
-    if (pure_candidate) {
-      hash = pure_hash(p, inputs, attrs);
-      const auto same = [&](OpId o) {
-        const Op& prev = graph_.op(o);
-        return prev.prim == &p && std::ranges::equal(graph_.inputs(prev), inputs) &&
-               std::ranges::equal(graph_.attrs(prev), attrs) &&
-               block_open_[static_cast<std::size_t>(graph_.value(graph_.outputs(prev).front()).block)];
-      };
-      if (const OpId hit = pure_ops_.find(inputs, hash, same); hit != no_id) return graph_.outputs(graph_.op(hit));
-    }
-    AbstractContext ctx(graph_, p, inputs, views, attrs, at);
-    p.abstract_eval(ctx);
-    auto outs = record(p, inputs, views, attrs, ctx.outputs(), ctx.effects(), {}, at);
-    if (pure_candidate && ctx.effects().empty() && !outs.empty())
-      pure_ops_.add(inputs, hash, static_cast<OpId>(graph_.num_ops() - 1));
-    return outs;
-  }
+                                std::span<const std::int64_t> attrs, SourceLoc loc);
   ValueId bind1(const Primitive& p, std::span<const ValueId> inputs, std::span<const ViewId> views,
-                std::span<const std::int64_t> attrs, SourceLoc loc) {
-    const auto outs = bind(p, inputs, views, attrs, loc);
-    if (outs.size() != 1)
-      throw TraceError(fmt::format("refx: {} produced {} outputs where one was expected (at {})", p.name, outs.size(),
-                                   loc.known() ? loc : near()));
-    return outs.front();
-  }
+                std::span<const std::int64_t> attrs, SourceLoc loc);
 
   /// Records an op with explicit output types, effects and bodies (control flow).
   std::span<const ValueId> record(const Primitive& p, std::span<const ValueId> inputs, std::span<const ViewId> views,
                                   std::span<const std::int64_t> attrs, std::span<const ValueType> outs,
-                                  std::span<const Effect> effects, std::span<const BlockId> bodies, SourceLoc loc) {
-    const BlockId b = current_block();
-    const auto op = static_cast<OpId>(graph_.num_ops());
-    out_scratch_.clear();
-    for (const ValueType& t : outs) out_scratch_.push_back(graph_.add_value(ValueInfo{t, op, b, 0}));
-    graph_.add_op({&p, inputs, out_scratch_, attrs, views, effects, bodies, loc});
-    graph_.mutable_block(b).ops.push_back(op);
-    for (BlockId body : bodies) graph_.mutable_block(body).owner = op;
-    return graph_.outputs(graph_.op(op));
-  }
+                                  std::span<const Effect> effects, std::span<const BlockId> bodies, SourceLoc loc);
 
   Graph take() && { return std::move(graph_); }
 
@@ -267,6 +167,139 @@ class Tracer {
   const Mesh* mesh_ = nullptr;
   std::int64_t collective_id_ = -1;
 };
+
+#if REFX_DEFINITIONS
+REFX_DECL Tracer::Tracer() : block_open_{1}, scope_alive_{1} {
+  open_.push_back(0);
+  scope_loc_.emplace_back();
+}
+
+REFX_DECL Tracer*& Tracer::current_slot() noexcept {
+  thread_local Tracer* t = nullptr;
+  return t;
+}
+
+REFX_DECL Tracer& Tracer::current(SourceLoc loc) {
+  Tracer* t = current_slot();
+  if (t == nullptr)
+    throw TraceError(fmt::format("refx: a traced operation was used outside of a trace (at {}); "
+                                 "call it from inside a kernel, run_state or run_scoped body", loc));
+  return *t;
+}
+
+REFX_DECL BlockId Tracer::open_block() {
+  const BlockId b = graph_.add_block();
+  block_open_.push_back(1);
+  open_.push_back(b);
+  return b;
+}
+
+REFX_DECL ValueId Tracer::add_param(ValueType t, std::int32_t scope) {
+  const BlockId b = current_block();
+  const ValueId v = graph_.add_value(ValueInfo{std::move(t), no_id, b, scope});
+  graph_.mutable_block(b).params.push_back(v);
+  return v;
+}
+
+REFX_DECL void Tracer::check_value(ValueId v, SourceLoc loc) const {
+  if (v < 0 || static_cast<std::size_t>(v) >= graph_.num_values())
+    throw TraceError(fmt::format("refx: an empty (default-constructed) Value or Ref is used (at {}); assign it "
+                                 "from a traced operation first",
+                                 loc.known() ? loc : near()));
+  const ValueInfo& info = graph_.value(v);
+  if (!block_open_[static_cast<std::size_t>(info.block)])
+    throw TraceError(fmt::format("refx: a Value defined inside a fori_loop, when or scope body is used outside "
+                                 "that body (at {}); return it from the body instead",
+                                 loc.known() ? loc : near()));
+}
+
+REFX_DECL void Tracer::check_ref(ValueId ref, SourceLoc loc) const {
+  const ValueInfo& info = graph_.value(ref);
+  if (!scope_alive_[static_cast<std::size_t>(info.scope)]) {
+    const SourceLoc where = scope_loc_[static_cast<std::size_t>(info.scope)];
+    throw TraceError(fmt::format("refx: a Ref is used after its scope ended (at {}); it was allocated by the "
+                                 "run_scoped / run_state {}{}; keep uses of a Ref inside its scope's body",
+                                 loc.known() ? loc : near(), where.known() ? "at " : "body",
+                                 where.known() ? fmt::format("{}", where) : std::string{}));
+  }
+  check_value(ref, loc);
+}
+
+REFX_DECL void Tracer::inherit_view_error(ViewId parent, ViewId child, std::string error) {
+  if (error.empty()) {
+    auto it = view_errors_.find(parent);
+    if (it == view_errors_.end()) return;
+    error = it->second;
+  }
+  view_errors_.emplace(child, std::move(error));
+}
+
+REFX_DECL void Tracer::check_view(ViewId v, SourceLoc loc) const {
+  if (v < 0 || static_cast<std::size_t>(v) >= graph_.num_views())
+    throw TraceError(fmt::format("refx: an empty (default-constructed) Ref is used (at {}); assign it from a "
+                                 "kernel parameter or a scope first",
+                                 loc.known() ? loc : near()));
+  check_ref(graph_.view(v).ref, loc);
+  for (const DimIndex& d : graph_.dims(graph_.view(v)))  // a traced start (e.g. a loop index) must still be in scope
+    if (!d.start.is_static()) check_value(d.start.value, loc);
+  if (auto it = view_errors_.find(v); it != view_errors_.end())
+    throw TraceError(fmt::format("refx: .at(...): {} (at {})", it->second, loc.known() ? loc : near()));
+}
+
+REFX_DECL std::span<const ValueId> Tracer::bind(const Primitive& p, std::span<const ValueId> inputs,
+                                                std::span<const ViewId> views, std::span<const std::int64_t> attrs,
+                                                SourceLoc loc) {
+  note(loc);
+  const SourceLoc at = loc.known() ? loc : near();
+  for (ValueId v : inputs) check_value(v, at);
+  for (ViewId v : views) check_view(v, at);
+  // Pure ops with equal inputs and attributes are recorded once (CSE):
+  // collectives and views compute the same index arithmetic many times.
+  // Candidates are the earlier pure ops with the same first operand (see
+  // `PureOps`), confirmed against the graph itself.
+  const bool pure_candidate = views.empty() && p.control == ControlKind::none && !p.allocates;
+  std::size_t hash = 0;
+  if (pure_candidate) {
+    hash = pure_hash(p, inputs, attrs);
+    const auto same = [&](OpId o) {
+      const Op& prev = graph_.op(o);
+      return prev.prim == &p && std::ranges::equal(graph_.inputs(prev), inputs) &&
+             std::ranges::equal(graph_.attrs(prev), attrs) &&
+             block_open_[static_cast<std::size_t>(graph_.value(graph_.outputs(prev).front()).block)];
+    };
+    if (const OpId hit = pure_ops_.find(inputs, hash, same); hit != no_id) return graph_.outputs(graph_.op(hit));
+  }
+  AbstractContext ctx(graph_, p, inputs, views, attrs, at);
+  p.abstract_eval(ctx);
+  auto outs = record(p, inputs, views, attrs, ctx.outputs(), ctx.effects(), {}, at);
+  if (pure_candidate && ctx.effects().empty() && !outs.empty())
+    pure_ops_.add(inputs, hash, static_cast<OpId>(graph_.num_ops() - 1));
+  return outs;
+}
+
+REFX_DECL ValueId Tracer::bind1(const Primitive& p, std::span<const ValueId> inputs, std::span<const ViewId> views,
+                                std::span<const std::int64_t> attrs, SourceLoc loc) {
+  const auto outs = bind(p, inputs, views, attrs, loc);
+  if (outs.size() != 1)
+    throw TraceError(fmt::format("refx: {} produced {} outputs where one was expected (at {})", p.name, outs.size(),
+                                 loc.known() ? loc : near()));
+  return outs.front();
+}
+
+REFX_DECL std::span<const ValueId> Tracer::record(const Primitive& p, std::span<const ValueId> inputs,
+                                                  std::span<const ViewId> views, std::span<const std::int64_t> attrs,
+                                                  std::span<const ValueType> outs, std::span<const Effect> effects,
+                                                  std::span<const BlockId> bodies, SourceLoc loc) {
+  const BlockId b = current_block();
+  const auto op = static_cast<OpId>(graph_.num_ops());
+  out_scratch_.clear();
+  for (const ValueType& t : outs) out_scratch_.push_back(graph_.add_value(ValueInfo{t, op, b, 0}));
+  graph_.add_op({&p, inputs, out_scratch_, attrs, views, effects, bodies, loc});
+  graph_.mutable_block(b).ops.push_back(op);
+  for (BlockId body : bodies) graph_.mutable_block(body).owner = op;
+  return graph_.outputs(graph_.op(op));
+}
+#endif  // REFX_DEFINITIONS
 
 /// Makes `t` the thread's active tracer for this object's lifetime.
 class ActiveTrace {

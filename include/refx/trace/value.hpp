@@ -10,8 +10,7 @@
 #include <refx/core/dtype.hpp>
 #include <refx/core/shape.hpp>
 #include <refx/core/slice.hpp>
-#include <refx/ir/primitives/elementwise.hpp>
-#include <refx/ir/primitives/structural.hpp>
+#include <refx/ir/primitives/builtins.hpp>
 #include <refx/trace/tracer.hpp>
 
 namespace refx {
@@ -345,7 +344,9 @@ template <class T, class E>
 Value<T, E> broadcast(const Scalar<T>& v, TypedShape<E> s) { return detail::wrap<T, E>(detail::broadcast_to(v.id(), s.shape)); }
 
 namespace detail {
-inline Scalar<std::int32_t> axis_scalar(const Primitive& p, std::string_view axis, SourceLoc loc) {
+REFX_DECL Scalar<std::int32_t> axis_scalar(const Primitive& p, std::string_view axis, SourceLoc loc);
+#if REFX_DEFINITIONS
+REFX_DECL Scalar<std::int32_t> axis_scalar(const Primitive& p, std::string_view axis, SourceLoc loc) {
   auto& t = Tracer::current(loc);
   if (const Mesh* m = t.mesh()) {
     const bool known = std::any_of(m->axes().begin(), m->axes().end(), [&](const Mesh::Axis& a) { return a.name == axis; });
@@ -355,6 +356,8 @@ inline Scalar<std::int32_t> axis_scalar(const Primitive& p, std::string_view axi
   const std::int64_t attrs[] = {t.graph().add_string(std::string(axis))};
   return wrap<std::int32_t, extents<>>(t.bind1(p, {}, {}, attrs, loc));
 }
+#endif  // REFX_DEFINITIONS
+
 }  // namespace detail
 
 /// This device's index along a named mesh axis, and the axis' size.

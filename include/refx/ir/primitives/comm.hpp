@@ -13,10 +13,9 @@
 
 #include <refx/ir/eval.hpp>
 #include <refx/ir/primitive.hpp>
+#include <refx/ir/primitives/builtins.hpp>
 
 namespace refx::prim {
-
-enum class WaitSide : std::int64_t { recv = 0, send = 1 };
 
 namespace detail {
 
@@ -156,17 +155,19 @@ inline void copy_print(const Graph& g, const Op& op, std::string& s) {
 
 }  // namespace detail
 
-inline const Primitive& semaphore_signal =
+#if REFX_DEFINITIONS
+REFX_DECL const Primitive& semaphore_signal =
     define_primitive(Primitive{"semaphore_signal", detail::signal_abstract, detail::signal_impl});
-inline const Primitive& semaphore_wait =
+REFX_DECL const Primitive& semaphore_wait =
     define_primitive(Primitive{"semaphore_wait", detail::wait_abstract, detail::wait_impl});
-inline const Primitive& semaphore_read =
+REFX_DECL const Primitive& semaphore_read =
     define_primitive(Primitive{"semaphore_read", detail::read_abstract, detail::read_impl});
-inline const Primitive& barrier_semaphore =
+REFX_DECL const Primitive& barrier_semaphore =
     define_primitive(Primitive{"barrier_semaphore", detail::barrier_abstract, detail::barrier_impl});
-inline const Primitive& dma_start =
+REFX_DECL const Primitive& dma_start =
     define_primitive(Primitive{"dma_start", detail::copy_abstract, detail::copy_start_impl, detail::copy_print});
-inline const Primitive& dma_wait =
+REFX_DECL const Primitive& dma_wait =
     define_primitive(Primitive{"dma_wait", detail::copy_wait_abstract, detail::copy_wait_impl, detail::copy_print});
+#endif  // REFX_DEFINITIONS
 
 }  // namespace refx::prim

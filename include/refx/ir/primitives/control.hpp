@@ -10,15 +10,9 @@
 
 #include <refx/ir/eval.hpp>
 #include <refx/ir/primitive.hpp>
+#include <refx/ir/primitives/builtins.hpp>
 
 namespace refx::prim {
-
-inline const Primitive& scope =
-    define_primitive(Primitive{"scope", nullptr, nullptr, nullptr, nullptr, ControlKind::scope, nullptr});
-inline const Primitive& fori_loop =
-    define_primitive(Primitive{"fori_loop", nullptr, nullptr, nullptr, nullptr, ControlKind::loop, nullptr});
-inline const Primitive& when =
-    define_primitive(Primitive{"when", nullptr, nullptr, nullptr, nullptr, ControlKind::cond, nullptr});
 
 namespace detail {
 inline ExecStatus allocate_impl(ExecContext& ctx, const Op& op) {
@@ -27,7 +21,16 @@ inline ExecStatus allocate_impl(ExecContext& ctx, const Op& op) {
 }
 }  // namespace detail
 
-inline const Primitive& allocate = define_primitive(
+#if REFX_DEFINITIONS
+REFX_DECL const Primitive& scope =
+    define_primitive(Primitive{"scope", nullptr, nullptr, nullptr, nullptr, ControlKind::scope, nullptr});
+REFX_DECL const Primitive& fori_loop =
+    define_primitive(Primitive{"fori_loop", nullptr, nullptr, nullptr, nullptr, ControlKind::loop, nullptr});
+REFX_DECL const Primitive& when =
+    define_primitive(Primitive{"when", nullptr, nullptr, nullptr, nullptr, ControlKind::cond, nullptr});
+
+REFX_DECL const Primitive& allocate = define_primitive(
     Primitive{"allocate", nullptr, detail::allocate_impl, nullptr, nullptr, ControlKind::none, nullptr, true});
+#endif  // REFX_DEFINITIONS
 
 }  // namespace refx::prim

@@ -9,6 +9,7 @@
 
 #include <refx/ir/eval.hpp>
 #include <refx/ir/primitive.hpp>
+#include <refx/ir/primitives/builtins.hpp>
 
 namespace refx::prim {
 namespace detail {
@@ -181,28 +182,30 @@ Primitive binary(std::string_view name) {
                    &detail::binary_kernel<F>};
 }
 
-inline const Primitive& neg = define_primitive(unary<detail::Neg>("neg"));
-inline const Primitive& abs = define_primitive(unary<detail::Abs>("abs"));
-inline const Primitive& exp = define_primitive(unary<detail::Exp>("exp"));
-inline const Primitive& log = define_primitive(unary<detail::Log>("log"));
-inline const Primitive& sqrt = define_primitive(unary<detail::Sqrt>("sqrt"));
-inline const Primitive& logical_not = define_primitive(unary<detail::Not>("not"));
-inline const Primitive& add = define_primitive(binary<detail::Add>("add"));
-inline const Primitive& sub = define_primitive(binary<detail::Sub>("sub"));
-inline const Primitive& mul = define_primitive(binary<detail::Mul>("mul"));
-inline const Primitive& div = define_primitive(binary<detail::Div>("div"));
-inline const Primitive& rem = define_primitive(binary<detail::Rem>("rem"));
-inline const Primitive& min = define_primitive(binary<detail::Min>("min"));
-inline const Primitive& max = define_primitive(binary<detail::Max>("max"));
-inline const Primitive& logical_and = define_primitive(binary<detail::And>("and"));
-inline const Primitive& logical_or = define_primitive(binary<detail::Or>("or"));
-inline const Primitive& eq = define_primitive(binary<detail::Eq, true>("eq"));
-inline const Primitive& ne = define_primitive(binary<detail::Ne, true>("ne"));
-inline const Primitive& lt = define_primitive(binary<detail::Lt, true>("lt"));
-inline const Primitive& le = define_primitive(binary<detail::Le, true>("le"));
-inline const Primitive& gt = define_primitive(binary<detail::Gt, true>("gt"));
-inline const Primitive& ge = define_primitive(binary<detail::Ge, true>("ge"));
-inline const Primitive& select = define_primitive(Primitive{"select", &detail::select_abstract, &elementwise_impl,
+#if REFX_DEFINITIONS
+REFX_DECL const Primitive& neg = define_primitive(unary<detail::Neg>("neg"));
+REFX_DECL const Primitive& abs = define_primitive(unary<detail::Abs>("abs"));
+REFX_DECL const Primitive& exp = define_primitive(unary<detail::Exp>("exp"));
+REFX_DECL const Primitive& log = define_primitive(unary<detail::Log>("log"));
+REFX_DECL const Primitive& sqrt = define_primitive(unary<detail::Sqrt>("sqrt"));
+REFX_DECL const Primitive& logical_not = define_primitive(unary<detail::Not>("not"));
+REFX_DECL const Primitive& add = define_primitive(binary<detail::Add>("add"));
+REFX_DECL const Primitive& sub = define_primitive(binary<detail::Sub>("sub"));
+REFX_DECL const Primitive& mul = define_primitive(binary<detail::Mul>("mul"));
+REFX_DECL const Primitive& div = define_primitive(binary<detail::Div>("div"));
+REFX_DECL const Primitive& rem = define_primitive(binary<detail::Rem>("rem"));
+REFX_DECL const Primitive& min = define_primitive(binary<detail::Min>("min"));
+REFX_DECL const Primitive& max = define_primitive(binary<detail::Max>("max"));
+REFX_DECL const Primitive& logical_and = define_primitive(binary<detail::And>("and"));
+REFX_DECL const Primitive& logical_or = define_primitive(binary<detail::Or>("or"));
+REFX_DECL const Primitive& eq = define_primitive(binary<detail::Eq, true>("eq"));
+REFX_DECL const Primitive& ne = define_primitive(binary<detail::Ne, true>("ne"));
+REFX_DECL const Primitive& lt = define_primitive(binary<detail::Lt, true>("lt"));
+REFX_DECL const Primitive& le = define_primitive(binary<detail::Le, true>("le"));
+REFX_DECL const Primitive& gt = define_primitive(binary<detail::Gt, true>("gt"));
+REFX_DECL const Primitive& ge = define_primitive(binary<detail::Ge, true>("ge"));
+REFX_DECL const Primitive& select = define_primitive(Primitive{"select", &detail::select_abstract, &elementwise_impl,
                                                             nullptr, nullptr, ControlKind::none, &detail::select_kernel});
+#endif  // REFX_DEFINITIONS
 
 }  // namespace refx::prim

@@ -28,6 +28,7 @@
 
 #include <refx/ir/eval.hpp>
 #include <refx/ir/primitive.hpp>
+#include <refx/ir/primitives/builtins.hpp>
 
 namespace refx::prim {
 
@@ -322,7 +323,9 @@ inline void fused_print(const Graph& g, const Op& op, std::string& s) {
 
 }  // namespace detail
 
-inline const Primitive& fused = define_primitive(
+#if REFX_DEFINITIONS
+REFX_DECL const Primitive& fused = define_primitive(
     Primitive{"fused", detail::fused_abstract, detail::fused_impl, detail::fused_print, nullptr, ControlKind::none, nullptr});
+#endif  // REFX_DEFINITIONS
 
 }  // namespace refx::prim

@@ -4,6 +4,7 @@
 
 #include <refx/ir/eval.hpp>
 #include <refx/ir/primitive.hpp>
+#include <refx/ir/primitives/builtins.hpp>
 
 namespace refx::prim {
 namespace detail {
@@ -46,8 +47,10 @@ inline ExecStatus accum_impl(ExecContext& ctx, const Op& op) {
 
 }  // namespace detail
 
-inline const Primitive& load = define_primitive(Primitive{"load", detail::load_abstract, detail::load_impl});
-inline const Primitive& store = define_primitive(Primitive{"store", detail::store_abstract<effect_write>, detail::store_impl});
-inline const Primitive& accum = define_primitive(Primitive{"accum", detail::store_abstract<effect_accum>, detail::accum_impl});
+#if REFX_DEFINITIONS
+REFX_DECL const Primitive& load = define_primitive(Primitive{"load", detail::load_abstract, detail::load_impl});
+REFX_DECL const Primitive& store = define_primitive(Primitive{"store", detail::store_abstract<effect_write>, detail::store_impl});
+REFX_DECL const Primitive& accum = define_primitive(Primitive{"accum", detail::store_abstract<effect_accum>, detail::accum_impl});
+#endif  // REFX_DEFINITIONS
 
 }  // namespace refx::prim

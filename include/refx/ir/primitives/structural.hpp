@@ -8,6 +8,7 @@
 
 #include <refx/ir/eval.hpp>
 #include <refx/ir/primitive.hpp>
+#include <refx/ir/primitives/builtins.hpp>
 
 namespace refx::prim {
 namespace detail {
@@ -223,14 +224,16 @@ inline Primitive simple(std::string_view name, void (*abstract)(AbstractContext&
 
 }  // namespace detail
 
-inline const Primitive& constant = define_primitive(detail::simple("constant", detail::constant_abstract, detail::constant_impl, detail::constant_print));
-inline const Primitive& iota = define_primitive(detail::simple("iota", detail::iota_abstract, detail::iota_impl));
-inline const Primitive& broadcast = define_primitive(detail::simple("broadcast", detail::broadcast_abstract, detail::broadcast_impl));
-inline const Primitive& cast = define_primitive(detail::simple("convert", detail::cast_abstract, detail::cast_impl));
-inline const Primitive& reduce_sum = define_primitive(detail::simple("reduce_sum", detail::reduce_abstract, detail::reduce_impl<false>));
-inline const Primitive& reduce_max = define_primitive(detail::simple("reduce_max", detail::reduce_abstract, detail::reduce_impl<true>));
-inline const Primitive& dot = define_primitive(detail::simple("dot", detail::dot_abstract, detail::dot_impl));
-inline const Primitive& axis_index = define_primitive(detail::simple("axis_index", detail::axis_abstract, detail::axis_impl<false>, detail::axis_print));
-inline const Primitive& axis_size = define_primitive(detail::simple("axis_size", detail::axis_abstract, detail::axis_impl<true>, detail::axis_print));
+#if REFX_DEFINITIONS
+REFX_DECL const Primitive& constant = define_primitive(detail::simple("constant", detail::constant_abstract, detail::constant_impl, detail::constant_print));
+REFX_DECL const Primitive& iota = define_primitive(detail::simple("iota", detail::iota_abstract, detail::iota_impl));
+REFX_DECL const Primitive& broadcast = define_primitive(detail::simple("broadcast", detail::broadcast_abstract, detail::broadcast_impl));
+REFX_DECL const Primitive& cast = define_primitive(detail::simple("convert", detail::cast_abstract, detail::cast_impl));
+REFX_DECL const Primitive& reduce_sum = define_primitive(detail::simple("reduce_sum", detail::reduce_abstract, detail::reduce_impl<false>));
+REFX_DECL const Primitive& reduce_max = define_primitive(detail::simple("reduce_max", detail::reduce_abstract, detail::reduce_impl<true>));
+REFX_DECL const Primitive& dot = define_primitive(detail::simple("dot", detail::dot_abstract, detail::dot_impl));
+REFX_DECL const Primitive& axis_index = define_primitive(detail::simple("axis_index", detail::axis_abstract, detail::axis_impl<false>, detail::axis_print));
+REFX_DECL const Primitive& axis_size = define_primitive(detail::simple("axis_size", detail::axis_abstract, detail::axis_impl<true>, detail::axis_print));
+#endif  // REFX_DEFINITIONS
 
 }  // namespace refx::prim

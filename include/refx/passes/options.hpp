@@ -1,0 +1,26 @@
+#pragma once
+// Which passes run when a kernel is compiled (pipeline.hpp runs them).
+
+#include <cstdint>
+#include <string>
+
+namespace refx::passes {
+
+/// What verify() does when one DMA semaphore serves two copies in flight.
+enum class SharedSemaphorePolicy : std::uint8_t { error, warn, allow };
+
+struct Options {
+  bool verify = true;
+  bool schedule = true;
+  bool fuse = true;
+  bool dce = true;
+  /// One DMA semaphore serving two copies in flight at once.
+  // DMA semaphores count bytes, so one wait may absorb several copies (a
+  // Pallas pattern refx's own collectives use): sharing is allowed unless a
+  // stricter policy is asked for.
+  SharedSemaphorePolicy shared_semaphore = SharedSemaphorePolicy::allow;
+  /// Called with each verification warning; null prints it to stderr.
+  void (*on_warning)(const std::string&) = nullptr;
+};
+
+}  // namespace refx::passes
