@@ -2,12 +2,14 @@
 #   1. cmake --install <refx build dir> into a fresh scratch prefix
 #   2. configure tests/consumer against that prefix (find_package(refx CONFIG))
 #   3. build it and run the binary, which must print refx::version_string,
-#      and the refx::compiled consumer, which must run a kernel
+#      the refx::compiled consumer, which must run a kernel, and the
+#      refx::mpi one
 #
 # Inputs (-D): REFX_BINARY_DIR REFX_CONSUMER_SOURCE_DIR REFX_PREFIX
 #   REFX_CONSUMER_BINARY_DIR REFX_GENERATOR REFX_MAKE_PROGRAM REFX_CXX_COMPILER
 #   REFX_CONFIG REFX_EXTRA_PREFIX_PATH ('|'-separated) REFX_EXPECTED_VERSION
-#   REFX_EXPECT_COMPILED (refx::compiled was built: the consumer must build and run it too)
+#   REFX_EXPECT_COMPILED, REFX_EXPECT_MPI (refx::compiled / refx::mpi were built: the
+#   consumer must build and run them too)
 cmake_minimum_required(VERSION 3.21)
 
 function(refx_run step)
@@ -91,4 +93,16 @@ if(EXISTS "${exe_compiled}")
   endif()
 elseif(REFX_EXPECT_COMPILED)
   message(FATAL_ERROR "consumer: refx::compiled was built but the consumer did not get it from the package")
+endif()
+
+# refx::mpi, when refx was built with MPI: the exported target must build and
+# run (in-process, outside mpirun).
+set(exe_mpi "${REFX_CONSUMER_BINARY_DIR}/refx_consumer_mpi")
+if(NOT EXISTS "${exe_mpi}" AND EXISTS "${REFX_CONSUMER_BINARY_DIR}/${REFX_CONFIG}/refx_consumer_mpi")
+  set(exe_mpi "${REFX_CONSUMER_BINARY_DIR}/${REFX_CONFIG}/refx_consumer_mpi")
+endif()
+if(EXISTS "${exe_mpi}")
+  refx_run("run refx::mpi" "${exe_mpi}")
+elseif(REFX_EXPECT_MPI)
+  message(FATAL_ERROR "consumer: refx was built with MPI but the consumer did not get refx::mpi from the package")
 endif()

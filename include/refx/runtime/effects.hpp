@@ -1,7 +1,8 @@
 #pragma once
-// Effects at dispatch: what a program's effects are (EffectInfo), where its
-// prints go (print sinks), and the calling thread's token state (runtime
-// tokens per ordered effect kind, output tokens per device). The Runtime
+// Effects at dispatch: where a program's prints go (print sinks) and the
+// calling thread's token state (runtime tokens per ordered effect kind,
+// output tokens per device); what a program's effects are (EffectInfo) is in
+// effect_info.hpp. The Runtime
 // (runtime.hpp) updates tokens at dispatch and exposes them; Launch
 // (launch.hpp) performs the effects. See docs/effects.md.
 
