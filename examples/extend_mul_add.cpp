@@ -14,7 +14,6 @@
 
 #include <refx/extend.hpp>
 #include <refx/ir/interpret.hpp>
-#include <refx/ir/printer.hpp>
 #include <refx/refx.hpp>
 
 namespace {

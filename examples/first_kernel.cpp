@@ -2,7 +2,6 @@
 // neighbour on a ring, after a neighbour handshake. README.md quotes the
 // region between the [snippet:...] markers (docs.Docs.FragmentsQuoteACompiledSourceVerbatim
 // checks that the quote stays identical).
-#include <refx/ir/printer.hpp>  // to_text
 #include <refx/refx.hpp>
 
 using namespace refx;

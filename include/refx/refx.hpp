@@ -4,10 +4,10 @@
 //
 // With separate compilation (REFX_SEPARATE_COMPILATION, the CMake target
 // refx::compiled; docs/compile-time.md) it includes what writing, compiling
-// and calling a kernel needs, and effects_barrier(); the runtime's other
-// controls (Runtime, RuntimeOptions, tokens; refx/runtime/runtime.hpp), the
-// reference interpreter (refx/ir/interpret.hpp) and the graph printers
-// (refx/ir/printer.hpp, refx/ir/dot.hpp) are then included where used.
+// and calling a kernel needs, the graph printers and effects_barrier(); the
+// runtime's other controls (Runtime, RuntimeOptions, tokens;
+// refx/runtime/runtime.hpp) and the reference interpreter
+// (refx/ir/interpret.hpp) are then included where used.
 
 #include <refx/config.hpp>
 #include <refx/version.hpp>
@@ -20,8 +20,10 @@
 #include <refx/core/slice.hpp>
 
 #include <refx/ir/buffer.hpp>
+#include <refx/ir/dot.hpp>
 #include <refx/ir/graph.hpp>
 #include <refx/ir/primitive.hpp>
+#include <refx/ir/printer.hpp>
 
 #include <refx/trace/control_flow.hpp>
 #include <refx/trace/copy.hpp>
@@ -40,10 +42,8 @@
 #include <refx/kernel.hpp>
 
 #if REFX_HEADER_ONLY
-#include <refx/ir/dot.hpp>
 #include <refx/ir/eval.hpp>
 #include <refx/ir/interpret.hpp>
-#include <refx/ir/printer.hpp>
 #include <refx/runtime/effects.hpp>
 #include <refx/runtime/runtime.hpp>
 #endif

@@ -3,10 +3,13 @@
 // given), data edges from producer to consumer, and nested bodies as
 // clusters. Passes may add further edge kinds (see passes/dependencies.hpp).
 
+#include <span>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
+#include <refx/config.hpp>
 #include <refx/ir/graph.hpp>
 #include <refx/ir/primitive.hpp>
 
@@ -18,6 +21,10 @@ struct DotEdge {
   std::string_view kind;  ///< "data", "ref", "semaphore", "token", "order"
 };
 
+/// The graph in Graphviz DOT; `extra` adds dependency edges of other kinds.
+REFX_DECL std::string to_dot(const Graph& g, std::span<const DotEdge> extra = {});
+
+#if REFX_DEFINITIONS
 namespace detail {
 inline std::string_view dot_colour(std::string_view kind) {
   if (kind == "ref") return "#d62728";
@@ -59,8 +66,7 @@ inline void dot_block(const Graph& g, BlockId b, std::string& out, int depth) {
 }
 }  // namespace detail
 
-/// The graph in Graphviz DOT; `extra` adds dependency edges of other kinds.
-inline std::string to_dot(const Graph& g, std::span<const DotEdge> extra = {}) {
+REFX_DECL std::string to_dot(const Graph& g, std::span<const DotEdge> extra) {
   std::string out = "digraph refx {\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n";
   detail::dot_block(g, 0, out, 0);
   for (std::size_t o = 0; o < g.num_ops(); ++o)
@@ -72,5 +78,6 @@ inline std::string to_dot(const Graph& g, std::span<const DotEdge> extra = {}) {
     out += fmt::format("  op{} -> op{} [color=\"{}\", label=\"{}\"];\n", e.from, e.to, detail::dot_colour(e.kind), e.kind);
   return out + "}\n";
 }
+#endif  // REFX_DEFINITIONS
 
 }  // namespace refx

@@ -12,11 +12,25 @@
 
 #include <fmt/format.h>
 
+#include <refx/config.hpp>
 #include <refx/ir/graph.hpp>
 #include <refx/ir/primitive.hpp>
 
 namespace refx {
 
+
+/// The graph as jaxpr-like text.
+REFX_DECL std::string to_text(const Graph& g);
+
+}  // namespace refx
+
+template <>
+struct fmt::formatter<refx::Graph> : fmt::formatter<std::string_view> {
+  format_context::iterator format(const refx::Graph& g, format_context& ctx) const;
+};
+
+#if REFX_DEFINITIONS
+namespace refx {
 namespace detail {
 class GraphPrinter {
  public:
@@ -155,14 +169,11 @@ class GraphPrinter {
 };
 }  // namespace detail
 
-/// The graph as jaxpr-like text.
-inline std::string to_text(const Graph& g) { return detail::GraphPrinter(g).print(); }
-
+REFX_DECL std::string to_text(const Graph& g) { return detail::GraphPrinter(g).print(); }
 }  // namespace refx
 
-template <>
-struct fmt::formatter<refx::Graph> : fmt::formatter<std::string_view> {
-  auto format(const refx::Graph& g, format_context& ctx) const {
-    return fmt::format_to(ctx.out(), "{}", refx::to_text(g));
-  }
-};
+REFX_DECL fmt::format_context::iterator fmt::formatter<refx::Graph>::format(const refx::Graph& g,
+                                                                            format_context& ctx) const {
+  return fmt::formatter<std::string_view>::format(refx::to_text(g), ctx);
+}
+#endif  // REFX_DEFINITIONS
