@@ -111,7 +111,11 @@ class Launch : public std::enable_shared_from_this<Launch> {
   };
 
   void run_device(std::int32_t d);
+  /// Queues device d to run (push_locked: with mutex_ held).
   void push(std::int32_t d);
+  void push_locked(std::int32_t d);
+  /// A runner: runs the devices in ready_ until there are none.
+  void run_ready();
   void signal(std::int32_t self, std::int32_t target, ValueId sem, std::int64_t index, std::int64_t inc);
   bool wait(std::int32_t self, const Op& op, ValueId sem, std::int64_t index, std::int64_t value);
   void copy(std::int32_t self, const Op& op, const CopyRequest& r);
@@ -169,6 +173,8 @@ class Launch : public std::enable_shared_from_this<Launch> {
   std::shared_ptr<Event> event_ = std::make_shared<Event>();
 
   mutable std::mutex mutex_;
+  std::deque<std::int32_t> ready_;  // queued devices, in order (see push_locked)
+  int runners_ = 0;   // run_ready tasks queued or running
   int active_ = 0;    // devices queued or running
   int parked_ = 0;
   int finished_ = 0;

@@ -87,7 +87,44 @@ inline void Launch::start() {
 }
 
 inline void Launch::push(std::int32_t d) {
-  rt_.pool().push([self = shared_from_this(), d] { self->run_device(d); });
+  std::lock_guard lock(mutex_);
+  push_locked(d);
+}
+
+// With at most one device per worker, every run of a device is its own pool
+// task (as with shuffled scheduling, for testing, where the pool's random
+// order picks). With more devices than workers, queued devices wait in
+// ready_ and a runner task runs them one after another, so a device queued
+// while a runner is busy costs no pool hand-off and no thread wake-up.
+// Small programs (no loops, little data: RuntimeOptions::single_worker_bytes)
+// have one runner at a time; others get another runner when two devices
+// wait, up to one per worker.
+inline void Launch::push_locked(std::int32_t d) {
+  const auto workers = static_cast<int>(rt_.pool().size());
+  if (program_->mesh.size() <= workers || rt_.options().shuffle_seed != 0) {
+    rt_.pool().push([self = shared_from_this(), d] { self->run_device(d); });
+    return;
+  }
+  ready_.push_back(d);
+  const bool small =
+      !program_->loops && static_cast<std::size_t>(program_->max_data_bytes) <= rt_.options().single_worker_bytes;
+  const int max_runners = small ? 1 : workers;
+  if (runners_ == 0 || (ready_.size() > 1 && runners_ < max_runners)) {
+    ++runners_;
+    rt_.pool().push([self = shared_from_this()] { self->run_ready(); });
+  }
+}
+
+inline void Launch::run_ready() {
+  std::unique_lock lock(mutex_);
+  while (!ready_.empty()) {
+    const std::int32_t d = ready_.front();
+    ready_.pop_front();
+    lock.unlock();
+    run_device(d);
+    lock.lock();
+  }
+  --runners_;
 }
 
 inline void Launch::run_device(std::int32_t d) {
@@ -126,8 +163,7 @@ inline void Launch::run_device(std::int32_t d) {
     dev.wake_pending = false;
     dev.state = State::queued;
     ++stats_.wakeups;
-    lock.unlock();
-    push(d);
+    push_locked(d);
     return;
   } else {
     dev.state = State::parked;
@@ -156,7 +192,7 @@ inline void Launch::wake_locked(std::int32_t d, const std::int64_t* c) {
     --parked_;
     ++active_;
     ++stats_.wakeups;
-    push(d);
+    push_locked(d);
   } else if (dev.state == State::running) {
     dev.wake_pending = true;
   }
@@ -305,7 +341,7 @@ inline void Launch::poke_locked(const std::int64_t* c) {
       --parked_;
       ++active_;
       ++stats_.wakeups;
-      push(dev->id);
+      push_locked(dev->id);
     }
 }
 

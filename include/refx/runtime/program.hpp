@@ -18,6 +18,11 @@ struct Program {
   std::string name = "kernel";
   /// Collective ids of the barrier semaphores the program uses.
   std::vector<std::int64_t> barrier_ids;
+  /// The bytes of the program's largest copy or computed value, and whether
+  /// it loops: the runtime runs programs without loops whose data is all
+  /// small on one worker at a time (RuntimeOptions::single_worker_bytes).
+  std::int64_t max_data_bytes = 0;
+  bool loops = false;
 
   Program(Graph g, Mesh m, std::string n);
 
@@ -41,6 +46,16 @@ REFX_DECL Program::Program(Graph g, Mesh m, std::string n) : graph(std::move(g))
       const std::int64_t id = graph.attrs(op)[0];
       if (std::find(barrier_ids.begin(), barrier_ids.end(), id) == barrier_ids.end()) barrier_ids.push_back(id);
     }
+    if (op.prim == &prim::fori_loop) loops = true;
+    if (op.prim == &prim::dma_start) {
+      const ViewId src = graph.views(op)[0];
+      const std::int64_t bytes =
+          graph.view_elements(src) * static_cast<std::int64_t>(size_of(graph.type(graph.view(src).ref).dtype));
+      max_data_bytes = std::max(max_data_bytes, bytes);
+    }
+    for (ValueId v : graph.outputs(op))
+      if (const ValueType& t = graph.type(v); !t.is_ref())
+        max_data_bytes = std::max(max_data_bytes, t.shape.num_elements() * static_cast<std::int64_t>(size_of(t.dtype)));
   }
 }
 
