@@ -175,6 +175,7 @@ class Launch : public std::enable_shared_from_this<Launch> {
   mutable std::mutex mutex_;
   std::deque<std::int32_t> ready_;  // queued devices, in order (see push_locked)
   int runners_ = 0;   // run_ready tasks queued or running
+  int max_runners_ = 0;  // set in the constructor; 0: every run of a device is its own pool task
   int active_ = 0;    // devices queued or running
   int parked_ = 0;
   int finished_ = 0;

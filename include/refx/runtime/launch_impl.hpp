@@ -9,6 +9,12 @@ inline Launch::Launch(Runtime& rt, std::shared_ptr<const Program> program, std::
                       std::vector<std::shared_ptr<const void>> keep_alive, LaunchEffects fx)
     : rt_(rt), program_(std::move(program)), args_(std::move(args)), keep_alive_(std::move(keep_alive)), fx_(fx) {
   if (rt.options().detect_races) races_ = std::make_unique<RaceDetector>(program_->mesh.size());
+  const auto workers = static_cast<int>(rt.pool().size());
+  if (program_->mesh.size() > workers && rt.options().shuffle_seed == 0) {
+    const bool small =
+        !program_->loops && static_cast<std::size_t>(program_->max_data_bytes) <= rt.options().single_worker_bytes;
+    max_runners_ = small ? 1 : workers;
+  }
 }
 
 inline void Launch::start() {
@@ -100,16 +106,12 @@ inline void Launch::push(std::int32_t d) {
 // have one runner at a time; others get another runner when two devices
 // wait, up to one per worker.
 inline void Launch::push_locked(std::int32_t d) {
-  const auto workers = static_cast<int>(rt_.pool().size());
-  if (program_->mesh.size() <= workers || rt_.options().shuffle_seed != 0) {
+  if (max_runners_ == 0) {
     rt_.pool().push([self = shared_from_this(), d] { self->run_device(d); });
     return;
   }
   ready_.push_back(d);
-  const bool small =
-      !program_->loops && static_cast<std::size_t>(program_->max_data_bytes) <= rt_.options().single_worker_bytes;
-  const int max_runners = small ? 1 : workers;
-  if (runners_ == 0 || (ready_.size() > 1 && runners_ < max_runners)) {
+  if (runners_ == 0 || (ready_.size() > 1 && runners_ < max_runners_)) {
     ++runners_;
     rt_.pool().push([self = shared_from_this()] { self->run_ready(); });
   }
