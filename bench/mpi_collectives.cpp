@@ -2,6 +2,7 @@
 //
 //   mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader
 //          -np 4 build/release/bench/bench_mpi_collectives [--sizes 64K,1M,16M] [--reps 9]
+//          [--ops all_reduce,all_gather]
 //
 // One device per rank. all_reduce: refx's all_reduce_program (out of place)
 // vs MPI_Allreduce (sum, float32); all_gather: all_gather_program vs
@@ -73,9 +74,11 @@ std::string human(std::int64_t b) {
 int main(int argc, char** argv) {
   std::string sizes_arg = "64K,1M,16M";
   int reps = 9;
+  std::string ops = "all_reduce,all_gather";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::string(argv[i]) == "--sizes") sizes_arg = argv[i + 1];
     if (std::string(argv[i]) == "--reps") reps = std::atoi(argv[i + 1]);
+    if (std::string(argv[i]) == "--ops") ops = argv[i + 1];
   }
   Runtime& rt = Runtime::global();  // initializes MPI (MPI_THREAD_MULTIPLE) under mpirun
   const int n = rt.ranks(), me = rt.rank();
@@ -91,7 +94,7 @@ int main(int argc, char** argv) {
   for (const std::int64_t size : parse_sizes(sizes_arg)) {
     const std::int64_t count = size / 4;
     if (count % n != 0) continue;
-    {  // all_reduce
+    if (ops.find("all_reduce") != std::string::npos) {
       std::vector<float> send(static_cast<std::size_t>(count), 1.0f + me), recv(send.size());
       const double t_mpi = time_op([&] {
         MPI_Allreduce(send.data(), recv.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
@@ -104,7 +107,7 @@ int main(int argc, char** argv) {
         std::printf("| all_reduce | %d | %s | %.1f us | %.1f us | %.2f | %.2f | %.2f |\n", n, human(size).c_str(),
                     t_mpi * 1e6, t_refx * 1e6, f / t_mpi, f / t_refx, t_mpi / t_refx);
     }
-    {  // all_gather: `size` is the gathered result
+    if (ops.find("all_gather") != std::string::npos) {  // `size` is the gathered result
       const std::int64_t block = count / n;
       std::vector<float> send(static_cast<std::size_t>(block), 1.0f + me), recv(static_cast<std::size_t>(count));
       const double t_mpi = time_op([&] {

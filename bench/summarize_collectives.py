@@ -29,7 +29,7 @@ def traffic(op, n, m, in_place):
         t = n * (part * 3 + part * 2)
         return t if in_place else t + n * m * 2
     if op == "allgather":
-        return n * m * 2
+        return n * part * 2 if in_place else n * m * 2
     t = n * part * 3
     return t if in_place else t + n * m / n * 2
 

@@ -64,6 +64,29 @@ TEST_P(AllGather, RingAndDirectAlgorithms) {
   });
 }
 
+// In place (MPI_IN_PLACE's convention): row d of device d's (N, block) x
+// holds its block; the other rows start as garbage and end as the others'.
+TEST_P(AllGather, InPlaceRingAndDirect) {
+  const Case c = GetParam();
+  Watchdog dog(kTestLimit, case_name({c, 0}));
+  with_elem(c.elem, [&]<class T>(std::type_identity<T>) {
+    const auto host = inputs<T>(c.n, c.block);
+    const auto garbage = inputs<T>(c.n, c.n * c.block, 9);
+    for (Algorithm alg : {Algorithm::automatic, Algorithm::ring, Algorithm::direct}) {
+      std::vector<std::vector<T>> start = garbage;
+      for (int d = 0; d < c.n; ++d)
+        std::copy(host[d].begin(), host[d].end(), start[d].begin() + d * c.block);
+      Array x = array_of(start, Shape{c.n, c.block});
+      const Executable exe = alg == Algorithm::automatic
+          ? collectives::all_gather_program<T>(Mesh{{"x", c.n}}, c.block, {.in_place = true})
+          : kernel([alg](Ref<T, extents<dyn, dyn>, Hbm> x) { collectives::all_gather_in_place(x, "x", alg); })
+                .compile(Mesh{{"x", c.n}}, {Shape{c.n, c.block}});
+      exe.call_in_place({x});
+      EXPECT_TRUE(gathered(x, host)) << name_of(alg);
+    }
+  });
+}
+
 std::vector<Case> cases() {
   std::vector<Case> out;
   for (int n : kRingSizes) {

@@ -2,6 +2,7 @@
 // test) equal each algorithm's minimum exactly: no defensive copy anywhere.
 // N devices, m elements of s bytes per device:
 //   all_gather (block m)        local m + remote (N-1) m per device   N^2 m s
+//   all_gather_in_place         remote (N-1) m per device             N (N-1) m s
 //   all_to_all (N blocks of m)  the same                              N^2 m s
 //   ring all_reduce, in place   every chunk is sent by N-1 devices in
 //                               reduce-scatter, again in all-gather   2 (N-1) m s
@@ -84,6 +85,20 @@ TEST_P(ByteCounts, AllGather) {
   const Array x = make_input(Shape{m()});
   const auto got = measure(rt_, [&] { exe(x)[0].block_until_ready(); });
   expect(got, n() * n() * m() * S, n() * n());
+}
+
+TEST_P(ByteCounts, AllGatherInPlace) {
+  for (Algorithm alg : {Algorithm::ring, Algorithm::direct}) {
+    SCOPED_TRACE(name_of(alg));
+    const auto exe = kernel([=](Ref<T, extents<dyn, dyn>, Hbm> x) { collectives::all_gather_in_place(x, "x", alg); })
+                         .compile(mesh(), {Shape{n(), m()}}, rt_);
+    Array x = make_input(Shape{n(), m()});
+    const auto got = measure(rt_, [&] {
+      exe.call_in_place({x});
+      x.block_until_ready();
+    });
+    expect(got, n() * (n() - 1) * m() * S, n() * (n() - 1));
+  }
 }
 
 TEST_P(ByteCounts, AllToAll) {

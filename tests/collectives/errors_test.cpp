@@ -82,6 +82,16 @@ TEST(ShapeErrors, AllGatherOutputLeadingDimensionIsNotTheAxisSize) {
   EXPECT_TRUE(trace_error(k, kMesh, {line(at)}));
 }
 
+TEST(ShapeErrors, AllGatherInPlaceLeadingDimensionIsNotTheAxisSize) {
+  int at = 0;
+  auto k = kernel([&](HbmRef<float, 2, 8> x) {
+    at = __LINE__ + 1;
+    collectives::all_gather_in_place(x, "x");
+  });
+  EXPECT_TRUE(trace_error(k, kMesh, {"all_gather_in_place: x's leading dimension is 2", "4 devices"}));
+  EXPECT_TRUE(trace_error(k, kMesh, {line(at)}));
+}
+
 TEST(ShapeErrors, AllGatherIsFineWithTheRightLeadingDimension) {
   auto k = kernel([](HbmRef<const float, 8> x, HbmRef<float, 4, 8> out) { collectives::all_gather(x, out, "x"); });
   EXPECT_NO_THROW((void)k.compile(kMesh));

@@ -173,6 +173,33 @@ TEST_P(Chain, AllReduceInPlace) {
   }
 }
 
+// Each call adds 1 to this device's own row, then gathers in place: after k
+// calls row j is device j's block + k everywhere, so every call moved fresh
+// rows (a stale or doubly-applied one would be off by at least 1).
+TEST_P(Chain, AllGatherInPlace) {
+  const int n = GetParam();
+  Watchdog dog(kTestLimit, "in-place all_gather chain");
+  const std::int64_t m = 7;
+  const auto host = inputs<std::int64_t>(n, m);
+  for (Algorithm alg : {Algorithm::ring, Algorithm::direct}) {
+    const auto exe = kernel([alg](Ref<std::int64_t, extents<dyn, dyn>, Vmem> x) {
+                       const auto mine = x.at(axis_index("x"));
+                       mine.store(mine.load() + std::int64_t{1});
+                       collectives::all_gather_in_place(x, "x", alg);
+                     }).compile(Mesh{{"x", n}}, {Shape{n, m}});
+    std::vector<std::vector<std::int64_t>> start(static_cast<std::size_t>(n), std::vector<std::int64_t>(static_cast<std::size_t>(n * m)));
+    std::vector<std::int64_t> want;
+    for (int d = 0; d < n; ++d) {
+      std::copy(host[d].begin(), host[d].end(), start[d].begin() + d * m);
+      for (std::int64_t v : host[d]) want.push_back(v + kCalls);
+    }
+    Array x = array_of(start, Shape{n, m});
+    for (int i = 0; i < kCalls; ++i) exe.call_in_place({x});
+    for (int d = 0; d < n; ++d)
+      ASSERT_TRUE(matches(x.to_host<std::int64_t>(d), want, std::string(name_of(alg)) + " device " + std::to_string(d)));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Sizes, Chain, ::testing::ValuesIn(kSizes), DeviceCountName());
 
 // The direct all-reduce called many times (small chunks, many devices): the

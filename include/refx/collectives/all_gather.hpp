@@ -1,9 +1,9 @@
 #pragma once
-// Ring all-gather along a mesh axis: out (N, block...) receives every
-// device's block x in slot = its ring position. N receive slots and N-1
-// receive semaphores make it race-free without a per-step handshake: each
-// slot is written once, and a sender running ahead never shares a semaphore
-// with the copy before it.
+// Ring and direct all-gather along a mesh axis: out (N, block...) receives
+// every device's block x in slot = its ring position; in place, the block is
+// in that slot already. The ring's N receive slots and N-1 receive semaphores
+// make it race-free without a per-step handshake: each slot is written once,
+// and a sender running ahead never shares a semaphore with the copy before it.
 
 #include <refx/collectives/ring.hpp>
 #include <refx/trace/scopes.hpp>
@@ -16,52 +16,80 @@ inline constexpr std::int64_t all_gather_direct_max_bytes = 1 << 20;
 
 namespace detail {
 
+// Both algorithms take this device's block as `x`, or null in place (the
+// block is in out's slot `me` already): then there is no local copy and every
+// send reads out.
+
 /// Ring all-gather: N-1 steps, each forwarding the block received last.
 template <class Src, class Dst>
-void all_gather_ring(const Src& x, const Dst& out, const Ring& ring, std::source_location loc) {
+void all_gather_ring(const Src* x, const Dst& out, const Ring& ring, std::source_location loc) {
   const std::int64_t slots = std::max(1, ring.size - 1);
   run_scoped({Shape{}, Shape{}, Shape{}, Shape{slots}}, [&](RegularSemaphore ready, DmaSemaphore local, DmaSemaphore send,
                                                           Semaphore<SemaphoreKind::dma, extents<dyn>> recv) {
     // Entry handshake: the right neighbour's out may still be in use before this call.
     if (ring.size > 1) handshake(ready, ring.peer(-1));
-    const auto own = make_async_copy(x, out.at(ring.me), local, loc);
-    own.start(loc);
+    if (x) make_async_copy(*x, out.at(ring.me), local, loc).start(loc);
     for (int s = 0; s < ring.size - 1; ++s) {
       const auto send_slot = ring.offset(-s), recv_slot = ring.offset(-s - 1);
+      const auto send_from = [&](const auto& src) {
+        const auto c = make_async_remote_copy(src, out.at(send_slot), send, recv.at(s), ring.peer(1), loc);
+        c.start(loc);
+        c.wait_send(loc);
+      };
       // Step 0 sends straight from x, so it need not wait for the local copy.
-      if (s == 0) {
-        const auto c = make_async_remote_copy(x, out.at(send_slot), send, recv.at(s), ring.peer(1), loc);
-        c.start(loc);
-        c.wait_send(loc);
-      } else {
-        const auto c = make_async_remote_copy(out.at(send_slot), out.at(send_slot), send, recv.at(s), ring.peer(1), loc);
-        c.start(loc);
-        c.wait_send(loc);
-      }
+      if (s == 0 && x) send_from(*x);
+      else send_from(out.at(send_slot));
       make_async_remote_copy(out.at(recv_slot), out.at(recv_slot), send, recv.at(s), ring.peer(1), loc).wait_recv(loc);
     }
-    own.wait(loc);
+    if (x) make_async_copy(*x, out.at(ring.me), local, loc).wait(loc);
   }, loc);
 }
 
-/// Direct all-gather: after an all-device barrier (every out is free), x goes
-/// straight to slot `me` of every device; one receive wait covers the N-1
-/// blocks that arrive.
+/// Direct all-gather: after an all-device barrier (every out is free), this
+/// device's block goes straight to slot `me` of every device; one receive
+/// wait covers the N-1 blocks that arrive.
 template <class Src, class Dst>
-void all_gather_direct(const Src& x, const Dst& out, const Ring& ring, std::source_location loc) {
+void all_gather_direct(const Src* x, const Dst& out, const Ring& ring, std::source_location loc) {
   const std::int32_t n = ring.size;
   run_scoped({Shape{}, Shape{}, Shape{}, Shape{}}, [&](RegularSemaphore ready, DmaSemaphore local, DmaSemaphore send,
                                                      DmaSemaphore recv) {
     barrier_all(ready, ring, loc);
-    const auto own = make_async_copy(x, out.at(ring.me), local, loc);
-    own.start(loc);
-    for (std::int32_t k = 1; k < n; ++k) make_async_remote_copy(x, out.at(ring.me), send, recv, ring.peer(k), loc).start(loc);
-    for (std::int32_t k = 1; k < n; ++k) make_async_remote_copy(x, out.at(ring.me), send, recv, ring.peer(k), loc).wait_send(loc);
+    const auto mine = out.at(ring.me);
+    if (x) make_async_copy(*x, mine, local, loc).start(loc);
+    const auto send_all = [&](const auto& src) {
+      for (std::int32_t k = 1; k < n; ++k) make_async_remote_copy(src, mine, send, recv, ring.peer(k), loc).start(loc);
+      for (std::int32_t k = 1; k < n; ++k) make_async_remote_copy(src, mine, send, recv, ring.peer(k), loc).wait_send(loc);
+    };
+    if (x) send_all(*x);
+    else send_all(mine);
     // DMA semaphores count bytes: one wait sized for N-1 blocks takes them all.
     const auto blocks = out.at(ds(0, n - 1));
     make_async_remote_copy(blocks, blocks, send, recv, ring.peer(0), loc).wait_recv(loc);
-    own.wait(loc);
+    if (x) make_async_copy(*x, mine, local, loc).wait(loc);
   }, loc);
+}
+
+/// Checks out (N, block...) and picks the algorithm; runs it.
+template <class Src, class Dst>
+void all_gather(const Src* x, const Dst& out, std::string_view axis, Algorithm a, std::source_location loc) {
+  static_assert(is_ref_v<Dst> && !is_semaphore_v<Dst>, "refx: all_gather operates on Refs");
+  static_assert(!Dst::read_only, "refx: all_gather's output must be a writable Ref<T>");
+  const Ring ring(axis, loc);
+  const std::int64_t slots = out.shape()[0];
+  if (slots != ring.size && x)
+    throw TraceError(fmt::format("refx: all_gather: out's leading dimension is {} but the axis \"{}\" has {} devices (at {})",
+                                 slots, axis, ring.size, SourceLoc(loc)));
+  if (slots != ring.size)
+    throw TraceError(fmt::format("refx: all_gather_in_place: x's leading dimension is {} but the axis \"{}\" has {} devices (at {})",
+                                 slots, axis, ring.size, SourceLoc(loc)));
+  if (a == Algorithm::one_shot)
+    throw TraceError(fmt::format("refx: all_gather: Algorithm::one_shot is an all_reduce algorithm; use ring, direct or automatic (at {})",
+                                 SourceLoc(loc)));
+  const std::int64_t bytes = out.shape().num_elements() * static_cast<std::int64_t>(sizeof(typename Dst::value_type));
+  if (ring.size > 1 && (a == Algorithm::direct || (a == Algorithm::automatic && bytes <= all_gather_direct_max_bytes)))
+    all_gather_direct(x, out, ring, loc);
+  else
+    all_gather_ring(x, out, ring, loc);
 }
 
 }  // namespace detail
@@ -72,22 +100,20 @@ void all_gather_direct(const Src& x, const Dst& out, const Ring& ring, std::sour
 template <class Src, class Dst>
 void all_gather(const Src& x, const Dst& out, std::string_view axis, Algorithm a = Algorithm::automatic,
                 std::source_location loc = std::source_location::current()) {
-  static_assert(is_ref_v<Src> && is_ref_v<Dst> && !is_semaphore_v<Src> && !is_semaphore_v<Dst>,
-                "refx: all_gather operates on Refs");
+  static_assert(is_ref_v<Src> && !is_semaphore_v<Src>, "refx: all_gather operates on Refs");
   static_assert(Dst::rank == Src::rank + 1, "refx: all_gather's output has one more (leading) dimension than its input");
-  static_assert(!Dst::read_only, "refx: all_gather's output must be a writable Ref<T>");
-  const detail::Ring ring(axis, loc);
-  if (out.shape()[0] != ring.size)
-    throw TraceError(fmt::format("refx: all_gather: out's leading dimension is {} but the axis \"{}\" has {} devices (at {})",
-                                 out.shape()[0], axis, ring.size, SourceLoc(loc)));
-  if (a == Algorithm::one_shot)
-    throw TraceError(fmt::format("refx: all_gather: Algorithm::one_shot is an all_reduce algorithm; use ring, direct or automatic (at {})",
-                                 SourceLoc(loc)));
-  const std::int64_t bytes = out.shape().num_elements() * static_cast<std::int64_t>(sizeof(typename Dst::value_type));
-  if (ring.size > 1 && (a == Algorithm::direct || (a == Algorithm::automatic && bytes <= all_gather_direct_max_bytes)))
-    detail::all_gather_direct(x, out, ring, loc);
-  else
-    detail::all_gather_ring(x, out, ring, loc);
+  detail::all_gather(&x, out, axis, a, loc);
+}
+
+/// In-place all-gather (MPI_IN_PLACE's convention): x (N, block...) holds this
+/// device's block in slot `me` on entry; afterwards slot j holds device j's
+/// block. No local copy: (N-1) blocks move per device, against N out of place.
+template <class R>
+void all_gather_in_place(const R& x, std::string_view axis, Algorithm a = Algorithm::automatic,
+                         std::source_location loc = std::source_location::current()) {
+  detail::check_in_place_ref<R>();
+  using Slot = decltype(x.at(std::declval<Scalar<std::int32_t>>()));
+  detail::all_gather<Slot>(nullptr, x, axis, a, loc);
 }
 
 }  // namespace refx::collectives

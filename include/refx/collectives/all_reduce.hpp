@@ -89,13 +89,6 @@ void all_gather_steps(const Ring& ring, std::vector<Lane<R>>& lanes) {
       [&](const Lane<R>& l, int s) { return ring.offset(-l.dir * (s + 1)); }, false, ReduceOp::sum);
 }
 
-template <class R>
-constexpr void check_in_place_ref() {
-  static_assert(is_ref_v<R> && !is_semaphore_v<R>, "refx: collectives operate on Refs");
-  static_assert(!R::read_only, "refx: an in-place collective needs a writable Ref<T>, not Ref<const T>");
-  static_assert(R::rank >= 1, "refx: collectives cut the leading dimension into chunks; pass a Ref of rank >= 1");
-}
-
 }  // namespace detail
 
 /// In-place ring reduce-scatter along `axis`: afterwards chunk `me` of x's

@@ -57,12 +57,17 @@ Executable reduce_scatter_program(const Mesh& mesh, std::int64_t elements, Progr
       .compile(mesh, {Shape{elements}, Shape{(elements + n - 1) / n}}, rt);
 }
 
-/// All-gather of `block` values per device into (N, block).
+/// All-gather of `block` values per device into (N, block). In place: one
+/// (N, block) Array whose row d holds device d's block on entry.
 template <Element T>
 Executable all_gather_program(const Mesh& mesh, std::int64_t block, ProgramOptions o = {},
                               Runtime& rt = refx::detail::global_runtime()) {
   const std::string axis = detail::axis_of(mesh, o);
   const std::int64_t n = mesh.axis_size(axis);
+  if (o.in_place)
+    return kernel([=](Ref<T, extents<dyn, dyn>, Hbm> x) { all_gather_in_place(x, axis); })
+        .name("all_gather")
+        .compile(mesh, {Shape{n, block}}, rt);
   return kernel([=](detail::Vec<const T> x, Ref<T, extents<dyn, dyn>, Hbm> out) { all_gather(x, out, axis); })
       .name("all_gather")
       .compile(mesh, {Shape{block}, Shape{n, block}}, rt);

@@ -79,6 +79,13 @@ void for_chunk(const R& x, const Scalar<std::int32_t>& c, std::int64_t parts, F&
   when(c >= static_cast<std::int32_t>(r), [&] { fn(x.at(ds(start, q))); });  // may be empty (m < parts)
 }
 
+template <class R>
+constexpr void check_in_place_ref() {
+  static_assert(is_ref_v<R> && !is_semaphore_v<R>, "refx: collectives operate on Refs");
+  static_assert(!R::read_only, "refx: an in-place collective needs a writable Ref<T>, not Ref<const T>");
+  static_assert(R::rank >= 1, "refx: collectives cut the leading dimension into chunks; pass a Ref of rank >= 1");
+}
+
 /// Tells the device that sends to me that I can take its next block, then
 /// waits until the device I send to says the same: neighbours stay within
 /// one step of each other, so a block is never written into a slot its

@@ -2,9 +2,12 @@
 // A one-shot completion event carrying an optional error. Waiters on the
 // host help the worker pool instead of sleeping while there is work.
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <thread>
 
 #include <refx/runtime/worker_pool.hpp>
 
@@ -15,29 +18,30 @@ class Event {
   void set(std::exception_ptr error = nullptr) {
     {
       std::lock_guard lock(mutex_);
-      done_ = true;
       error_ = std::move(error);
+      done_.store(true, std::memory_order_release);
     }
     cv_.notify_all();
   }
-  bool ready() const {
-    std::lock_guard lock(mutex_);
-    return done_;
-  }
+  bool ready() const noexcept { return done_.load(std::memory_order_acquire); }
   /// Waits (running pool tasks meanwhile) and rethrows the event's error.
+  /// With nothing to help with, a helping waiter polls briefly before it
+  /// sleeps: a launch usually ends within microseconds of its last task, and
+  /// a sleeping thread takes a futex wake-up (tens of microseconds on a
+  /// loaded machine) to come back. Polling yields and ends after kPolls.
   void wait(WorkerPool* helping = nullptr) const {
-    for (;;) {
-      {
+    while (!ready()) {
+      if (helping == nullptr) {
         std::unique_lock lock(mutex_);
-        if (done_) break;
-        if (helping == nullptr) {
-          cv_.wait(lock, [&] { return done_; });
-          break;
-        }
+        cv_.wait(lock, [&] { return ready(); });
+        break;
       }
-      if (!helping->run_one()) {
+      if (helping->run_one()) continue;
+      int polls = 0;
+      while (polls++ < kPolls && !ready() && !helping->has_work()) std::this_thread::yield();
+      if (polls > kPolls) {
         std::unique_lock lock(mutex_);
-        cv_.wait_for(lock, std::chrono::microseconds(200), [&] { return done_; });
+        cv_.wait_for(lock, std::chrono::microseconds(200), [&] { return ready() || helping->has_work(); });
       }
     }
     std::lock_guard lock(mutex_);
@@ -49,9 +53,10 @@ class Event {
   }
 
  private:
+  static constexpr int kPolls = 2000;
   mutable std::mutex mutex_;
   mutable std::condition_variable cv_;
-  bool done_ = false;
+  std::atomic<bool> done_{false};
   std::exception_ptr error_;
 };
 

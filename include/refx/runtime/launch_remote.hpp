@@ -131,6 +131,7 @@ inline transport::Report Launch::report_locked(std::int64_t probe) {
   r.bytes_copied = stats_.bytes_copied;
   r.copies = stats_.copies;
   r.error = local_error_;
+  r.finished = r.idle && parked_ == 0 && !error_;
   if (r.idle) {
     r.parked = parked_lines();
     if (parked_ == 0 && !error_) r.unbalanced = unbalanced_lines();

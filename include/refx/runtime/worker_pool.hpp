@@ -61,6 +61,9 @@ class WorkerPool {
       cv_.notify_one();
   }
 
+  /// Whether a task is queued (a hint: another thread may take it first).
+  bool has_work() const noexcept { return pending_.load(std::memory_order_acquire) != 0; }
+
   /// Runs one queued task on the calling thread; false if there was none.
   bool run_one() {
     Task t;

@@ -25,6 +25,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <climits>
 #include <condition_variable>
 #include <cstdlib>
@@ -269,12 +270,25 @@ class Mpi final : public Remote {
   // can hide a rank that was woken after reporting; a second wave (the probe)
   // that finds every rank idle with the same counts proves that at the
   // moment the probe was sent, nothing was running and nothing was in flight.
+  //
+  // When every rank's latest report says all its devices finished, one wave
+  // is exact already: finished devices send nothing, so the sent counts are
+  // final, and received counts that add up to them mean every message had
+  // landed before its receiver reported. Only a launch with parked devices
+  // or a failure (a possible deadlock) needs the probe.
   void coordinate(int source, Report r) {
+    if (r.probe != 0 && !rounds_.contains(r.launch)) return;  // answers a probe of a launch already decided
     Round& rd = rounds_[r.launch];
     const auto n = static_cast<std::size_t>(p_.ranks);
     const auto at = static_cast<std::size_t>(source);
     if (rd.latest.empty()) rd.latest.resize(n), rd.answers.resize(n);
     if (!rd.latest[at] || rd.latest[at]->seq < r.seq) rd.latest[at] = r;
+    if (std::all_of(rd.latest.begin(), rd.latest.end(), [](const auto& l) { return l && l->finished; }) &&
+        balanced(rd.latest)) {
+      decide(r.launch, rd.latest);
+      rounds_.erase(r.launch);
+      return;
+    }
     if (rd.probing) {
       if (r.probe != rd.probe) return;  // a spontaneous report or a stale answer: wait for the answers
       rd.answers[at] = r;
@@ -292,13 +306,9 @@ class Mpi final : public Remote {
         return;
       }
     }
-    std::int64_t sent = 0, received = 0;
-    for (const auto& l : rd.latest) {
-      if (!l || !l->idle) return;
-      sent += l->sent;
-      received += l->received;
-    }
-    if (sent != received) return;
+    if (!std::all_of(rd.latest.begin(), rd.latest.end(), [](const auto& l) { return l && l->idle; }) ||
+        !balanced(rd.latest))
+      return;
     rd.snapshot.clear();
     for (const auto& l : rd.latest) rd.snapshot.push_back(*l);
     rd.probing = true;
@@ -309,6 +319,17 @@ class Mpi final : public Remote {
       w.put(Kind::probe).put(r.launch).put(rd.probe);
       post(Out{q, std::move(w.out)});
     }
+  }
+
+  // Every rank has reported, and the messages sent add up to those received.
+  static bool balanced(const std::vector<std::optional<Report>>& reports) {
+    std::int64_t sent = 0, received = 0;
+    for (const auto& r : reports) {
+      if (!r) return false;
+      sent += r->sent;
+      received += r->received;
+    }
+    return sent == received;
   }
 
   void decide(std::int64_t number, const std::vector<std::optional<Report>>& reports) {

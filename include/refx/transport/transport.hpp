@@ -85,6 +85,7 @@ struct Report {
   std::int64_t seq = 0;    // per rank and launch: which report is the latest
   std::int64_t probe = 0;  // 0: spontaneous; k: answers probe round k
   bool idle = false;       // no device runnable, no copy in flight, launch started
+  bool finished = false;   // idle, and every device here finished without error: this rank sends nothing more
   std::int64_t sent = 0, received = 0;  // transport messages of this launch
   std::int64_t bytes_copied = 0, copies = 0;
   std::string error;       // this rank's own root cause, if any
@@ -155,7 +156,7 @@ struct Reader {
 };
 
 inline void put_report(Writer& w, const Report& r) {
-  w.put(r.launch).put(r.seq).put(r.probe).put(r.idle).put(r.sent).put(r.received).put(r.bytes_copied).put(r.copies);
+  w.put(r.launch).put(r.seq).put(r.probe).put(r.idle).put(r.finished).put(r.sent).put(r.received).put(r.bytes_copied).put(r.copies);
   w.str(r.error).str(r.parked).str(r.unbalanced);
 }
 inline Report get_report(Reader& rd) {
@@ -164,6 +165,7 @@ inline Report get_report(Reader& rd) {
   r.seq = rd.get<std::int64_t>();
   r.probe = rd.get<std::int64_t>();
   r.idle = rd.get<bool>();
+  r.finished = rd.get<bool>();
   r.sent = rd.get<std::int64_t>();
   r.received = rd.get<std::int64_t>();
   r.bytes_copied = rd.get<std::int64_t>();
