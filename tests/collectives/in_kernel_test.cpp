@@ -149,3 +149,60 @@ TEST(InKernelMesh, AllReduceAlongOneAxisThenTheOther) {
 }
 
 }  // namespace
+
+// ------------------------------------------------------------ kernel entry
+// A collective traced before anything else the kernel does skips its entry
+// barrier (at_kernel_entry): nothing of this launch has touched a peer's
+// buffers yet, and every earlier launch has ended on every device.
+
+TEST(KernelEntry, HoldsOnlyBeforeAnyEffectAtTheTopLevel) {
+  std::vector<std::pair<std::string, bool>> seen;
+  auto k = kernel([&](VmemRef<float, 4> x) {
+    seen.emplace_back("top", at_kernel_entry());
+    const auto me = axis_index("x");  // pure: no effect
+    seen.emplace_back("after a pure op", at_kernel_entry());
+    when(me == 0, [&] { seen.emplace_back("in a branch", at_kernel_entry()); });
+    fori_loop(0, 2, [&](Scalar<std::int32_t>) { seen.emplace_back("in a loop", at_kernel_entry()); });
+    run_scoped([&](RegularSemaphore) { seen.emplace_back("in a scope", at_kernel_entry()); });
+    seen.emplace_back("after bodies without effects", at_kernel_entry());
+    const auto v = x.load();
+    seen.emplace_back("after a read", at_kernel_entry());
+    x.store(v + 1.0f);
+  });
+  (void)k.compile(Mesh{{"x", 2}});
+  const std::vector<std::pair<std::string, bool>> want{
+      {"top", true},           {"after a pure op", true}, {"in a branch", false},
+      {"in a loop", false},    {"in a scope", false},     {"after bodies without effects", true},
+      {"after a read", false}};
+  EXPECT_EQ(seen, want);
+}
+
+TEST(KernelEntry, AFirstCollectiveHasNoEntryBarrierALaterOneHasIt) {
+  constexpr int n = 4;
+  const Mesh mesh{{"x", n}};
+  using Block = VmemRef<const float, 8>;
+  using Gathered = Ref<float, extents<n, 8>, Vmem>;
+  for (Algorithm alg : {Algorithm::direct, Algorithm::ring}) {
+    SCOPED_TRACE(name_of(alg));
+    const auto first = kernel([alg](Block x, Gathered out) { collectives::all_gather(x, out, "x", alg); }).compile(mesh);
+    const auto later = kernel([alg](Block x, Gathered out) {
+                         (void)x.load();  // a read: no longer the kernel's entry
+                         collectives::all_gather(x, out, "x", alg);
+                       }).compile(mesh);
+    // The direct barrier signals every device; the ring's entry handshake, the left neighbour.
+    EXPECT_EQ(count_ops(first.graph(), "semaphore_signal"), 0U);
+    EXPECT_EQ(count_ops(later.graph(), "semaphore_signal"), alg == Algorithm::direct ? std::size_t{n} : 1U);
+    // Both gather right, called back to back.
+    const auto host = inputs<float>(n, 8);
+    const Array x = array_of(host, Shape{8});
+    std::vector<float> all;
+    for (const auto& b : host) all.insert(all.end(), b.begin(), b.end());
+    for (int i = 0; i < 20; ++i) {
+      const Array a = first(x)[0], b = later(x)[0];
+      for (int d = 0; d < n; ++d) {
+        ASSERT_TRUE(matches(a.to_host<float>(d), all, "first, device " + std::to_string(d)));
+        ASSERT_TRUE(matches(b.to_host<float>(d), all, "later, device " + std::to_string(d)));
+      }
+    }
+  }
+}

@@ -27,21 +27,24 @@ void all_gather_ring(const Src* x, const Dst& out, const Ring& ring, std::source
   run_scoped({Shape{}, Shape{}, Shape{}, Shape{slots}}, [&](RegularSemaphore ready, DmaSemaphore local, DmaSemaphore send,
                                                           Semaphore<SemaphoreKind::dma, extents<dyn>> recv) {
     // Entry handshake: the right neighbour's out may still be in use before this call.
-    if (ring.size > 1) handshake(ready, ring.peer(-1));
-    if (x) make_async_copy(*x, out.at(ring.me), local, loc).start(loc);
+    if (ring.size > 1 && !ring.entry) handshake(ready, ring.peer(-1));
+    const auto own = [&](const auto& src) { return make_async_copy(src, out.at(ring.me), local, loc); };
     for (int s = 0; s < ring.size - 1; ++s) {
       const auto send_slot = ring.offset(-s), recv_slot = ring.offset(-s - 1);
       const auto send_from = [&](const auto& src) {
         const auto c = make_async_remote_copy(src, out.at(send_slot), send, recv.at(s), ring.peer(1), loc);
         c.start(loc);
+        // The local copy of x goes while the first block is on its way (step 0
+        // sends straight from x, so it need not wait for the local copy).
+        if (s == 0 && x) own(*x).start(loc);
         c.wait_send(loc);
       };
-      // Step 0 sends straight from x, so it need not wait for the local copy.
       if (s == 0 && x) send_from(*x);
       else send_from(out.at(send_slot));
       make_async_remote_copy(out.at(recv_slot), out.at(recv_slot), send, recv.at(s), ring.peer(1), loc).wait_recv(loc);
     }
-    if (x) make_async_copy(*x, out.at(ring.me), local, loc).wait(loc);
+    if (x && ring.size == 1) own(*x).start(loc);
+    if (x) own(*x).wait(loc);
   }, loc);
 }
 
@@ -55,9 +58,10 @@ void all_gather_direct(const Src* x, const Dst& out, const Ring& ring, std::sour
                                                      DmaSemaphore recv) {
     barrier_all(ready, ring, loc);
     const auto mine = out.at(ring.me);
-    if (x) make_async_copy(*x, mine, local, loc).start(loc);
     const auto send_all = [&](const auto& src) {
       for (std::int32_t k = 1; k < n; ++k) make_async_remote_copy(src, mine, send, recv, ring.peer(k), loc).start(loc);
+      // The local copy goes while the blocks to the others are on their way.
+      if (x) make_async_copy(*x, mine, local, loc).start(loc);
       for (std::int32_t k = 1; k < n; ++k) make_async_remote_copy(src, mine, send, recv, ring.peer(k), loc).wait_send(loc);
     };
     if (x) send_all(*x);

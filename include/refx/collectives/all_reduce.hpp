@@ -40,9 +40,11 @@ void for_lane_chunk(const Lane<R>& l, const Scalar<std::int32_t>& c, std::int64_
 /// At step s a lane sends chunk send_chunk(s) and receives recv_chunk(s).
 template <class R, class SendChunk, class RecvChunk>
 void ring_steps(const Ring& ring, std::vector<Lane<R>>& lanes, int steps, SendChunk send_chunk, RecvChunk recv_chunk,
-                bool reduce, ReduceOp op) {
+                bool reduce, ReduceOp op, bool entry) {
   for (int s = 0; s < steps; ++s) {
-    for (auto& l : lanes) handshake(l.capacity, ring.peer(-l.dir));
+    // At kernel entry the first step's receivers are free (nothing to wait for).
+    if (s > 0 || !entry)
+      for (auto& l : lanes) handshake(l.capacity, ring.peer(-l.dir));
     for (auto& l : lanes)
       for_lane_chunk(l, send_chunk(l, s), ring.size, [&](auto v) {
         const auto c = make_async_remote_copy(v, v, l.send, l.recv, ring.peer(l.dir));
@@ -79,14 +81,14 @@ void reduce_scatter_steps(const Ring& ring, std::vector<Lane<R>>& lanes, ReduceO
   // Send chunk me - dir*(s+1), receive me - dir*(s+2): device me ends with chunk me.
   ring_steps(
       ring, lanes, ring.size - 1, [&](const Lane<R>& l, int s) { return ring.offset(-l.dir * (s + 1)); },
-      [&](const Lane<R>& l, int s) { return ring.offset(-l.dir * (s + 2)); }, true, op);
+      [&](const Lane<R>& l, int s) { return ring.offset(-l.dir * (s + 2)); }, true, op, ring.entry);
 }
 
 template <class R>
 void all_gather_steps(const Ring& ring, std::vector<Lane<R>>& lanes) {
   ring_steps(
       ring, lanes, ring.size - 1, [&](const Lane<R>& l, int s) { return ring.offset(-l.dir * s); },
-      [&](const Lane<R>& l, int s) { return ring.offset(-l.dir * (s + 1)); }, false, ReduceOp::sum);
+      [&](const Lane<R>& l, int s) { return ring.offset(-l.dir * (s + 1)); }, false, ReduceOp::sum, false);
 }
 
 }  // namespace detail

@@ -52,8 +52,12 @@ struct Ring {
   std::string axis;
   std::int32_t size = 1;
   Scalar<std::int32_t> me;
+  /// The collective is the first thing the kernel does (at_kernel_entry):
+  /// its peers' buffers are free, so it skips its entry barrier or handshake.
+  bool entry = false;
 
-  Ring(std::string_view a, SourceLoc loc) : axis(a), size(static_axis_size(a, loc)), me(axis_index(a)) {}
+  Ring(std::string_view a, std::source_location loc)
+      : axis(a), size(static_axis_size(a, loc)), me(axis_index(a)), entry(at_kernel_entry(loc)) {}
 
   /// The ring position `me + k` (k may be negative), wrapped.
   Scalar<std::int32_t> offset(std::int64_t k) const {
@@ -97,9 +101,11 @@ inline void handshake(const RegularSemaphore& capacity, const DeviceId& sender_t
 
 /// Every device on the ring signals every device (itself included) and waits
 /// for all N signals: afterwards every device has reached this point, so
-/// buffers it used before are free for direct copies from anyone.
+/// buffers it used before are free for direct copies from anyone. Nothing to
+/// do at kernel entry, where they are free already.
 inline void barrier_all(const RegularSemaphore& ready, const Ring& ring,
                         std::source_location loc = std::source_location::current()) {
+  if (ring.entry) return;
   for (std::int32_t j = 0; j < ring.size; ++j) semaphore_signal(ready, 1, ring.at(j), loc);
   semaphore_wait(ready, ring.size, loc);
 }

@@ -32,6 +32,10 @@ class Tracer {
   std::int64_t collective_id() const noexcept { return collective_id_; }
   void set_collective_id(std::int64_t id) noexcept { collective_id_ = id; }
 
+  /// Nothing with an effect traced yet, and tracing the kernel's top level
+  /// (not a loop, branch or scope body): see refx::at_kernel_entry.
+  bool at_entry() const noexcept { return !effects_traced_ && open_.size() == 1; }
+
   Graph& graph() noexcept { return graph_; }
   const Graph& graph() const noexcept { return graph_; }
   BlockId current_block() const noexcept { return open_.back(); }
@@ -88,6 +92,7 @@ class Tracer {
   std::vector<SourceLoc> scope_loc_;
   std::vector<ValueId> out_scratch_;
   std::unordered_map<ViewId, std::string> view_errors_;
+  bool effects_traced_ = false;
   static std::size_t pure_hash(const Primitive& p, std::span<const ValueId> inputs, std::span<const std::int64_t> attrs) {
     std::size_t h = 0xcbf29ce484222325ULL ^ reinterpret_cast<std::uintptr_t>(&p);
     const auto mix = [&](std::uint64_t x) { h = (h ^ x) * 0x100000001b3ULL; };
@@ -296,6 +301,7 @@ REFX_DECL std::span<const ValueId> Tracer::record(const Primitive& p, std::span<
   for (const ValueType& t : outs) out_scratch_.push_back(graph_.add_value(ValueInfo{t, op, b, 0}));
   graph_.add_op({&p, inputs, out_scratch_, attrs, views, effects, bodies, loc});
   graph_.mutable_block(b).ops.push_back(op);
+  effects_traced_ = effects_traced_ || !effects.empty();
   for (BlockId body : bodies) graph_.mutable_block(body).owner = op;
   return graph_.outputs(graph_.op(op));
 }

@@ -368,6 +368,18 @@ inline Scalar<std::int32_t> axis_size(std::string_view axis, std::source_locatio
   return detail::axis_scalar(prim::axis_size, axis, loc);
 }
 
+/// True while the kernel being traced has done nothing with an effect yet
+/// (no Ref read or written, no semaphore or copy, no host effect) and the
+/// call is at its top level, not in a loop, branch or scope body. There,
+/// every device's Refs are untouched by this launch and every earlier
+/// launch has ended on every device (launches of one runtime run one at a
+/// time; across MPI ranks, launch k ends everywhere before k+1 starts), and
+/// scoped scratch is allocated before any device runs. So a collective
+/// traced here may write into its peers at once: it needs no entry barrier.
+inline bool at_kernel_entry(std::source_location loc = std::source_location::current()) {
+  return detail::Tracer::current(loc).at_entry();
+}
+
 /// A slice whose start is a traced scalar.
 template <std::integral I>
 Slice ds(const Scalar<I>& start, std::int64_t size, std::int64_t stride = 1) {
