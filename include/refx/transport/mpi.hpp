@@ -120,9 +120,13 @@ class Mpi final : public Remote {
     }
   }
   void report(Report r) override {
+    // A rank whose devices all finished tells every rank (each settles the
+    // launch itself when all have: see settle); anything else goes to rank 0.
+    const bool to_all = r.finished && r.probe == 0;
     wire::Writer w;
     w.put(Kind::report);
     wire::put_report(w, r);
+    for (int q = to_all ? p_.ranks - 1 : 0; q > 0; --q) send(Out{q, w.out});
     send(Out{0, std::move(w.out)});
   }
   void finished(std::int64_t number) override {
@@ -233,9 +237,12 @@ class Mpi final : public Remote {
         if (auto l = find_or_keep(number, Early{Kind::fail, {}, {}, {}, text})) l->remote_failed(text);
         break;
       }
-      case Kind::report:
-        coordinate(source, wire::get_report(rd));
+      case Kind::report: {
+        Report r = wire::get_report(rd);
+        if (p_.rank == 0) coordinate(source, r);
+        if (r.finished && r.probe == 0) settle(source, std::move(r));
         break;
+      }
       case Kind::probe: {
         const auto number = rd.get<std::int64_t>();
         const auto probe = rd.get<std::int64_t>();
@@ -256,6 +263,7 @@ class Mpi final : public Remote {
         LaunchStats totals;
         totals.bytes_copied = rd.get<std::int64_t>();
         totals.copies = rd.get<std::int64_t>();
+        ended(number);
         if (auto l = find(number)) l->remote_finished(outcome, text, totals);
         break;
       }
@@ -270,23 +278,17 @@ class Mpi final : public Remote {
   // can hide a rank that was woken after reporting; a second wave (the probe)
   // that finds every rank idle with the same counts proves that at the
   // moment the probe was sent, nothing was running and nothing was in flight.
-  //
-  // When every rank's latest report says all its devices finished, one wave
-  // is exact already: finished devices send nothing, so the sent counts are
-  // final, and received counts that add up to them mean every message had
-  // landed before its receiver reported. Only a launch with parked devices
-  // or a failure (a possible deadlock) needs the probe.
-  void coordinate(int source, Report r) {
-    if (r.probe != 0 && !rounds_.contains(r.launch)) return;  // answers a probe of a launch already decided
+  // A launch whose ranks all finish needs neither: see settle.
+  void coordinate(int source, const Report& r) {
+    // A probe answer or a finished report of a launch already decided.
+    if (r.launch <= ended_ || (r.probe != 0 && !rounds_.contains(r.launch))) return;
     Round& rd = rounds_[r.launch];
     const auto n = static_cast<std::size_t>(p_.ranks);
     const auto at = static_cast<std::size_t>(source);
     if (rd.latest.empty()) rd.latest.resize(n), rd.answers.resize(n);
     if (!rd.latest[at] || rd.latest[at]->seq < r.seq) rd.latest[at] = r;
-    if (std::all_of(rd.latest.begin(), rd.latest.end(), [](const auto& l) { return l && l->finished; }) &&
-        balanced(rd.latest)) {
-      decide(r.launch, rd.latest);
-      rounds_.erase(r.launch);
+    if (std::all_of(rd.latest.begin(), rd.latest.end(), [](const auto& l) { return l && l->finished; })) {
+      if (balanced(rd.latest)) rounds_.erase(r.launch);  // every rank settles it
       return;
     }
     if (rd.probing) {
@@ -321,6 +323,33 @@ class Mpi final : public Remote {
     }
   }
 
+  // Every rank: ends a launch when every rank has said that all its devices
+  // finished and the counts balance. One wave is exact here: finished
+  // devices send nothing, so the sent counts are final, and received counts
+  // that add up to them mean every message had landed before its receiver
+  // reported. Every rank sees the same final reports, so every rank reaches
+  // the same verdict, one message latency after the last rank finished
+  // (rank 0's decision would take two).
+  void settle(int source, Report r) {
+    if (r.launch <= ended_) return;  // ended by rank 0's decision already (it may overtake this report)
+    auto& latest = finals_[r.launch];
+    const auto at = static_cast<std::size_t>(source);
+    latest.resize(static_cast<std::size_t>(p_.ranks));
+    if (latest[at] && latest[at]->seq > r.seq) return;
+    latest[at] = std::move(r);
+    if (!balanced(latest)) return;
+    const std::int64_t number = latest[at]->launch;
+    const Verdict v = verdict(latest);
+    ended(number);
+    if (auto l = find(number)) l->remote_finished(v.outcome, v.text, v.totals);
+  }
+
+  // Launch `number` has ended here; launches of one runtime end in order.
+  void ended(std::int64_t number) {
+    ended_ = std::max(ended_, number);
+    finals_.erase(finals_.begin(), finals_.upper_bound(number));
+  }
+
   // Every rank has reported, and the messages sent add up to those received.
   static bool balanced(const std::vector<std::optional<Report>>& reports) {
     std::int64_t sent = 0, received = 0;
@@ -332,29 +361,38 @@ class Mpi final : public Remote {
     return sent == received;
   }
 
-  void decide(std::int64_t number, const std::vector<std::optional<Report>>& reports) {
+  struct Verdict {
     Outcome outcome = Outcome::ok;
     std::string text;
-    std::int64_t bytes = 0, copies = 0;
+    LaunchStats totals;
+  };
+  static Verdict verdict(const std::vector<std::optional<Report>>& reports) {
+    Verdict v;
     for (const auto& r : reports) {
-      bytes += r->bytes_copied;
-      copies += r->copies;
-      if (outcome == Outcome::ok && !r->error.empty()) {
-        outcome = Outcome::failed;  // the lowest rank's own root cause
-        text = r->error;
+      v.totals.bytes_copied += r->bytes_copied;
+      v.totals.copies += r->copies;
+      if (v.outcome == Outcome::ok && !r->error.empty()) {
+        v.outcome = Outcome::failed;  // the lowest rank's own root cause
+        v.text = r->error;
       }
     }
     const auto gather = [&](std::string Report::*field, Outcome o) {
-      if (outcome != Outcome::ok) return;
+      if (v.outcome != Outcome::ok) return;
       for (const auto& r : reports)
-        if (!((*r).*field).empty()) text += (text.empty() ? "" : "\n") + (*r).*field;
-      if (!text.empty()) outcome = o;
+        if (!((*r).*field).empty()) v.text += (v.text.empty() ? "" : "\n") + (*r).*field;
+      if (!v.text.empty()) v.outcome = o;
     };
     gather(&Report::parked, Outcome::deadlock);
     gather(&Report::unbalanced, Outcome::unbalanced);
+    return v;
+  }
+
+  // Rank 0, after a probe: tells every rank how the launch ended.
+  void decide(std::int64_t number, const std::vector<std::optional<Report>>& reports) {
+    const Verdict v = verdict(reports);
     for (int q = 0; q < p_.ranks; ++q) {
       wire::Writer w;
-      w.put(Kind::done).put(number).put(outcome).str(text).put(bytes).put(copies);
+      w.put(Kind::done).put(number).put(v.outcome).str(v.text).put(v.totals.bytes_copied).put(v.totals.copies);
       post(Out{q, std::move(w.out)});
     }
   }
@@ -413,7 +451,7 @@ class Mpi final : public Remote {
       }
       // Poll (yielding) while a launch is on or messages are outstanding;
       // otherwise sleep until there is something to send (or 1 ms passes).
-      const bool busy = !launches_.empty() || !posted_.empty() || !rounds_.empty() || stopping_;
+      const bool busy = !launches_.empty() || !posted_.empty() || !rounds_.empty() || !finals_.empty() || stopping_;
       if (busy && ++idle < 4096) {
         lock.unlock();
         std::this_thread::yield();
@@ -435,7 +473,9 @@ class Mpi final : public Remote {
   bool stopping_ = false;
   // The progress thread's own.
   std::list<Posted> posted_;
-  std::map<std::int64_t, Round> rounds_;
+  std::map<std::int64_t, Round> rounds_;                                  // rank 0
+  std::map<std::int64_t, std::vector<std::optional<Report>>> finals_;  // finished reports per launch
+  std::int64_t ended_ = 0;                                             // every launch up to this one has ended here
   int byes_ = 0;
   std::thread thread_;
 };
