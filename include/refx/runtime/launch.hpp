@@ -57,6 +57,9 @@ class Launch : public std::enable_shared_from_this<Launch> {
   /// A remote copy's bytes have arrived (in `data`, or already in place when
   /// null): combine them in, then raise the receiver's semaphore.
   void remote_landed(const transport::RemoteCopy& c, Buffer* data);
+  /// Combines bytes [first, first + part's first `bytes`) of a combining
+  /// copy into its dense destination (the semaphore rises in remote_landed).
+  void remote_combine(const transport::RemoteCopy& c, std::int64_t first, Buffer& part, std::int64_t bytes);
   /// Another rank failed: release the devices here.
   void remote_failed(const std::string& message);
   /// This rank's state, for the coordinator's probe.

@@ -108,6 +108,16 @@ inline void Launch::remote_landed(const transport::RemoteCopy& c, Buffer* data) 
   finish_if_idle(lock);
 }
 
+inline void Launch::remote_combine(const transport::RemoteCopy& c, std::int64_t first, Buffer& part, std::int64_t bytes) {
+  const auto& dev = devices_[static_cast<std::size_t>(c.target)];
+  if (!dev) return;
+  const auto es = static_cast<std::int64_t>(size_of(part.dtype()));
+  const std::int64_t n = bytes / es;
+  ResolvedView src{&part, 0, Shape{n}, {1}};
+  ResolvedView dst{dev->ctx.storage(static_cast<ValueId>(c.dst_ref)), c.offset + first / es, Shape{n}, {1}};
+  copy_contiguous(src, dst, static_cast<CopyReduce>(c.reduce), 0, n);
+}
+
 inline void Launch::remote_failed(const std::string& message) {
   std::unique_lock lock(mutex_);
   fail_locked(std::make_exception_ptr(RuntimeError(message)), true);

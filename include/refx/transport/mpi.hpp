@@ -109,7 +109,7 @@ class Mpi final : public Remote {
             std::function<void()> sent) override {
     wire::Writer w;
     w.put(Kind::copy).put(c);
-    send(Out{rank, std::move(w.out), data, c.bytes, std::move(keep), std::move(sent)});
+    send(Out{rank, std::move(w.out), data, c.bytes, segment(c), std::move(keep), std::move(sent)});
   }
   void failed(std::int64_t number, const std::string& message) override {
     for (int r = 0; r < p_.ranks; ++r) {
@@ -138,12 +138,22 @@ class Mpi final : public Remote {
   enum class Kind : std::uint8_t { signal, copy, fail, report, probe, done, bye };
   static constexpr int tag_ctrl = 0x7e01, tag_data = 0x7e02;
   static constexpr std::int64_t max_message = std::int64_t{1} << 30;  // MPI counts are ints
+  static constexpr std::int64_t combine_segment = std::int64_t{256} << 10;
+
+  // Bytes per data message of a copy. A combining copy into a dense
+  // destination travels in cache-sized segments that the receiver combines
+  // one by one from a reused buffer: the payload is neither staged whole nor
+  // read back from memory for a second pass.
+  static std::int64_t segment(const RemoteCopy& c) {
+    return c.reduce != static_cast<std::uint8_t>(CopyReduce::none) && dense(c) ? combine_segment : max_message;
+  }
 
   struct Out {
     int rank = 0;
     std::vector<std::byte> ctrl;
     const std::byte* data = nullptr;
     std::int64_t bytes = 0;
+    std::int64_t segment = max_message;  // bytes per data message
     std::shared_ptr<void> keep = nullptr;
     std::function<void()> sent = nullptr;
   };
@@ -180,17 +190,17 @@ class Mpi final : public Remote {
     p.requests.emplace_back();
     MPI_Isend(p.out.ctrl.data(), static_cast<int>(p.out.ctrl.size()), MPI_BYTE, p.out.rank, tag_ctrl, comm_,
               &p.requests.back());
-    for (std::int64_t at = 0; at < p.out.bytes; at += max_message) {
+    for (std::int64_t at = 0; at < p.out.bytes; at += p.out.segment) {
       p.requests.emplace_back();
-      MPI_Isend(p.out.data + at, static_cast<int>(std::min(max_message, p.out.bytes - at)), MPI_BYTE, p.out.rank,
+      MPI_Isend(p.out.data + at, static_cast<int>(std::min(p.out.segment, p.out.bytes - at)), MPI_BYTE, p.out.rank,
                 tag_data, comm_, &p.requests.back());
     }
     posted_.push_back(std::move(p));
   }
 
-  void receive_data(int source, std::byte* into, std::int64_t bytes) {
-    for (std::int64_t at = 0; at < bytes; at += max_message)
-      MPI_Recv(into + at, static_cast<int>(std::min(max_message, bytes - at)), MPI_BYTE, source, tag_data, comm_,
+  void receive_data(int source, std::byte* into, std::int64_t bytes, std::int64_t segment) {
+    for (std::int64_t at = 0; at < bytes; at += segment)
+      MPI_Recv(into + at, static_cast<int>(std::min(segment, bytes - at)), MPI_BYTE, source, tag_data, comm_,
                MPI_STATUS_IGNORE);
   }
 
@@ -217,17 +227,29 @@ class Mpi final : public Remote {
       }
       case Kind::copy: {
         const auto c = rd.get<RemoteCopy>();
+        const auto dtype = static_cast<DType>(c.dtype);
+        const std::int64_t step = segment(c);
         // A started launch stays registered until this copy is counted.
         if (auto l = find(c.launch)) {
           if (std::byte* dst = l->remote_destination(c)) {
-            receive_data(source, dst, c.bytes);
+            receive_data(source, dst, c.bytes, step);
+            l->remote_landed(c, nullptr);
+            break;
+          }
+          if (step < max_message) {  // combine segment by segment
+            if (part_.dtype() != dtype || static_cast<std::int64_t>(part_.bytes()) < step)
+              part_ = Buffer(dtype, Shape{step / static_cast<std::int64_t>(size_of(dtype))});
+            for (std::int64_t at = 0; at < c.bytes; at += step) {
+              const std::int64_t n = std::min(step, c.bytes - at);
+              MPI_Recv(part_.data(), static_cast<int>(n), MPI_BYTE, source, tag_data, comm_, MPI_STATUS_IGNORE);
+              l->remote_combine(c, at, part_, n);
+            }
             l->remote_landed(c, nullptr);
             break;
           }
         }
-        const auto dtype = static_cast<DType>(c.dtype);
         auto data = std::make_shared<Buffer>(dtype, Shape{c.bytes / static_cast<std::int64_t>(size_of(dtype))});
-        receive_data(source, data->data(), c.bytes);
+        receive_data(source, data->data(), c.bytes, step);
         if (auto l = find_or_keep(c.launch, Early{Kind::copy, {}, c, data, {}})) l->remote_landed(c, data.get());
         break;
       }
@@ -473,6 +495,7 @@ class Mpi final : public Remote {
   bool stopping_ = false;
   // The progress thread's own.
   std::list<Posted> posted_;
+  Buffer part_;                                                           // a segment of a combining copy
   std::map<std::int64_t, Round> rounds_;                                  // rank 0
   std::map<std::int64_t, std::vector<std::optional<Report>>> finals_;  // finished reports per launch
   std::int64_t ended_ = 0;                                             // every launch up to this one has ended here

@@ -78,6 +78,16 @@ struct RemoteCopy {
   std::int64_t bytes = 0;
 };
 
+/// Whether a copy's destination view is one dense run of elements.
+inline bool dense(const RemoteCopy& c) noexcept {
+  std::int64_t run = 1;
+  for (int d = c.rank; d-- > 0;) {
+    if (c.shape[d] != 1 && c.strides[d] != run) return false;
+    run *= c.shape[d];
+  }
+  return true;
+}
+
 /// What a rank tells the coordinator about a launch: sent to it whenever the
 /// launch becomes locally idle, and in answer to a probe.
 struct Report {
