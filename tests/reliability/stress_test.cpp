@@ -5,7 +5,7 @@
 //     result checked), on a runtime of the machine's worker count;
 //   - 64 devices x 1,000 iterations of an all-reduce inside one kernel
 //     (a fori_loop around collectives::all_reduce: semaphores reused);
-//   - 10,000 back-to-back dispatches of a permute-and-increment kernel, each
+//   - 40,000 back-to-back dispatches of a permute-and-increment kernel, each
 //     call's output the next call's input, none waited for until the end;
 //   - memory: after each, with the Arrays gone and refx's freed-block cache
 //     released (release_cached_memory), the heap holds what it held before
@@ -35,12 +35,15 @@ constexpr std::int64_t kBlock = 64;
 /// leaked buffer per call (or per device and call) would add up to.
 constexpr std::int64_t kSlack = 256 << 10;
 /// Growth tolerated over the second half of a run, when every pool and
-/// queue has reached its working size: a leak of 4 bytes per call of the
-/// 10,000-dispatch run would exceed it.
-constexpr std::int64_t kSecondHalfSlack = 16 << 10;
+/// queue has reached its working size. glibc counts the chunks each thread
+/// keeps in its tcache as in use, so the count moves by up to ~20 KB with
+/// which threads last freed what (the host thread runs pool tasks while it
+/// waits); a leak of 2 bytes per call of the 40,000-dispatch run, or of one
+/// byte per device and call of the 64-device run, exceeds it.
+constexpr std::int64_t kSecondHalfSlack = 32 << 10;
 
 std::int64_t iterations() { return env_count("REFX_STRESS_ITERATIONS", kSanitized ? 100 : 1000); }
-std::int64_t dispatches() { return env_count("REFX_STRESS_DISPATCHES", kSanitized ? 2000 : 10000); }
+std::int64_t dispatches() { return env_count("REFX_STRESS_DISPATCHES", kSanitized ? 2000 : 40000); }
 
 /// Heap bytes in use once refx's cache of freed blocks is emptied and the
 /// workers have let go of finished launches (a launch's event is set before
@@ -137,7 +140,7 @@ TEST(Stress, AThousandAllReducesInsideOneKernelOn64Devices) {
   EXPECT_LE(after - before, kSlack) << "the heap grew by " << (after - before) << " bytes";
 }
 
-TEST(Stress, TenThousandBackToBackDispatches) {
+TEST(Stress, FortyThousandBackToBackDispatches) {
   const std::int64_t calls = dispatches();
   Watchdog dog(std::chrono::milliseconds(110000), "back-to-back dispatches");
   constexpr int n = kRing;
