@@ -10,9 +10,12 @@ inline Launch::Launch(Runtime& rt, std::shared_ptr<const Program> program, std::
     : rt_(rt), program_(std::move(program)), args_(std::move(args)), keep_alive_(std::move(keep_alive)), fx_(fx) {
   if (rt.options().detect_races) races_ = std::make_unique<RaceDetector>(program_->mesh.size());
   const auto workers = static_cast<int>(rt.pool().size());
-  if (program_->mesh.size() > workers && rt.options().shuffle_seed == 0) {
-    const bool small =
-        !program_->loops && static_cast<std::size_t>(program_->max_data_bytes) <= rt.options().single_worker_bytes;
+  // Small programs (no loops, no host effects, little data) run their devices
+  // one after another on one runner even with a worker per device: their
+  // time is hand-offs between threads, not work.
+  const bool small = !program_->loops && !fx_.host_effects &&
+                     static_cast<std::size_t>(program_->max_data_bytes) <= rt.options().single_worker_bytes;
+  if ((program_->mesh.size() > workers || small) && rt.options().shuffle_seed == 0) {
     max_runners_ = small ? 1 : workers;
   }
 }
@@ -102,9 +105,10 @@ inline void Launch::push(std::int32_t d) {
 // order picks). With more devices than workers, queued devices wait in
 // ready_ and a runner task runs them one after another, so a device queued
 // while a runner is busy costs no pool hand-off and no thread wake-up.
-// Small programs (no loops, little data: RuntimeOptions::single_worker_bytes)
-// have one runner at a time; others get another runner when two devices
-// wait, up to one per worker.
+// Small programs (no loops, no host effects, little data:
+// RuntimeOptions::single_worker_bytes) have one runner at a time whatever
+// the device count; others get another runner when two devices wait, up to
+// one per worker.
 inline void Launch::push_locked(std::int32_t d) {
   if (max_runners_ == 0) {
     rt_.pool().push([self = shared_from_this(), d] { self->run_device(d); });
