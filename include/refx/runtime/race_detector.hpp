@@ -21,7 +21,7 @@ namespace refx {
 
 class RaceDetector {
  public:
-  explicit RaceDetector(std::int32_t devices) : devices_(devices) {
+  explicit RaceDetector(std::int32_t devices) {
     for (std::int32_t d = 0; d < devices; ++d) {
       clocks_.emplace_back(static_cast<std::size_t>(d) + 1, 0);
       clocks_.back()[static_cast<std::size_t>(d)] = 1;
@@ -125,7 +125,6 @@ class RaceDetector {
     history.push_back(std::move(a));
   }
 
-  std::int32_t devices_;
   mutable std::mutex mutex_;
   std::vector<Clock> clocks_;
   std::unordered_map<const void*, Clock> sem_clocks_;
