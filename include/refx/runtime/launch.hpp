@@ -114,8 +114,7 @@ class Launch : public std::enable_shared_from_this<Launch> {
   };
 
   void run_device(std::int32_t d);
-  /// Queues device d to run (push_locked: with mutex_ held).
-  void push(std::int32_t d);
+  /// Queues device d to run; mutex_ is held.
   void push_locked(std::int32_t d);
   /// A runner: runs the devices in ready_ until there are none.
   void run_ready();

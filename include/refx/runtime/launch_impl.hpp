@@ -91,13 +91,9 @@ inline void Launch::start() {
       return;
     }
   }
-  for (std::int32_t d = 0; d < n; ++d)
-    if (devices_[static_cast<std::size_t>(d)]) push(d);
-}
-
-inline void Launch::push(std::int32_t d) {
   std::lock_guard lock(mutex_);
-  push_locked(d);
+  for (std::int32_t d = 0; d < n; ++d)
+    if (devices_[static_cast<std::size_t>(d)]) push_locked(d);
 }
 
 // With at most one device per worker, every run of a device is its own pool

@@ -80,9 +80,7 @@ inline std::byte* Launch::remote_destination(const transport::RemoteCopy& c) {
   const auto& dev = devices_[static_cast<std::size_t>(c.target)];
   if (!dev || c.reduce != static_cast<std::uint8_t>(CopyReduce::none)) return nullptr;
   Buffer* dst = dev->ctx.storage(static_cast<ValueId>(c.dst_ref));
-  ResolvedView v{dst, c.offset, Shape(std::span<const std::int64_t>(c.shape, c.rank)), {}};
-  std::copy(c.strides, c.strides + c.rank, v.strides.begin());
-  if (!is_contiguous(v) || static_cast<std::uint8_t>(dst->dtype()) != c.dtype) return nullptr;
+  if (!transport::dense(c) || static_cast<std::uint8_t>(dst->dtype()) != c.dtype) return nullptr;
   return dst->data() + c.offset * static_cast<std::int64_t>(size_of(dst->dtype()));
 }
 

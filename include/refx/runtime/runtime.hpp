@@ -31,12 +31,12 @@ struct RuntimeOptions {
   std::size_t inline_copy_bytes = std::size_t{256} << 10;
   /// Larger copies are split into chunks of about this size.
   std::size_t copy_chunk_bytes = std::size_t{1} << 20;
-  /// With more devices than workers, a program without loops whose copies
-  /// and values are all at most this size runs its devices one after another
-  /// on one worker at a time: a device woken by a peer waits for the running
-  /// one to block instead of being handed to another thread (a thread
-  /// wake-up costs more than such a program's work). Other programs spread
-  /// their devices over every worker.
+  /// A program without loops or host effects whose copies and values are all
+  /// at most this size runs its devices one after another on one worker at a
+  /// time, whatever the device count: a device woken by a peer waits for the
+  /// running one to block instead of being handed to another thread (a
+  /// thread wake-up costs more than such a program's work). Other programs
+  /// spread their devices over every worker.
   std::size_t single_worker_bytes = std::size_t{64} << 10;
   /// Non-zero: run queued tasks in a random order seeded by this (testing).
   std::uint64_t shuffle_seed = 0;
