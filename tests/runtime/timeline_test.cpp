@@ -425,7 +425,9 @@ std::pair<int, std::string> run_child(const std::string& trace_file) {
   char self[4096] = {};
   const ssize_t len = ::readlink("/proc/self/exe", self, sizeof self - 1);
   EXPECT_GT(len, 0);
-  const std::string err = ::testing::TempDir() + "refx_timeline_child.err";
+  // One file per test: ctest runs the tests of this binary in parallel.
+  const std::string err = fmt::format("{}refx_timeline_child_{}.err", ::testing::TempDir(),
+                                      ::testing::UnitTest::GetInstance()->current_test_info()->name());
   const std::string command = fmt::format("REFX_TIMELINE_TEST_CHILD=1 REFX_TRACE_FILE='{}' timeout 60 '{}' 2>'{}' >/dev/null",
                                           trace_file, self, err);
   const int status = std::system(command.c_str());
