@@ -28,21 +28,26 @@ class Event {
   /// With nothing to help with, a helping waiter polls briefly before it
   /// sleeps: a launch usually ends within microseconds of its last task, and
   /// a sleeping thread takes a futex wake-up (tens of microseconds on a
-  /// loaded machine) to come back. Polling yields and ends after kPolls.
+  /// loaded machine) to come back. Polling yields, for at most 1 ms.
   void wait(WorkerPool* helping = nullptr) const {
+    bool polled = false;  // since the last task this thread ran
     while (!ready()) {
       if (helping == nullptr) {
         std::unique_lock lock(mutex_);
         cv_.wait(lock, [&] { return ready(); });
         break;
       }
-      if (helping->run_one()) continue;
-      int polls = 0;
-      while (polls++ < kPolls && !ready() && !helping->has_work()) std::this_thread::yield();
-      if (polls > kPolls) {
-        std::unique_lock lock(mutex_);
-        cv_.wait_for(lock, std::chrono::microseconds(200), [&] { return ready() || helping->has_work(); });
+      if (helping->run_one()) {
+        polled = false;
+        continue;
       }
+      if (!polled) {
+        polled = true;
+        if (poll_briefly([&] { return ready() || helping->has_work(); })) continue;
+      }
+      // Queued tasks do not signal this event: sleep in short slices.
+      std::unique_lock lock(mutex_);
+      cv_.wait_for(lock, std::chrono::microseconds(200), [&] { return ready() || helping->has_work(); });
     }
     std::lock_guard lock(mutex_);
     if (error_) std::rethrow_exception(error_);
@@ -53,7 +58,6 @@ class Event {
   }
 
  private:
-  static constexpr int kPolls = 2000;
   mutable std::mutex mutex_;
   mutable std::condition_variable cv_;
   std::atomic<bool> done_{false};

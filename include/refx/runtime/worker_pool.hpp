@@ -5,6 +5,7 @@
 // a result can help by running queued tasks (run_one).
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -15,6 +16,21 @@
 #include <vector>
 
 namespace refx {
+
+/// Polls `done` for up to `budget` of wall time (spinning a little, then
+/// yielding) and returns whether it came true. Bounded by time, not by count:
+/// on a loaded machine one yield can give away a whole time slice.
+template <class Done>
+bool poll_briefly(Done done, std::chrono::microseconds budget = std::chrono::microseconds(1000)) {
+  for (int i = 0; i < 200; ++i)
+    if (done()) return true;
+  const auto until = std::chrono::steady_clock::now() + budget;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
 
 class WorkerPool {
  public:
@@ -32,6 +48,7 @@ class WorkerPool {
     {
       std::lock_guard lock(mutex_);
       stop_ = true;
+      stopping_.store(true, std::memory_order_release);
     }
     cv_.notify_all();
     for (auto& t : threads_) t.join();
@@ -99,9 +116,7 @@ class WorkerPool {
     for (;;) {
       // Spin a little first: a device woken by a peer usually comes back soon.
       spinning_.fetch_add(1, std::memory_order_acq_rel);
-      for (int i = 0; i < 2000 && pending_.load(std::memory_order_acquire) == 0; ++i) {
-        if (i > 200) std::this_thread::yield();
-      }
+      poll_briefly([&] { return has_work() || stopping_.load(std::memory_order_acquire); });
       spinning_.fetch_sub(1, std::memory_order_acq_rel);
       Task t;
       {
@@ -120,6 +135,7 @@ class WorkerPool {
   std::atomic<std::size_t> pending_{0};
   std::atomic<int> spinning_{0};
   bool stop_ = false;
+  std::atomic<bool> stopping_{false};  // stop_, for the spinners: they do not lock
   bool shuffle_ = false;
   std::mt19937_64 rng_;
   std::vector<std::thread> threads_;
