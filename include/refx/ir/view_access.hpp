@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <type_traits>
 
 #include <refx/ir/attrs.hpp>
@@ -22,6 +23,19 @@ struct ResolvedView {
   std::int64_t elements() const noexcept { return shape.num_elements(); }
   std::size_t bytes() const noexcept { return static_cast<std::size_t>(elements()) * size_of(buffer->dtype()); }
 };
+
+/// Whether extents `shape` with element strides `strides` are one dense,
+/// row-major run of elements (extents of 1 may have any stride).
+inline bool is_dense_run(std::span<const std::int64_t> shape, const std::int64_t* strides) noexcept {
+  std::int64_t run = 1;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] != 1 && strides[d] != run) return false;
+    run *= shape[d];
+  }
+  return true;
+}
+/// True when a view is one dense, row-major run of elements.
+inline bool is_contiguous(const ResolvedView& v) noexcept { return is_dense_run(v.shape.dims(), v.strides.data()); }
 
 namespace detail {
 /// a + b and a * b, wrapping around (two's complement) for signed integers

@@ -26,16 +26,6 @@ struct CopyJob {
   TimelineCopy* trace = nullptr;         // its timeline record, when one is recording
 };
 
-/// True when a view is one dense, row-major run of elements.
-inline bool is_contiguous(const ResolvedView& v) {
-  std::int64_t expect = 1;
-  for (std::size_t d = v.shape.rank(); d-- > 0;) {
-    if (v.shape[d] != 1 && v.strides[d] != expect) return false;
-    expect *= v.shape[d];
-  }
-  return true;
-}
-
 /// Copies (or combines) elements [begin, end) of two contiguous views.
 inline void copy_contiguous(const ResolvedView& src, const ResolvedView& dst, CopyReduce reduce, std::int64_t begin,
                             std::int64_t end) {

@@ -275,6 +275,15 @@ inline ViewId detail::make_view(ViewId parent_id, std::initializer_list<IndexEnt
         });
       };
       ValueId s = as_value(x.start);
+      // A traced start is checked against this parent dimension at run time
+      // unless the parent spans the base Ref's whole dimension (then the
+      // check of the composed view against the base is the same check).
+      const bool whole = di.start.is_static() && di.start.constant == 0 && di.stride == 1 &&
+                         di.size == g.type(parent.ref).shape[d];
+      if (!x.start.is_static() && !whole) {
+        const std::int64_t attrs[] = {static_cast<std::int64_t>(d), size, x.stride, di.size};
+        s = t.bind1(prim::index_check, std::span<const ValueId>(&s, 1), {}, attrs, t.near());
+      }
       if (di.stride != 1) s = detail::apply(prim::mul, {s, as_value(DynIndex{di.stride, -1})});
       if (!(di.start.is_static() && di.start.constant == 0)) s = detail::apply(prim::add, {as_value(di.start), s});
       di.start = DynIndex{0, s};

@@ -45,13 +45,14 @@ class Value : public detail::value_base {
 
   Value() = default;
   /// A literal becomes a traced constant (scalars only).
-  Value(T literal) requires(rank == 0)  // NOLINT: implicit on purpose, so `x + 1` and `Scalar<int> i = 0` read naturally
+  Value(T literal, std::source_location loc = std::source_location::current())  // NOLINT: implicit on purpose, so
+    requires(rank == 0)  // `x + 1` and `Scalar<int> i = 0` read naturally
   {
-    auto& t = detail::Tracer::current();
+    auto& t = detail::Tracer::current(loc);
     const std::int64_t bits = std::is_floating_point_v<T> ? std::bit_cast<std::int64_t>(static_cast<double>(literal))
                                                           : static_cast<std::int64_t>(literal);
     const std::int64_t attrs[] = {static_cast<std::int64_t>(dtype_v<T>), bits};
-    id_ = t.bind1(prim::constant, {}, {}, attrs, {});
+    id_ = t.bind1(prim::constant, {}, {}, attrs, loc);
   }
 
   ValueId id() const noexcept { return id_; }
@@ -99,23 +100,24 @@ inline ValueId broadcast_to(ValueId scalar, const Shape& shape, SourceLoc loc = 
   std::vector<std::int64_t> attrs{static_cast<std::int64_t>(shape.rank())};
   attrs.insert(attrs.end(), shape.begin(), shape.end());
   const ValueId ins[] = {scalar};
-  return Tracer::current().bind1(prim::broadcast, ins, {}, attrs, loc);
+  return Tracer::current(loc).bind1(prim::broadcast, ins, {}, attrs, loc);
 }
 
 /// Records a constant of type T, broadcast to `shape` when it has a rank.
 template <class T>
-ValueId constant(T v, const Shape& shape) {
-  auto& t = Tracer::current();
+ValueId constant(T v, const Shape& shape, SourceLoc loc = {}) {
+  auto& t = Tracer::current(loc);
   const std::int64_t bits =
       std::is_floating_point_v<T> ? std::bit_cast<std::int64_t>(static_cast<double>(v)) : static_cast<std::int64_t>(v);
   const std::int64_t attrs[] = {static_cast<std::int64_t>(dtype_v<T>), bits};
-  const ValueId c = t.bind1(prim::constant, {}, {}, attrs, {});
+  const ValueId c = t.bind1(prim::constant, {}, {}, attrs, loc);
   if (shape.rank() == 0) return c;
-  return broadcast_to(c, shape);
+  return broadcast_to(c, shape, loc);
 }
 
-inline ValueId apply(const Primitive& p, std::initializer_list<ValueId> ins, std::span<const std::int64_t> attrs = {}) {
-  return Tracer::current().bind1(p, std::span(ins.begin(), ins.size()), {}, attrs, {});
+inline ValueId apply(const Primitive& p, std::initializer_list<ValueId> ins, std::span<const std::int64_t> attrs = {},
+                     SourceLoc loc = {}) {
+  return Tracer::current(loc).bind1(p, std::span(ins.begin(), ins.size()), {}, attrs, loc);
 }
 
 /// Turns an operand of a binary op into a value id of element type T.
@@ -243,26 +245,28 @@ Value<T, E> operator-(const Value<T, E>& a) { return detail::wrap<T, E>(detail::
 template <class E>
 Value<bool, E> operator!(const Value<bool, E>& a) { return detail::wrap<bool, E>(detail::apply(prim::logical_not, {a.id()})); }
 template <class T, class E>
-Value<T, E> abs(const Value<T, E>& a) { return detail::wrap<T, E>(detail::apply(prim::abs, {a.id()})); }
+Value<T, E> abs(const Value<T, E>& a, std::source_location loc = std::source_location::current()) {
+  return detail::wrap<T, E>(detail::apply(prim::abs, {a.id()}, {}, loc));
+}
 template <class T, class E>
-Value<T, E> exp(const Value<T, E>& a) {
+Value<T, E> exp(const Value<T, E>& a, std::source_location loc = std::source_location::current()) {
   static_assert(std::is_floating_point_v<T>, "refx: exp needs a floating-point value; cast it first");
-  return detail::wrap<T, E>(detail::apply(prim::exp, {a.id()}));
+  return detail::wrap<T, E>(detail::apply(prim::exp, {a.id()}, {}, loc));
 }
 template <class T, class E>
-Value<T, E> log(const Value<T, E>& a) {
+Value<T, E> log(const Value<T, E>& a, std::source_location loc = std::source_location::current()) {
   static_assert(std::is_floating_point_v<T>, "refx: log needs a floating-point value; cast it first");
-  return detail::wrap<T, E>(detail::apply(prim::log, {a.id()}));
+  return detail::wrap<T, E>(detail::apply(prim::log, {a.id()}, {}, loc));
 }
 template <class T, class E>
-Value<T, E> sqrt(const Value<T, E>& a) {
+Value<T, E> sqrt(const Value<T, E>& a, std::source_location loc = std::source_location::current()) {
   static_assert(std::is_floating_point_v<T>, "refx: sqrt needs a floating-point value; cast it first");
-  return detail::wrap<T, E>(detail::apply(prim::sqrt, {a.id()}));
+  return detail::wrap<T, E>(detail::apply(prim::sqrt, {a.id()}, {}, loc));
 }
 
 /// `c ? a : b` elementwise; a scalar condition or branch is broadcast.
 template <class C, class A, class B>
-auto select(const C& c, const A& a, const B& b) {
+auto select(const C& c, const A& a, const B& b, std::source_location loc = std::source_location::current()) {
   static_assert(is_value_v<C> && std::is_same_v<typename detail::operand_traits<C>::element, bool>,
                 "refx: select's condition must be a bool Value (a comparison)");
   using T = detail::binary_element<A, B>;
@@ -270,20 +274,20 @@ auto select(const C& c, const A& a, const B& b) {
                                    detail::binary_extents<typename detail::operand_traits<A>::ext,
                                                           typename detail::operand_traits<B>::ext>>;
   ValueId ic = c.id(), ia = detail::operand<T>(a), ib = detail::operand<T>(b);
-  auto& g = detail::Tracer::current().graph();
+  auto& g = detail::Tracer::current(loc).graph();
   Shape s;
   for (ValueId v : {ic, ia, ib})
     if (g.type(v).shape.rank() > s.rank()) s = g.type(v).shape;
   for (ValueId* v : {&ic, &ia, &ib})
-    if (g.type(*v).shape.rank() == 0 && s.rank() != 0) *v = detail::broadcast_to(*v, s);
-  return detail::wrap<T, E>(detail::apply(prim::select, {ic, ia, ib}));
+    if (g.type(*v).shape.rank() == 0 && s.rank() != 0) *v = detail::broadcast_to(*v, s, loc);
+  return detail::wrap<T, E>(detail::apply(prim::select, {ic, ia, ib}, {}, loc));
 }
 
 /// Converts every element to U.
 template <Element U, class T, class E>
-Value<U, E> cast(const Value<T, E>& v) {
+Value<U, E> cast(const Value<T, E>& v, std::source_location loc = std::source_location::current()) {
   const std::int64_t attrs[] = {static_cast<std::int64_t>(dtype_v<U>)};
-  return detail::wrap<U, E>(detail::apply(prim::cast, {v.id()}, attrs));
+  return detail::wrap<U, E>(detail::apply(prim::cast, {v.id()}, attrs, loc));
 }
 
 namespace detail {
@@ -295,53 +299,61 @@ using drop_axis_t = decltype(drop_axis<Axis, E>(std::make_index_sequence<(E::ran
 
 /// Sum along `Axis` (the axis is removed).
 template <std::size_t Axis, class T, class E>
-auto reduce_sum(const Value<T, E>& v) {
+auto reduce_sum(const Value<T, E>& v, std::source_location loc = std::source_location::current()) {
   static_assert(Axis < E::rank, "refx: reduce_sum axis is out of range for this value's rank");
   const std::int64_t attrs[] = {static_cast<std::int64_t>(Axis)};
-  return detail::wrap<T, detail::drop_axis_t<Axis, E>>(detail::apply(prim::reduce_sum, {v.id()}, attrs));
+  return detail::wrap<T, detail::drop_axis_t<Axis, E>>(detail::apply(prim::reduce_sum, {v.id()}, attrs, loc));
 }
 /// Maximum along `Axis` (the axis is removed).
 template <std::size_t Axis, class T, class E>
-auto reduce_max(const Value<T, E>& v) {
+auto reduce_max(const Value<T, E>& v, std::source_location loc = std::source_location::current()) {
   static_assert(Axis < E::rank, "refx: reduce_max axis is out of range for this value's rank");
   const std::int64_t attrs[] = {static_cast<std::int64_t>(Axis)};
-  return detail::wrap<T, detail::drop_axis_t<Axis, E>>(detail::apply(prim::reduce_max, {v.id()}, attrs));
+  return detail::wrap<T, detail::drop_axis_t<Axis, E>>(detail::apply(prim::reduce_max, {v.id()}, attrs, loc));
 }
 
 /// Matrix product of (m, k) and (k, n) values.
 template <class T, class EA, class EB>
-auto dot(const Value<T, EA>& a, const Value<T, EB>& b) {
+auto dot(const Value<T, EA>& a, const Value<T, EB>& b, std::source_location loc = std::source_location::current()) {
   static_assert(EA::rank == 2 && EB::rank == 2, "refx: dot multiplies two rank-2 values");
   static_assert(EA::rank != 2 || EB::rank != 2 || EA::values[1] == dyn || EB::values[0] == dyn ||
                     EA::values[1] == EB::values[0],
                 "refx: dot's contracting extents differ");
-  return detail::wrap<T, extents<EA::values[0], EB::values[1]>>(detail::apply(prim::dot, {a.id(), b.id()}));
+  return detail::wrap<T, extents<EA::values[0], EB::values[1]>>(detail::apply(prim::dot, {a.id(), b.id()}, {}, loc));
 }
 
 /// A value of shape `s` filled with `v`.
 template <Element T, class E>
-Value<T, E> full(TypedShape<E> s, T v) { return detail::wrap<T, E>(detail::constant<T>(v, s.shape)); }
+Value<T, E> full(TypedShape<E> s, T v, std::source_location loc = std::source_location::current()) {
+  return detail::wrap<T, E>(detail::constant<T>(v, s.shape, loc));
+}
 template <Element T, std::int64_t... Dims>
-Value<T, extents<Dims...>> full(T v) { return full<T>(TypedShape<extents<Dims...>>{Shape{Dims...}}, v); }
+Value<T, extents<Dims...>> full(T v, std::source_location loc = std::source_location::current()) {
+  return full<T>(TypedShape<extents<Dims...>>{Shape{Dims...}}, v, loc);
+}
 template <Element T, class E>
-Value<T, E> zeros(TypedShape<E> s) { return full<T>(s, T{}); }
+Value<T, E> zeros(TypedShape<E> s, std::source_location loc = std::source_location::current()) { return full<T>(s, T{}, loc); }
 template <Element T, std::int64_t... Dims>
-Value<T, extents<Dims...>> zeros() { return full<T, Dims...>(T{}); }
+Value<T, extents<Dims...>> zeros(std::source_location loc = std::source_location::current()) { return full<T, Dims...>(T{}, loc); }
 
 /// Element indices along dimension `dim` of shape `s`.
 template <Element T, class E>
-Value<T, E> iota(TypedShape<E> s, std::size_t dim) {
+Value<T, E> iota(TypedShape<E> s, std::size_t dim, std::source_location loc = std::source_location::current()) {
   std::vector<std::int64_t> attrs{static_cast<std::int64_t>(dtype_v<T>), static_cast<std::int64_t>(dim),
                                   static_cast<std::int64_t>(s.shape.rank())};
   attrs.insert(attrs.end(), s.shape.begin(), s.shape.end());
-  return detail::wrap<T, E>(detail::Tracer::current().bind1(prim::iota, {}, {}, attrs, {}));
+  return detail::wrap<T, E>(detail::Tracer::current(loc).bind1(prim::iota, {}, {}, attrs, loc));
 }
 template <Element T, std::int64_t... Dims>
-Value<T, extents<Dims...>> iota(std::size_t dim) { return iota<T>(TypedShape<extents<Dims...>>{Shape{Dims...}}, dim); }
+Value<T, extents<Dims...>> iota(std::size_t dim, std::source_location loc = std::source_location::current()) {
+  return iota<T>(TypedShape<extents<Dims...>>{Shape{Dims...}}, dim, loc);
+}
 
 /// A scalar broadcast to shape `s`.
 template <class T, class E>
-Value<T, E> broadcast(const Scalar<T>& v, TypedShape<E> s) { return detail::wrap<T, E>(detail::broadcast_to(v.id(), s.shape)); }
+Value<T, E> broadcast(const Scalar<T>& v, TypedShape<E> s, std::source_location loc = std::source_location::current()) {
+  return detail::wrap<T, E>(detail::broadcast_to(v.id(), s.shape, loc));
+}
 
 namespace detail {
 REFX_DECL Scalar<std::int32_t> axis_scalar(const Primitive& p, std::string_view axis, SourceLoc loc);

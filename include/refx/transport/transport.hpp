@@ -19,11 +19,13 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include <refx/core/error.hpp>
 #include <refx/core/shape.hpp>
+#include <refx/ir/view_access.hpp>
 
 namespace refx {
 class Launch;
@@ -80,12 +82,7 @@ struct RemoteCopy {
 
 /// Whether a copy's destination view is one dense run of elements.
 inline bool dense(const RemoteCopy& c) noexcept {
-  std::int64_t run = 1;
-  for (int d = c.rank; d-- > 0;) {
-    if (c.shape[d] != 1 && c.strides[d] != run) return false;
-    run *= c.shape[d];
-  }
-  return true;
+  return is_dense_run(std::span<const std::int64_t>(c.shape, c.rank), c.strides);
 }
 
 /// What a rank tells the coordinator about a launch: sent to it whenever the

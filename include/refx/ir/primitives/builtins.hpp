@@ -50,6 +50,7 @@ extern const Primitive& reduce_max;
 extern const Primitive& dot;
 extern const Primitive& axis_index;
 extern const Primitive& axis_size;
+extern const Primitive& index_check;
 // comm.hpp
 extern const Primitive& semaphore_signal;
 extern const Primitive& semaphore_wait;

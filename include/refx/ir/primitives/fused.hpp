@@ -75,15 +75,6 @@ void for_each_run(const ResolvedView& v, std::int64_t b, std::int64_t m, F&& f) 
   }
 }
 
-inline bool dense(const ResolvedView& v) {
-  std::int64_t expect = 1;
-  for (std::size_t d = v.shape.rank(); d-- > 0;) {
-    if (v.shape[d] != 1 && v.strides[d] != expect) return false;
-    expect *= v.shape[d];
-  }
-  return true;
-}
-
 inline void gather(const ResolvedView& v, std::int64_t b, std::int64_t m, std::byte* out) {
   const auto es = static_cast<std::int64_t>(size_of(v.buffer->dtype()));
   const std::byte* base = v.buffer->data();
@@ -172,7 +163,7 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
   std::array<bool, fused_max_operands + 1> view_dense;
   for (std::size_t l = 0; l < num_views; ++l) {
     ::new (static_cast<void*>(views + l)) ResolvedView(ctx.view(op, l));
-    view_dense[l] = dense(views[l]);
+    view_dense[l] = is_contiguous(views[l]);
   }
   // The arrays the loop streams from memory, prefetched ahead of the tile
   // being computed so memory traffic overlaps the tile's compute.

@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include <refx/ir/eval.hpp>
@@ -217,6 +218,30 @@ inline void axis_print(const Graph& g, const Op& op, std::string& s) {
   s += fmt::format("{}[axis={}]", op.prim->name, g.string(g.attrs(op)[0]));
 }
 
+// attrs: [dim, size, stride, parent size]; input: an integer scalar start.
+// The start of a view (size elements, stride apart) inside a parent view of
+// `parent size` along `dim`, checked at run time, passed through unchanged.
+// Views are composed into the base Ref's coordinates (make_view), where only
+// the base's bounds are left to check: a traced start relative to a smaller
+// parent view is checked here, before it is composed.
+inline void index_check_abstract(AbstractContext& c) {
+  const ValueType& in = c.input(0);
+  if (in.is_ref() || in.shape.rank() != 0 || !is_integral(in.dtype)) c.fail("takes an integer scalar start");
+  if (c.num_attrs() != 4) c.fail("takes four attributes (dim, size, stride, parent size), got {}", c.num_attrs());
+  c.add_output(in);
+}
+inline ExecStatus index_check_impl(ExecContext& ctx, const Op& op) {
+  const std::int64_t start = ctx.in(op, 0).as_int(0), size = ctx.attr(op, 1), stride = ctx.attr(op, 2),
+                     parent = ctx.attr(op, 3);
+  const std::int64_t last = start + (size > 0 ? (size - 1) * stride : 0);
+  if (start < 0 || (size > 0 && last >= parent) || (size == 0 && start > parent))
+    throw RuntimeError(fmt::format("refx: index {} (covering {}..{}) is out of bounds for dimension {} of size {} (at {})",
+                                   start, start, last, ctx.attr(op, 0), parent, op.loc));
+  Buffer& out = ctx.out(op, 0);
+  std::memcpy(out.data(), ctx.in(op, 0).data(), out.bytes());
+  return ExecStatus::done;
+}
+
 inline Primitive simple(std::string_view name, void (*abstract)(AbstractContext&), ExecStatus (*impl)(ExecContext&, const Op&),
                         void (*print)(const Graph&, const Op&, std::string&) = nullptr) {
   return Primitive{name, abstract, impl, print, nullptr, ControlKind::none, nullptr};
@@ -233,6 +258,7 @@ REFX_DECL const Primitive& reduce_sum = define_primitive(detail::simple("reduce_
 REFX_DECL const Primitive& reduce_max = define_primitive(detail::simple("reduce_max", detail::reduce_abstract, detail::reduce_impl<true>));
 REFX_DECL const Primitive& dot = define_primitive(detail::simple("dot", detail::dot_abstract, detail::dot_impl));
 REFX_DECL const Primitive& axis_index = define_primitive(detail::simple("axis_index", detail::axis_abstract, detail::axis_impl<false>, detail::axis_print));
+REFX_DECL const Primitive& index_check = define_primitive(detail::simple("index_check", detail::index_check_abstract, detail::index_check_impl));
 REFX_DECL const Primitive& axis_size = define_primitive(detail::simple("axis_size", detail::axis_abstract, detail::axis_impl<true>, detail::axis_print));
 #endif  // REFX_DEFINITIONS
 
