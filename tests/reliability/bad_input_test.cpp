@@ -365,6 +365,24 @@ TEST(BadInput, BindWithANegativeExtentAttribute) {
       },
       {"refx: broadcast: extent 0 of the shape in its attributes is -4; extents must be >= 0"});
 }
+TEST(BadInput, BindAnIndexCheckOfAFloat) {
+  expect_rejected<TraceError>(
+      [] {
+        (void)trace([](VmemRef<float, 8>) {
+          (void)extend::bind<float>(prim::index_check, Scalar<float>(1.0f), extend::Attrs{0, 1, 1, 4});
+        });
+      },
+      {"refx: index_check: takes an integer scalar start"});
+}
+TEST(BadInput, BindAnIndexCheckWithTooFewAttributes) {
+  expect_rejected<TraceError>(
+      [] {
+        (void)trace([](VmemRef<float, 8>) {
+          (void)extend::bind<std::int32_t>(prim::index_check, Scalar<std::int32_t>(1), extend::Attrs{0});
+        });
+      },
+      {"refx: index_check: takes four attributes (dim, size, stride, parent size), got 1"});
+}
 TEST(BadInput, DefineAPrimitiveWithATakenName) {
   expect_rejected([] { (void)define_primitive(Primitive{.name = "add"}); }, {"refx: a primitive named 'add' is already defined"});
 }
