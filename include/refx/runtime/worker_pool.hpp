@@ -116,11 +116,14 @@ class WorkerPool {
     for (;;) {
       // Spin a little first: a device woken by a peer usually comes back soon.
       spinning_.fetch_add(1, std::memory_order_acq_rel);
-      poll_briefly([&] { return has_work() || stopping_.load(std::memory_order_acquire); });
+      const bool woke = poll_briefly([&] { return has_work() || stopping_.load(std::memory_order_acquire); });
       spinning_.fetch_sub(1, std::memory_order_acq_rel);
       Task t;
       {
         std::unique_lock lock(mutex_);
+        // Work appeared but another thread took it first: spin again rather
+        // than sleep, or the next push would have to wake this thread.
+        if (woke && !stop_ && tasks_.empty()) continue;
         cv_.wait(lock, [&] { return stop_ || !tasks_.empty(); });
         if (stop_ && tasks_.empty()) return;
         t = pop_locked();
