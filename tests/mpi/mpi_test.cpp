@@ -130,6 +130,25 @@ void all_collectives(int ranks, int per_rank) {
       return v;
     });
   }
+  {  // Two host threads wait at once: one drives the transport (Remote::help),
+     // the other polls; launches end wherever their last message is handled.
+    const std::int64_t len = 70000;
+    const auto prog = coll::all_reduce_program<float>(mesh, len);
+    std::vector<Array> outs;
+    for (int k = 0; k < 8; ++k) outs.push_back(prog(Array::generate<float>(n, Shape{len}, input))[0]);
+    std::thread other([&] {
+      for (int k = 7; k >= 0; k -= 2) outs[static_cast<std::size_t>(k)].block_until_ready();
+    });
+    for (int k = 0; k < 8; k += 2) outs[static_cast<std::size_t>(k)].block_until_ready();
+    other.join();
+    for (int k = 0; k < 8; ++k)
+      expect_shards(fmt::format("all_reduce {} waited on by two host threads, call {}", tag, k),
+                    outs[static_cast<std::size_t>(k)], [&](int, std::int64_t i) {
+                      float s = 0;
+                      for (int e = 0; e < n; ++e) s += input(e, i);
+                      return s;
+                    });
+  }
   // A remote device's shard is not here: to_host says which rank has it.
   auto x = Array::generate<float>(n, Shape{4}, input);
   for (int d = 0; d < n; ++d) {

@@ -222,6 +222,64 @@ TEST(ManyDevices, SixtyThreeParkedDevicesDoNotSpin) {
   }
 }
 
+// ---- a waiting host thread does the transport's work (WorkerPool::set_host_helper)
+
+TEST(HostHelper, DrivesWhileBusyAndHandsBackWhenIdleOrDone) {
+  using namespace std::chrono_literals;
+  Watchdog dog(kTestLimit, "host helper");
+  WorkerPool pool(1);
+  std::atomic<bool> busy{true};
+  std::atomic<int> calls{0}, from_worker{0}, done{0};
+  pool.set_host_helper(
+      [&] {
+        ++calls;
+        if (pool.worker_index() >= 0) ++from_worker;
+        return busy.load();
+      },
+      [&] { ++done; });
+  const auto set_after = [](Event& e, std::chrono::milliseconds ms, std::exception_ptr error = nullptr) {
+    return std::thread([&e, ms, error] {
+      std::this_thread::sleep_for(ms);
+      e.set(error);
+    });
+  };
+  {  // A busy transport: the host drives it until the event, then hands it back once.
+    Event e;
+    std::thread t = set_after(e, 30ms);
+    e.wait(&pool);
+    t.join();
+    EXPECT_GT(calls.load(), 1);
+    EXPECT_EQ(done.load(), 1);
+  }
+  {  // An error ends the wait with an exception: the transport is handed back all the same.
+    Event e;
+    std::thread t = set_after(e, 10ms, std::make_exception_ptr(RuntimeError("refx: boom")));
+    EXPECT_THROW(e.wait(&pool), RuntimeError);
+    t.join();
+    EXPECT_EQ(done.load(), 2);
+  }
+  {  // An idle transport is handed back after polling briefly, long before the event.
+    busy = false;
+    Event e;
+    std::thread t = set_after(e, 50ms);
+    e.wait(&pool);
+    t.join();
+    EXPECT_EQ(done.load(), 3);
+  }
+  {  // A worker waiting for an event (a launch's inputs) never drives the transport.
+    busy = true;
+    Event inner, finished;
+    pool.push([&] {
+      inner.wait(&pool);
+      finished.set();
+    });
+    std::this_thread::sleep_for(10ms);
+    inner.set();
+    finished.wait();
+    EXPECT_EQ(from_worker.load(), 0);
+  }
+}
+
 // ---- dispatch
 
 TEST(Dispatch, CallsReturnBeforeTheKernelFinishes) {

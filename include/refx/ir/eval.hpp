@@ -251,10 +251,7 @@ inline ResolvedView ExecContext::resolve(ViewId id, SourceLoc loc) const {
   for (std::size_t d = 0; d < v.rank; ++d) {
     const DimIndex& di = graph_.dims(v)[d];
     const std::int64_t start = di.start.is_static() ? di.start.constant : scalar(di.start.value);
-    const std::int64_t last = start + (di.size > 0 ? (di.size - 1) * di.stride : 0);
-    if (start < 0 || (di.size > 0 && last >= base[d]) || (di.size == 0 && start > base[d]))
-      throw RuntimeError(fmt::format("refx: index {} (covering {}..{}) is out of bounds for dimension {} of size {} (at {})",
-                                     start, start, last, d, base[d], loc));
+    if (!window_fits(start, di.size, di.stride, base[d])) throw index_out_of_bounds(start, di.size, di.stride, d, base[d], loc);
     r.offset += start * base_strides[d];
     if (!di.squeezed) {
       r.shape.push_back(di.size);

@@ -7,6 +7,7 @@
 #include <span>
 #include <type_traits>
 
+#include <refx/core/error.hpp>
 #include <refx/ir/attrs.hpp>
 #include <refx/ir/buffer.hpp>
 
@@ -36,6 +37,23 @@ inline bool is_dense_run(std::span<const std::int64_t> shape, const std::int64_t
 }
 /// True when a view is one dense, row-major run of elements.
 inline bool is_contiguous(const ResolvedView& v) noexcept { return is_dense_run(v.shape.dims(), v.strides.data()); }
+
+/// The last index a window of `size` elements from `start`, `stride` apart,
+/// covers (the start itself when the window is empty).
+constexpr std::int64_t window_last(std::int64_t start, std::int64_t size, std::int64_t stride) noexcept {
+  return start + (size > 0 ? (size - 1) * stride : 0);
+}
+/// Whether that window lies in a dimension of `extent` elements (an empty
+/// window may start at `extent`).
+constexpr bool window_fits(std::int64_t start, std::int64_t size, std::int64_t stride, std::int64_t extent) noexcept {
+  return start >= 0 && (size > 0 ? window_last(start, size, stride) < extent : start <= extent);
+}
+/// The error of a traced index whose window does not fit dimension `dim`.
+inline RuntimeError index_out_of_bounds(std::int64_t start, std::int64_t size, std::int64_t stride, std::size_t dim,
+                                        std::int64_t extent, SourceLoc loc) {
+  return RuntimeError(fmt::format("refx: index {} (covering {}..{}) is out of bounds for dimension {} of size {} (at {})", start,
+                                  start, window_last(start, size, stride), dim, extent, loc));
+}
 
 namespace detail {
 /// a + b and a * b, wrapping around (two's complement) for signed integers

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -28,26 +29,44 @@ class Event {
   /// With nothing to help with, a helping waiter polls briefly before it
   /// sleeps: a launch usually ends within microseconds of its last task, and
   /// a sleeping thread takes a futex wake-up (tens of microseconds on a
-  /// loaded machine) to come back. Polling yields, for at most 1 ms.
+  /// loaded machine) to come back. Polling yields, for at most 1 ms after
+  /// the last thing this thread did. A host thread also does the transport's
+  /// work while it polls (WorkerPool::set_host_helper).
   void wait(WorkerPool* helping = nullptr) const {
-    bool polled = false;  // since the last task this thread ran
-    while (!ready()) {
-      if (helping == nullptr) {
-        std::unique_lock lock(mutex_);
-        cv_.wait(lock, [&] { return ready(); });
-        break;
-      }
-      if (helping->run_one()) {
-        polled = false;
-        continue;
-      }
-      if (!polled) {
-        polled = true;
-        if (poll_briefly([&] { return ready() || helping->has_work(); })) continue;
-      }
-      // Queued tasks do not signal this event: sleep in short slices.
+    if (helping == nullptr) {
       std::unique_lock lock(mutex_);
-      cv_.wait_for(lock, std::chrono::microseconds(200), [&] { return ready() || helping->has_work(); });
+      cv_.wait(lock, [&] { return ready(); });
+    } else {
+      const std::function<bool()>* help = helping->host_helper();
+      struct Release {  // the transport's own thread takes over again, even on an exception
+        WorkerPool& pool;
+        const std::function<bool()>*& help;
+        ~Release() {
+          if (help) pool.host_helper_done();
+        }
+      } release{*helping, help};
+      bool polled = false;  // since the last thing this thread did
+      while (!ready()) {
+        if (helping->run_one()) {
+          polled = false;
+          continue;
+        }
+        if (!polled) {
+          polled = true;
+          bool helped = false;
+          if (poll_briefly([&] { return ready() || helping->has_work() || (help && (helped = (*help)())); })) {
+            polled = !helped;
+            continue;
+          }
+          if (help) {  // nothing to do for 1 ms: the transport's own thread takes over
+            helping->host_helper_done();
+            help = nullptr;
+          }
+        }
+        // Queued tasks do not signal this event: sleep in short slices.
+        std::unique_lock lock(mutex_);
+        cv_.wait_for(lock, std::chrono::microseconds(200), [&] { return ready() || helping->has_work(); });
+      }
     }
     std::lock_guard lock(mutex_);
     if (error_) std::rethrow_exception(error_);

@@ -69,6 +69,8 @@ class Runtime {
     if (remote_ && o.detect_races)
       throw Error("refx: RuntimeOptions::detect_races is in-process only (its vector clocks do not cross ranks)");
     if (o.shuffle_seed != 0) pool_.set_shuffle(o.shuffle_seed);
+    if (remote_)
+      pool_.set_host_helper([r = remote_.get()] { return r->help(); }, [r = remote_.get()] { r->stop_helping(); });
     if (o.record_timeline) timeline_ = std::make_shared<detail::TimelineRecorder>();
     timeline_on_.store(timeline_ || process_timeline_, std::memory_order_relaxed);
   }

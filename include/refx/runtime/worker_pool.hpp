@@ -17,14 +17,14 @@
 
 namespace refx {
 
-/// Polls `done` for up to `budget` of wall time (spinning a little, then
+/// Polls `done` for up to 1 ms of wall time (spinning a little, then
 /// yielding) and returns whether it came true. Bounded by time, not by count:
 /// on a loaded machine one yield can give away a whole time slice.
 template <class Done>
-bool poll_briefly(Done done, std::chrono::microseconds budget = std::chrono::microseconds(1000)) {
+bool poll_briefly(Done done) {
   for (int i = 0; i < 200; ++i)
     if (done()) return true;
-  const auto until = std::chrono::steady_clock::now() + budget;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
   while (!done()) {
     if (std::chrono::steady_clock::now() >= until) return false;
     std::this_thread::yield();
@@ -47,8 +47,7 @@ class WorkerPool {
   ~WorkerPool() {
     {
       std::lock_guard lock(mutex_);
-      stop_ = true;
-      stopping_.store(true, std::memory_order_release);
+      stop_.store(true, std::memory_order_release);
     }
     cv_.notify_all();
     for (auto& t : threads_) t.join();
@@ -59,6 +58,18 @@ class WorkerPool {
   unsigned size() const noexcept { return static_cast<unsigned>(threads_.size()); }
   /// The calling thread's index among this pool's workers, or -1.
   int worker_index() const noexcept { return current().pool == this ? current().index : -1; }
+
+  /// Work that a waiting host thread (not a worker) does while it has no
+  /// task to run: `help` returns whether it did something, `done` ends it.
+  void set_host_helper(std::function<bool()> help, std::function<void()> done) {
+    help_ = std::move(help);
+    help_done_ = std::move(done);
+  }
+  /// The host helper, or null on a worker (set_host_helper).
+  const std::function<bool()>* host_helper() const noexcept { return help_ && worker_index() < 0 ? &help_ : nullptr; }
+  void host_helper_done() const {
+    if (help_done_) help_done_();
+  }
 
   /// Randomises which queued task runs next (checked mode: varied interleavings).
   void set_shuffle(std::uint64_t seed) {
@@ -116,7 +127,7 @@ class WorkerPool {
     for (;;) {
       // Spin a little first: a device woken by a peer usually comes back soon.
       spinning_.fetch_add(1, std::memory_order_acq_rel);
-      const bool woke = poll_briefly([&] { return has_work() || stopping_.load(std::memory_order_acquire); });
+      const bool woke = poll_briefly([&] { return has_work() || stop_.load(std::memory_order_acquire); });
       spinning_.fetch_sub(1, std::memory_order_acq_rel);
       Task t;
       {
@@ -132,13 +143,14 @@ class WorkerPool {
     }
   }
 
+  std::function<bool()> help_;  // set before any task runs
+  std::function<void()> help_done_;
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Task> tasks_;
   std::atomic<std::size_t> pending_{0};
   std::atomic<int> spinning_{0};
-  bool stop_ = false;
-  std::atomic<bool> stopping_{false};  // stop_, for the spinners: they do not lock
+  std::atomic<bool> stop_{false};  // set under mutex_; atomic for the spinners, which do not lock
   bool shuffle_ = false;
   std::mt19937_64 rng_;
   std::vector<std::thread> threads_;

@@ -10,6 +10,7 @@
 
 #include <refx/core/memory_space.hpp>
 #include <refx/ir/primitives/builtins.hpp>
+#include <refx/ir/view_access.hpp>
 #include <refx/trace/value.hpp>
 
 namespace refx {
@@ -250,10 +251,9 @@ inline ViewId detail::make_view(ViewId parent_id, std::initializer_list<IndexEnt
     if (x.kind == detail::keep_dim) continue;
     const std::int64_t size = x.kind == detail::squeeze_dim ? 1 : x.size;
     if (x.start.is_static()) {
-      const std::int64_t last = x.start.constant + (size > 0 ? (size - 1) * x.stride : 0);
-      if (x.start.constant < 0 || (size > 0 && last >= di.size) || (size == 0 && x.start.constant > di.size))
+      if (!window_fits(x.start.constant, size, x.stride, di.size))
         error = fmt::format("index {} (covering {}..{}) is out of bounds for dimension {} of size {}", x.start.constant,
-                            x.start.constant, last, d, di.size);
+                            x.start.constant, window_last(x.start.constant, size, x.stride), d, di.size);
     }
     // New start in base coordinates: parent.start + start * parent.stride.
     if (x.start.is_static() && di.start.is_static()) {

@@ -1,6 +1,7 @@
 #pragma once
 // The MPI transport (docs/transport.md): each rank hosts a contiguous block of
-// every mesh's devices. One progress thread per rank does all communication:
+// every mesh's devices. One thread per rank at a time does all communication:
+// its progress thread, or a host thread waiting for a result (help):
 //
 //   copy    header message, then the dense payload (from the source itself
 //           when it is dense); the receiver takes the payload straight into
@@ -26,6 +27,8 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <climits>
 #include <condition_variable>
 #include <cstdlib>
@@ -133,12 +136,42 @@ class Mpi final : public Remote {
     std::lock_guard lock(mutex_);
     launches_.erase(number);
   }
+  // A waiting host thread does the progress thread's work, which then
+  // sleeps: one thread fewer takes turns on the rank's cores, and a launch
+  // that ends on this rank ends on the thread waiting for it.
+  bool help() override {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return false;
+      if (driver_ == std::thread::id{}) driver_ = std::this_thread::get_id();
+      else if (driver_ != std::this_thread::get_id()) return false;  // another host thread drives
+    }
+    helped_at_.store(now_ns(), std::memory_order_relaxed);
+    std::unique_lock pass(drive_, std::try_to_lock);
+    return pass && poll_once();  // else the progress thread is taking a pass
+  }
+  void stop_helping() override {
+    {
+      std::lock_guard lock(mutex_);
+      if (driver_ != std::this_thread::get_id()) return;
+      driver_ = std::thread::id{};
+    }
+    cv_.notify_all();
+  }
 
  private:
   enum class Kind : std::uint8_t { signal, copy, fail, report, probe, done, bye };
   static constexpr int tag_ctrl = 0x7e01, tag_data = 0x7e02;
   static constexpr std::int64_t max_message = std::int64_t{1} << 30;  // MPI counts are ints
   static constexpr std::int64_t combine_segment = std::int64_t{256} << 10;
+  // How long a driving host thread may stay away before the progress thread
+  // takes a pass itself.
+  static constexpr std::chrono::microseconds stand_aside{250};
+
+  static std::int64_t now_ns() noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
 
   // Bytes per data message of a copy. A combining copy into a dense
   // destination travels in cache-sized segments that the receiver combines
@@ -178,11 +211,13 @@ class Mpi final : public Remote {
   };
 
   void send(Out o) {
+    bool driven = false;
     {
       std::lock_guard lock(mutex_);
       out_.push_back(std::move(o));
+      driven = driver_ != std::thread::id{};
     }
-    cv_.notify_all();
+    if (!driven) cv_.notify_all();  // a driving host thread finds it on its next pass
   }
 
   void post(Out o) {
@@ -419,62 +454,89 @@ class Mpi final : public Remote {
     }
   }
 
-  void progress() {
-    bool bye_sent = false;
-    int idle = 0;
-    std::vector<std::byte> msg;
+  // One pass: posts what was queued, handles what arrived, completes sends.
+  // Returns whether anything happened. Under drive_.
+  bool poll_once() {
+    std::deque<Out> batch;
+    {
+      std::lock_guard lock(mutex_);
+      batch.swap(out_);
+    }
+    for (Out& o : batch) post(std::move(o));
+    bool did = !batch.empty();
     for (;;) {
-      bool did = false, stopping = false;
-      std::deque<Out> batch;
-      {
-        std::lock_guard lock(mutex_);
-        batch.swap(out_);
-        stopping = stopping_;
-      }
-      for (Out& o : batch) post(std::move(o));
-      did = !batch.empty();
-      if (stopping && !bye_sent) {
-        // Last message to every rank: after a rank's bye nothing more comes from it.
-        for (int q = 0; q < p_.ranks; ++q) {
-          wire::Writer w;
-          w.put(Kind::bye);
-          post(Out{q, std::move(w.out)});
-        }
-        bye_sent = true;
-      }
-      for (;;) {
-        int flag = 0;
-        MPI_Status st;
-        MPI_Iprobe(MPI_ANY_SOURCE, tag_ctrl, comm_, &flag, &st);
-        if (!flag) break;
-        int count = 0;
-        MPI_Get_count(&st, MPI_BYTE, &count);
-        msg.resize(static_cast<std::size_t>(count));
-        MPI_Recv(msg.data(), count, MPI_BYTE, st.MPI_SOURCE, tag_ctrl, comm_, MPI_STATUS_IGNORE);
-        handle(st.MPI_SOURCE, msg);
-        did = true;
-      }
-      for (auto it = posted_.begin(); it != posted_.end();) {
-        int done = 0;
-        MPI_Testall(static_cast<int>(it->requests.size()), it->requests.data(), &done, MPI_STATUSES_IGNORE);
-        if (!done) {
-          ++it;
-          continue;
-        }
-        if (it->out.sent) it->out.sent();
-        it = posted_.erase(it);
-        did = true;
-      }
-      std::unique_lock lock(mutex_);
-      if (bye_sent && byes_ == p_.ranks && posted_.empty() && out_.empty()) return;
-      if (did) {
-        idle = 0;
+      int flag = 0;
+      MPI_Status st;
+      MPI_Iprobe(MPI_ANY_SOURCE, tag_ctrl, comm_, &flag, &st);
+      if (!flag) break;
+      int count = 0;
+      MPI_Get_count(&st, MPI_BYTE, &count);
+      msg_.resize(static_cast<std::size_t>(count));
+      MPI_Recv(msg_.data(), count, MPI_BYTE, st.MPI_SOURCE, tag_ctrl, comm_, MPI_STATUS_IGNORE);
+      handle(st.MPI_SOURCE, msg_);
+      did = true;
+    }
+    for (auto it = posted_.begin(); it != posted_.end();) {
+      int done = 0;
+      MPI_Testall(static_cast<int>(it->requests.size()), it->requests.data(), &done, MPI_STATUSES_IGNORE);
+      if (!done) {
+        ++it;
         continue;
       }
-      // Poll (yielding) while a launch is on or messages are outstanding;
-      // otherwise sleep until there is something to send (or 1 ms passes).
-      const bool busy = !launches_.empty() || !posted_.empty() || !rounds_.empty() || !finals_.empty() || stopping_;
-      if (busy && ++idle < 4096) {
+      if (it->out.sent) it->out.sent();
+      it = posted_.erase(it);
+      did = true;
+    }
+    return did;
+  }
+
+  void progress() {
+    bool bye_sent = false;
+    auto last = std::chrono::steady_clock::now();  // something happened
+    for (;;) {
+      {
+        // A host thread drives (help): stand aside until it stops, unless it
+        // has not come back for a while (it is running a long pool task).
+        std::unique_lock lock(mutex_);
+        while (driver_ != std::thread::id{} && !stopping_) {
+          cv_.wait_for(lock, stand_aside);
+          if (now_ns() - helped_at_.load(std::memory_order_relaxed) > stand_aside.count() * 1000) break;
+        }
+      }
+      bool did = false, stopping = false, outstanding = false, all_byes = false;
+      {
+        std::lock_guard pass(drive_);
+        {
+          std::lock_guard lock(mutex_);
+          stopping = stopping_;
+        }
+        if (stopping && !bye_sent) {
+          // Last message to every rank: after a rank's bye nothing more comes from it.
+          for (int q = 0; q < p_.ranks; ++q) {
+            wire::Writer w;
+            w.put(Kind::bye);
+            send(Out{q, std::move(w.out)});
+          }
+          bye_sent = true;
+        }
+        did = poll_once();
+        // Read here: once this pass ends, a host thread may drive.
+        outstanding = !posted_.empty() || !rounds_.empty() || !finals_.empty();
+        all_byes = byes_ == p_.ranks && posted_.empty();
+      }
+      std::unique_lock lock(mutex_);
+      if (bye_sent && all_byes && out_.empty()) return;  // no host drives once stopping_
+      const auto now = std::chrono::steady_clock::now();
+      if (did) {
+        last = now;
+        continue;
+      }
+      // Poll (yielding) while a launch is on or messages are outstanding, up
+      // to 1 ms since something happened (by time: on a loaded machine one
+      // yield can give away a whole time slice); then sleep in 50 us slices,
+      // or until there is something to send (1 ms when nothing is on).
+      const bool busy = !launches_.empty() || outstanding || stopping_;
+      if (busy && now - last < std::chrono::milliseconds(1)) {
         lock.unlock();
         std::this_thread::yield();
       } else {
@@ -487,13 +549,17 @@ class Mpi final : public Remote {
   Placement p_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   bool owns_mpi_ = false;
-  std::mutex mutex_;  // guards out_, launches_, early_, stopping_
+  std::mutex mutex_;  // guards out_, launches_, early_, stopping_, driver_
   std::condition_variable cv_;
+  std::mutex drive_;         // held for a pass of poll_once, by whichever thread drives
+  std::thread::id driver_;   // a host thread driving progress (help), or none
+  std::atomic<std::int64_t> helped_at_{0};  // its last call (now_ns)
   std::deque<Out> out_;
   std::map<std::int64_t, std::shared_ptr<Launch>> launches_;
   std::map<std::int64_t, std::deque<Early>> early_;
   bool stopping_ = false;
-  // The progress thread's own.
+  // The driving thread's (under drive_), down to byes_.
+  std::vector<std::byte> msg_;
   std::list<Posted> posted_;
   Buffer part_;                                                           // a segment of a combining copy
   std::map<std::int64_t, Round> rounds_;                                  // rank 0

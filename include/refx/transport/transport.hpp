@@ -120,6 +120,12 @@ class Remote {
   virtual void report(Report r) = 0;
   /// The launch completed here (after the coordinator's decision).
   virtual void finished(std::int64_t number) = 0;
+  /// A host thread waiting for a result offers to do the transport's work
+  /// meanwhile (it has nothing else to do, and a thread of its own would take
+  /// a core's time from it); returns whether there was something to do.
+  /// stop_helping() when it is done waiting.
+  virtual bool help() { return false; }
+  virtual void stop_helping() {}
 };
 
 namespace wire {

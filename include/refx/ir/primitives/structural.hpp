@@ -233,10 +233,8 @@ inline void index_check_abstract(AbstractContext& c) {
 inline ExecStatus index_check_impl(ExecContext& ctx, const Op& op) {
   const std::int64_t start = ctx.in(op, 0).as_int(0), size = ctx.attr(op, 1), stride = ctx.attr(op, 2),
                      parent = ctx.attr(op, 3);
-  const std::int64_t last = start + (size > 0 ? (size - 1) * stride : 0);
-  if (start < 0 || (size > 0 && last >= parent) || (size == 0 && start > parent))
-    throw RuntimeError(fmt::format("refx: index {} (covering {}..{}) is out of bounds for dimension {} of size {} (at {})",
-                                   start, start, last, ctx.attr(op, 0), parent, op.loc));
+  if (!window_fits(start, size, stride, parent))
+    throw index_out_of_bounds(start, size, stride, static_cast<std::size_t>(ctx.attr(op, 0)), parent, op.loc);
   Buffer& out = ctx.out(op, 0);
   std::memcpy(out.data(), ctx.in(op, 0).data(), out.bytes());
   return ExecStatus::done;
