@@ -166,7 +166,7 @@ class Mpi final : public Remote {
   static constexpr std::int64_t combine_segment = std::int64_t{256} << 10;
   // How long a driving host thread may stay away before the progress thread
   // takes a pass itself.
-  static constexpr std::chrono::microseconds stand_aside{250};
+  static constexpr std::chrono::microseconds stand_aside{2000};
 
   static std::int64_t now_ns() noexcept {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
