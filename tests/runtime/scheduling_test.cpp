@@ -227,6 +227,7 @@ TEST(ManyDevices, SixtyThreeParkedDevicesDoNotSpin) {
 TEST(HostHelper, DrivesWhileBusyAndHandsBackWhenIdleOrDone) {
   using namespace std::chrono_literals;
   Watchdog dog(kTestLimit, "host helper");
+  Event inner, finished;  // set by a worker: they outlive the pool, which joins it
   WorkerPool pool(1);
   std::atomic<bool> busy{true};
   std::atomic<int> calls{0}, from_worker{0}, done{0};
@@ -268,7 +269,6 @@ TEST(HostHelper, DrivesWhileBusyAndHandsBackWhenIdleOrDone) {
   }
   {  // A worker waiting for an event (a launch's inputs) never drives the transport.
     busy = true;
-    Event inner, finished;
     pool.push([&] {
       inner.wait(&pool);
       finished.set();
