@@ -140,21 +140,21 @@ class Mpi final : public Remote {
   // sleeps: one thread fewer takes turns on the rank's cores, and a launch
   // that ends on this rank ends on the thread waiting for it.
   bool help() override {
-    {
+    const std::thread::id me = std::this_thread::get_id();
+    if (driver_.load(std::memory_order_acquire) != me) {  // claim it, once per wait
       std::lock_guard lock(mutex_);
-      if (stopping_) return false;
-      if (driver_ == std::thread::id{}) driver_ = std::this_thread::get_id();
-      else if (driver_ != std::this_thread::get_id()) return false;  // another host thread drives
+      std::thread::id none;
+      if (stopping_ || !driver_.compare_exchange_strong(none, me)) return false;  // another host thread drives
     }
-    helped_at_.store(now_ns(), std::memory_order_relaxed);
+    helped_at_.store(std::chrono::steady_clock::now(), std::memory_order_relaxed);
     std::unique_lock pass(drive_, std::try_to_lock);
     return pass && poll_once();  // else the progress thread is taking a pass
   }
   void stop_helping() override {
+    std::thread::id me = std::this_thread::get_id();
     {
-      std::lock_guard lock(mutex_);
-      if (driver_ != std::this_thread::get_id()) return;
-      driver_ = std::thread::id{};
+      std::lock_guard lock(mutex_);  // the progress thread checks driver_ under it before it waits
+      if (!driver_.compare_exchange_strong(me, std::thread::id{})) return;
     }
     cv_.notify_all();
   }
@@ -167,11 +167,6 @@ class Mpi final : public Remote {
   // How long a driving host thread may stay away before the progress thread
   // takes a pass itself.
   static constexpr std::chrono::microseconds stand_aside{2000};
-
-  static std::int64_t now_ns() noexcept {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
 
   // Bytes per data message of a copy. A combining copy into a dense
   // destination travels in cache-sized segments that the receiver combines
@@ -211,13 +206,12 @@ class Mpi final : public Remote {
   };
 
   void send(Out o) {
-    bool driven = false;
     {
       std::lock_guard lock(mutex_);
       out_.push_back(std::move(o));
-      driven = driver_ != std::thread::id{};
     }
-    if (!driven) cv_.notify_all();  // a driving host thread finds it on its next pass
+    // A driving host thread finds it on its next pass.
+    if (driver_.load(std::memory_order_acquire) == std::thread::id{}) cv_.notify_all();
   }
 
   void post(Out o) {
@@ -498,9 +492,9 @@ class Mpi final : public Remote {
         // A host thread drives (help): stand aside until it stops, unless it
         // has not come back for a while (it is running a long pool task).
         std::unique_lock lock(mutex_);
-        while (driver_ != std::thread::id{} && !stopping_) {
+        while (driver_.load(std::memory_order_acquire) != std::thread::id{} && !stopping_) {
           cv_.wait_for(lock, stand_aside);
-          if (now_ns() - helped_at_.load(std::memory_order_relaxed) > stand_aside.count() * 1000) break;
+          if (std::chrono::steady_clock::now() - helped_at_.load(std::memory_order_relaxed) > stand_aside) break;
         }
       }
       bool did = false, stopping = false, outstanding = false, all_byes = false;
@@ -549,11 +543,11 @@ class Mpi final : public Remote {
   Placement p_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   bool owns_mpi_ = false;
-  std::mutex mutex_;  // guards out_, launches_, early_, stopping_, driver_
+  std::mutex mutex_;  // guards out_, launches_, early_, stopping_
   std::condition_variable cv_;
-  std::mutex drive_;         // held for a pass of poll_once, by whichever thread drives
-  std::thread::id driver_;   // a host thread driving progress (help), or none
-  std::atomic<std::int64_t> helped_at_{0};  // its last call (now_ns)
+  std::mutex drive_;  // held for a pass of poll_once, by whichever thread drives
+  std::atomic<std::thread::id> driver_;  // a host thread driving progress (help), or none; changed under mutex_
+  std::atomic<std::chrono::steady_clock::time_point> helped_at_{};  // its last call
   std::deque<Out> out_;
   std::map<std::int64_t, std::shared_ptr<Launch>> launches_;
   std::map<std::int64_t, std::deque<Early>> early_;
