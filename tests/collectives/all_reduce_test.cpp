@@ -38,10 +38,7 @@ Executable program_for(const Case& c, const Mesh& mesh) {
     return collectives::all_reduce_program<T>(mesh, c.m, {.op = c.op, .direction = c.dir, .in_place = c.in_place});
   if (c.in_place)
     return kernel([c](Vec<T> x) { collectives::all_reduce(x, "x", c.op, c.dir, c.alg); }).compile(mesh, {Shape{c.m}});
-  return kernel([c](Vec<const T> x, Vec<T> out) {
-           sync_copy(x, out);
-           collectives::all_reduce(out, "x", c.op, c.dir, c.alg);
-         })
+  return kernel([c](Vec<const T> x, Vec<T> out) { collectives::all_reduce(x, out, "x", c.op, c.dir, c.alg); })
       .compile(mesh, {Shape{c.m}, Shape{c.m}});
 }
 

@@ -12,10 +12,13 @@
 //   reduce_scatter, in place    every chunk is sent by N-1 devices    (N-1) m s
 //   ppermute                    one block per device                  N m s
 //   collective_matmul (a: rows x k)  N-1 blocks of a per device       N (N-1) rows k s
-// Out-of-place programs add what they stage: all_reduce copies x into out
-// first (+N m s); the ring reduce_scatter copies x into scratch and the
-// reduced chunk out (+N m s + m s); the direct one (automatic below 1 MiB)
-// copies each own chunk into its slot and the result out ((N+1) m s in all).
+// Out of place, the ring reads x instead of staging it: a block arrives by a
+// plain copy and its receiver adds its own chunk of x (a local copy), so the
+// reduce-scatter half moves 2 (N-1) m s. The ring all_reduce:
+// 3 (N-1) m s; the ring reduce_scatter: 2 (N-1) m s + m s (the reduced chunk
+// out). The other algorithms stage: all_reduce copies x into out first
+// (+N m s); the direct reduce_scatter (automatic below 1 MiB) copies each own
+// chunk into its slot and the result out ((N+1) m s in all).
 // Because every chunk is sent the same number of times, the totals are exact for sizes not divisible by N (and smaller than N) too;
 // copy counts are checked where every chunk is non-empty.
 
@@ -142,11 +145,20 @@ std::pair<std::int64_t, std::int64_t> automatic_all_reduce(std::int64_t n, std::
 }
 
 TEST_P(ByteCounts, AllReduceProgramOutOfPlace) {
-  const auto exe = collectives::all_reduce_program<T>(mesh(), m(), {}, rt_);
-  const Array x = make_input(Shape{m()});
-  const auto got = measure(rt_, [&] { exe(x)[0].block_until_ready(); });
-  const auto [bytes, copies] = automatic_all_reduce(n(), m());
-  expect(got, n() * m() * S + bytes, n() + copies);  // + staging x into out
+  for (Direction dir : {Direction::unidirectional, Direction::bidirectional}) {
+    SCOPED_TRACE(name_of(dir));
+    const auto exe = collectives::all_reduce_program<T>(mesh(), m(), {.direction = dir}, rt_);
+    const Array x = make_input(Shape{m()});
+    const auto got = measure(rt_, [&] { exe(x)[0].block_until_ready(); });
+    const bool ring = n() == 2 ? m() * S > collectives::one_shot_max_bytes : n() > 2 && m() * S >= collectives::direct_max_bytes;
+    const int lanes = dir == Direction::bidirectional ? 2 : 1;
+    if (ring) {
+      expect(got, 3 * (n() - 1) * m() * S, lanes * 3 * n() * (n() - 1));
+    } else {
+      const auto [bytes, copies] = automatic_all_reduce(n(), m());
+      expect(got, n() * m() * S + bytes, n() + copies);  // + staging x into out
+    }
+  }
 }
 
 TEST_P(ByteCounts, AllReduceProgramInPlace) {
@@ -176,8 +188,8 @@ TEST_P(ByteCounts, ReduceScatterOutOfPlace) {
     // Direct: the other devices' chunks ((N-1) m in all), each device's own chunk into its slot (m), the result -> out (m).
     expect(got, (n() + 1) * m() * S, n() * (n() - 1) + 2 * n());
   } else {
-    // x -> scratch (N m), the ring ((N-1) m), each device's chunk -> out (m in all).
-    expect(got, n() * m() * S + (n() - 1) * m() * S + m() * S, n() + n() * (n() - 1) + n());
+    // The ring from x into scratch (2 (N-1) m: blocks, then own chunks added), each device's chunk -> out (m in all).
+    expect(got, 2 * (n() - 1) * m() * S + m() * S, 2 * n() * (n() - 1) + n());
   }
 }
 
@@ -217,6 +229,7 @@ std::vector<Case> cases() {
   std::vector<Case> out;
   for (int n : {1, 2, 3, 4, 5, 8})
     for (std::int64_t m : {240, 1001, 3, 9000}) out.push_back({n, m});  // 9000: past one_shot_max_bytes
+  for (int n : {3, 4}) out.push_back({n, 262200});  // past direct_max_bytes: the ring for N > 2
   return out;
 }
 

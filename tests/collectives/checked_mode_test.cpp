@@ -57,6 +57,27 @@ TEST_P(CheckedMode, RingAndDirectAllReduce) {
     }
 }
 
+// Out of place, the ring reads x and adds it to each block that arrives.
+TEST_P(CheckedMode, RingAllReduceAndReduceScatterOutOfPlace) {
+  const std::int64_t m = 11;
+  for (Direction dir : {Direction::unidirectional, Direction::bidirectional}) {
+    SCOPED_TRACE(name_of(dir));
+    const auto exe = kernel([=](Vec<const std::int32_t> x, Vec<std::int32_t> out, Vec<std::int32_t> part) {
+                       collectives::all_reduce(x, out, "x", ReduceOp::sum, dir, Algorithm::ring);
+                       collectives::reduce_scatter(x, part, "x", ReduceOp::max, dir, Algorithm::ring);
+                     }).compile(mesh(), {Shape{m}, Shape{m}, Shape{(m + n() - 1) / n()}}, rt_);
+    const auto host = inputs<std::int32_t>(n(), m);
+    const Array x = array_of(host, Shape{m}, rt_);
+    const auto outs = exe(x);
+    const auto sum = reduce(host, ReduceOp::sum), max = reduce(host, ReduceOp::max);
+    for (int d = 0; d < n(); ++d) {
+      ASSERT_TRUE(matches(outs[0].to_host<std::int32_t>(d), sum, "all_reduce, device " + std::to_string(d)));
+      const Chunk k = chunk_of(m, n(), d);
+      ASSERT_TRUE(matches(outs[1].to_host<std::int32_t>(d), 0, max, k.start, k.len, "reduce_scatter, device " + std::to_string(d)));
+    }
+  }
+}
+
 TEST_P(CheckedMode, ReduceScatterInPlace) {
   const std::int64_t m = 11;
   for (Direction dir : {Direction::unidirectional, Direction::bidirectional}) {

@@ -108,6 +108,20 @@ TEST(ShapeErrors, ReduceScatterOutputTooShort) {
   EXPECT_TRUE(trace_error(k, kMesh, {"reduce_scatter", "need 3"}));
 }
 
+// (Static extents that differ do not compile: the copy's static_assert.)
+TEST(ShapeErrors, AllReduceOutOfPlaceShapesDiffer) {
+  const int at = __LINE__ + 1;
+  auto k = kernel([](Ref<const float, extents<dyn>, Hbm> x, Ref<float, extents<dyn>, Hbm> out) { collectives::all_reduce(x, out, "x"); });
+  try {
+    (void)k.compile(kMesh, {Shape{10}, Shape{8}});
+    ADD_FAILURE() << "expected refx::TraceError, the kernel compiled";
+  } catch (const TraceError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("all_reduce: x has shape"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(line(at)), std::string::npos) << msg;
+  }
+}
+
 TEST(ShapeErrors, CollectiveMatmulShapesDoNotFit) {
   // out needs N * 2 = 8 rows.
   auto k = kernel([](VmemRef<const float, 2, 3> a, VmemRef<const float, 3, 5> b, VmemRef<float, 6, 5> out) {

@@ -177,6 +177,35 @@ TEST(KernelEntry, HoldsOnlyBeforeAnyEffectAtTheTopLevel) {
   EXPECT_EQ(seen, want);
 }
 
+// Out of place, the ring reads x and writes out only by the peers' copies, so
+// at kernel entry it skips its first handshake as the in-place ring does.
+TEST(KernelEntry, OutOfPlaceRingAllReduceSkipsItsFirstHandshakeAtEntry) {
+  constexpr int n = 4;
+  const Mesh mesh{{"x", n}};
+  using Block = VmemRef<const float, 10>;
+  using Out = VmemRef<float, 10>;
+  const auto first = kernel([](Block x, Out out) {
+                       collectives::all_reduce(x, out, "x", ReduceOp::sum, Direction::unidirectional, Algorithm::ring);
+                     }).compile(mesh);
+  const auto later = kernel([](Block x, Out out) {
+                       (void)x.load();  // a read: no longer the kernel's entry
+                       collectives::all_reduce(x, out, "x", ReduceOp::sum, Direction::unidirectional, Algorithm::ring);
+                     }).compile(mesh);
+  // One handshake (one signal) per step, 2 (N-1) steps.
+  EXPECT_EQ(count_ops(first.graph(), "semaphore_signal"), std::size_t{2 * (n - 1) - 1});
+  EXPECT_EQ(count_ops(later.graph(), "semaphore_signal"), std::size_t{2 * (n - 1)});
+  const auto host = inputs<float>(n, 10);
+  const auto want = reduce(host, ReduceOp::sum);
+  const Array x = array_of(host, Shape{10});
+  for (int i = 0; i < 20; ++i) {
+    const Array a = first(x)[0], b = later(x)[0];
+    for (int d = 0; d < n; ++d) {
+      ASSERT_TRUE(matches(a.to_host<float>(d), want, "first, device " + std::to_string(d)));
+      ASSERT_TRUE(matches(b.to_host<float>(d), want, "later, device " + std::to_string(d)));
+    }
+  }
+}
+
 TEST(KernelEntry, AFirstCollectiveHasNoEntryBarrierALaterOneHasIt) {
   constexpr int n = 4;
   const Mesh mesh{{"x", n}};

@@ -139,18 +139,27 @@ std::vector<std::vector<double>> integer_valued(int n, std::int64_t m) {
   return out;
 }
 
-// out <- all_reduce(out), kCalls times, out of place, dispatched without waiting.
+// y <- all_reduce(y), kCalls times, out of place, dispatched without waiting:
+// the ring reading x at kernel entry (no handshake before its first step),
+// and after other work (with one).
 TEST_P(Chain, AllReduceOutOfPlace) {
   const int n = GetParam();
   Watchdog dog(kTestLimit, "all_reduce chain");
   const std::int64_t m = 21;
-  const auto exe = kernel([](Vec<const double> x, Vec<double> out) {
-                     sync_copy(x, out);
-                     collectives::all_reduce(out, "x", ReduceOp::sum, Direction::bidirectional, Algorithm::ring);
-                   }).compile(Mesh{{"x", n}}, {Shape{m}, Shape{m}});
+  const auto at_entry = kernel([](Vec<const double> x, Vec<double> out) {
+                          collectives::all_reduce(x, out, "x", ReduceOp::sum, Direction::bidirectional, Algorithm::ring);
+                        }).compile(Mesh{{"x", n}}, {Shape{m}, Shape{m}});
+  const auto after_work = kernel([m](Vec<const double> x, Vec<double> out) {
+                            // Junk in out first: the ring must not read it.
+                            run_scoped({Shape{m}}, [&](Ref<double, extents<dyn>, Vmem> junk) {
+                              junk.store(junk.load() * 0.0 - 1.0);
+                              sync_copy(junk, out);
+                            });
+                            collectives::all_reduce(x, out, "x", ReduceOp::sum, Direction::unidirectional, Algorithm::ring);
+                          }).compile(Mesh{{"x", n}}, {Shape{m}, Shape{m}});
   const auto host = integer_valued(n, m);
   Array y = array_of(host, Shape{m});
-  for (int i = 0; i < kCalls; ++i) y = exe(y)[0];
+  for (int i = 0; i < kCalls; ++i) y = (i % 2 ? after_work : at_entry)(y)[0];
   const auto want = chain_reference(host, kCalls);
   for (int d = 0; d < n; ++d) ASSERT_TRUE(matches(y.to_host<double>(d), want, "device " + std::to_string(d)));
 }

@@ -23,39 +23,73 @@ struct Lane {
   int dir;  // +1: send to the right; -1: send to the left
   RegularSemaphore capacity;
   DmaSemaphore send, recv;
+  DmaSemaphore local;       // out of place: adding this device's own values
   int part = 0, parts = 1;  // this lane's share of every chunk
 };
 
-/// Calls fn(view) with this lane's part of chunk c of the buffer: lanes split
-/// every chunk (not the buffer), so chunk me is reduced by all lanes.
+/// This lane's part of a chunk: lanes split every chunk (not the buffer), so
+/// chunk me is reduced by all lanes.
+template <class R, class V>
+auto lane_part(const Lane<R>& l, const V& chunk) {
+  const std::int64_t len = chunk.shape()[0], b = len * l.part / l.parts, e = len * (l.part + 1) / l.parts;
+  return chunk.at(ds(b, e - b));
+}
+
+/// Calls fn(view) with this lane's part of chunk c of the buffer.
 template <class R, class F>
 void for_lane_chunk(const Lane<R>& l, const Scalar<std::int32_t>& c, std::int64_t n, F&& fn) {
-  for_chunk(l.buffer, c, n, [&](auto v) {
-    const std::int64_t len = v.shape()[0], b = len * l.part / l.parts, e = len * (l.part + 1) / l.parts;
-    fn(v.at(ds(b, e - b)));
+  for_chunk(l.buffer, c, n, [&](auto v) { fn(lane_part(l, v)); });
+}
+
+/// Calls fn(own, view) with this lane's part of chunk c of `own` (a Ref
+/// shaped like the buffer) and of the buffer.
+template <class R, class X, class F>
+void for_lane_chunk(const Lane<R>& l, const X& own, const Scalar<std::int32_t>& c, std::int64_t n, F&& fn) {
+  for_chunk_bounds(l.buffer.shape()[0], c, n, [&](const Scalar<std::int32_t>& start, std::int64_t rows) {
+    fn(lane_part(l, own.at(ds(start, rows))), lane_part(l, l.buffer.at(ds(start, rows))));
   });
 }
 
 /// Runs `steps` ring steps on every lane together (their copies overlap).
 /// At step s a lane sends chunk send_chunk(s) and receives recv_chunk(s).
-template <class R, class SendChunk, class RecvChunk>
+/// With `reduce`, blocks are combined into the receiver's buffer. With `own`
+/// as well (out of place), this device's values are in *own, not in the
+/// buffer: step 0 sends them, every block travels as a plain copy, and its
+/// receiver then adds its own values to it (no copy of *own into the buffer
+/// beforehand, and every chunk of the buffer is written before it is read).
+template <class R, class SendChunk, class RecvChunk, class X = R>
 void ring_steps(const Ring& ring, std::vector<Lane<R>>& lanes, int steps, SendChunk send_chunk, RecvChunk recv_chunk,
-                bool reduce, ReduceOp op, bool entry) {
+                bool reduce, ReduceOp op, bool entry, const X* own = nullptr) {
   for (int s = 0; s < steps; ++s) {
     // At kernel entry the first step's receivers are free (nothing to wait for).
     if (s > 0 || !entry)
       for (auto& l : lanes) handshake(l.capacity, ring.peer(-l.dir));
-    for (auto& l : lanes)
+    for (auto& l : lanes) {
+      if (own != nullptr && s == 0) {
+        for_lane_chunk(l, *own, send_chunk(l, s), ring.size, [&](auto mine, auto v) {
+          make_async_remote_copy(mine, v, l.send, l.recv, ring.peer(l.dir)).start();
+        });
+        continue;
+      }
       for_lane_chunk(l, send_chunk(l, s), ring.size, [&](auto v) {
         const auto c = make_async_remote_copy(v, v, l.send, l.recv, ring.peer(l.dir));
-        if (reduce) c.start(combine(op));
+        if (reduce && own == nullptr) c.start(combine(op));
         else c.start();
       });
+    }
     for (auto& l : lanes) {
       for_lane_chunk(l, send_chunk(l, s), ring.size,
                 [&](auto v) { make_async_remote_copy(v, v, l.send, l.recv, ring.peer(l.dir)).wait_send(); });
       for_lane_chunk(l, recv_chunk(l, s), ring.size,
                 [&](auto v) { make_async_remote_copy(v, v, l.send, l.recv, ring.peer(l.dir)).wait_recv(); });
+    }
+    if (reduce && own != nullptr) {
+      for (auto& l : lanes)
+        for_lane_chunk(l, *own, recv_chunk(l, s), ring.size,
+                       [&](auto mine, auto v) { make_async_copy(mine, v, l.local).start(combine(op)); });
+      for (auto& l : lanes)
+        for_lane_chunk(l, *own, recv_chunk(l, s), ring.size,
+                       [&](auto mine, auto v) { make_async_copy(mine, v, l.local).wait(); });
     }
   }
 }
@@ -64,24 +98,26 @@ template <class R, class F>
 void with_lanes(const R& x, Direction d, F&& body) {
   const std::int64_t m = x.shape()[0];
   using View = decltype(x.at(ds(0, 1)));
-  run_scoped([&](RegularSemaphores<2> capacity, DmaSemaphores<2> send, DmaSemaphores<2> recv) {
+  run_scoped([&](RegularSemaphores<2> capacity, DmaSemaphores<2> send, DmaSemaphores<2> recv, DmaSemaphores<2> local) {
     std::vector<Lane<View>> lanes;
     if (d == Direction::unidirectional || m < 2) {
-      lanes.push_back({x.at(ds(0, m)), +1, capacity.at(0), send.at(0), recv.at(0)});
+      lanes.push_back({x.at(ds(0, m)), +1, capacity.at(0), send.at(0), recv.at(0), local.at(0)});
     } else {
-      lanes.push_back({x.at(ds(0, m)), +1, capacity.at(0), send.at(0), recv.at(0), 0, 2});
-      lanes.push_back({x.at(ds(0, m)), -1, capacity.at(1), send.at(1), recv.at(1), 1, 2});
+      lanes.push_back({x.at(ds(0, m)), +1, capacity.at(0), send.at(0), recv.at(0), local.at(0), 0, 2});
+      lanes.push_back({x.at(ds(0, m)), -1, capacity.at(1), send.at(1), recv.at(1), local.at(1), 1, 2});
     }
     body(lanes);
   });
 }
 
-template <class R>
-void reduce_scatter_steps(const Ring& ring, std::vector<Lane<R>>& lanes, ReduceOp op) {
+/// In place, or with `own` out of place from *own into the lanes' buffer
+/// (see ring_steps).
+template <class R, class X = R>
+void reduce_scatter_steps(const Ring& ring, std::vector<Lane<R>>& lanes, ReduceOp op, const X* own = nullptr) {
   // Send chunk me - dir*(s+1), receive me - dir*(s+2): device me ends with chunk me.
   ring_steps(
       ring, lanes, ring.size - 1, [&](const Lane<R>& l, int s) { return ring.offset(-l.dir * (s + 1)); },
-      [&](const Lane<R>& l, int s) { return ring.offset(-l.dir * (s + 2)); }, true, op, ring.entry);
+      [&](const Lane<R>& l, int s) { return ring.offset(-l.dir * (s + 2)); }, true, op, ring.entry, own);
 }
 
 template <class R>
@@ -118,6 +154,15 @@ inline constexpr std::int64_t one_shot_max_bytes = 32 << 10;
 inline constexpr std::int64_t direct_max_bytes = 1 << 20;
 
 namespace detail {
+/// What Algorithm::automatic picks for an all-reduce of x.
+template <class R>
+Algorithm automatic_all_reduce(const R& x, const Ring& ring) {
+  const std::int64_t bytes = x.shape().num_elements() * static_cast<std::int64_t>(sizeof(typename R::value_type));
+  return bytes <= one_shot_max_bytes                   ? Algorithm::one_shot
+         : ring.size > 2 && bytes < direct_max_bytes ? Algorithm::direct
+                                                      : Algorithm::ring;
+}
+
 /// Direct ("two-shot") all-reduce. Round 1: chunk p of x goes to device p's
 /// slot `me`; each device combines its chunk in the fixed order of device
 /// ids. Round 2: each device's reduced chunk goes to every other device.
@@ -214,12 +259,7 @@ void all_reduce(const R& x, std::string_view axis, ReduceOp op = ReduceOp::sum, 
   detail::check_in_place_ref<R>();
   const detail::Ring ring(axis, loc);
   if (ring.size == 1) return;
-  if (a == Algorithm::automatic) {
-    const std::int64_t bytes = x.shape().num_elements() * static_cast<std::int64_t>(sizeof(typename R::value_type));
-    a = bytes <= one_shot_max_bytes                     ? Algorithm::one_shot
-        : ring.size > 2 && bytes < direct_max_bytes ? Algorithm::direct
-                                                        : Algorithm::ring;
-  }
+  if (a == Algorithm::automatic) a = detail::automatic_all_reduce(x, ring);
   if (a == Algorithm::one_shot) {
     detail::all_reduce_one_shot(x, ring, op);
     return;
@@ -234,12 +274,30 @@ void all_reduce(const R& x, std::string_view axis, ReduceOp op = ReduceOp::sum, 
   });
 }
 
-/// Out-of-place all-reduce: out = reduction of every device's x.
+/// Out-of-place all-reduce: out = reduction of every device's x (x is kept).
+/// The ring (what Algorithm::automatic picks for large x) reads x where the
+/// in-place ring would read its own buffer, so x is not copied into out
+/// first; the other algorithms copy it, then reduce out in place.
 template <class Src, class Dst>
 void all_reduce(const Src& x, const Dst& out, std::string_view axis, ReduceOp op = ReduceOp::sum,
-                Direction d = Direction::unidirectional, std::source_location loc = std::source_location::current()) {
-  sync_copy(x, out, loc);
-  all_reduce(out, axis, op, d, Algorithm::automatic, loc);
+                Direction d = Direction::unidirectional, Algorithm a = Algorithm::automatic,
+                std::source_location loc = std::source_location::current()) {
+  static_assert(is_ref_v<Src>, "refx: collectives operate on Refs");
+  detail::check_in_place_ref<Dst>();
+  if (x.shape() != out.shape())
+    throw TraceError(fmt::format("refx: all_reduce: x has shape {} but out has shape {}; they must be equal (at {})",
+                                 x.shape(), out.shape(), SourceLoc(loc)));
+  const detail::Ring ring(axis, loc);  // before any effect: at kernel entry, the peers' out is free
+  if (a == Algorithm::automatic) a = detail::automatic_all_reduce(out, ring);
+  if (ring.size == 1 || a != Algorithm::ring) {
+    sync_copy(x, out, loc);
+    all_reduce(out, axis, op, d, a, loc);
+    return;
+  }
+  detail::with_lanes(out, d, [&](auto& lanes) {
+    detail::reduce_scatter_steps(ring, lanes, op, &x);
+    detail::all_gather_steps(ring, lanes);
+  });
 }
 
 namespace detail {
@@ -299,8 +357,9 @@ void reduce_scatter_direct(const Src& x, const Dst& out, const Ring& ring, Reduc
 /// needs ceil(rows / N) rows; a shorter chunk leaves the last row untouched).
 ///
 /// Algorithm::automatic: direct (one round, x not staged) for N > 1 below
-/// `direct_max_bytes` of x per device; else, or with Algorithm::ring, x is
-/// copied to scratch and reduced there by the in-place ring.
+/// `direct_max_bytes` of x per device; else, or with Algorithm::ring, the
+/// ring reduces into scratch, reading x where the in-place ring reads its
+/// buffer (x is not copied), and the result chunk is copied to out.
 template <class Src, class Dst>
 void reduce_scatter(const Src& x, const Dst& out, std::string_view axis, ReduceOp op = ReduceOp::sum,
                     Direction d = Direction::unidirectional, Algorithm a = Algorithm::automatic,
@@ -319,10 +378,14 @@ void reduce_scatter(const Src& x, const Dst& out, std::string_view axis, ReduceO
     detail::reduce_scatter_direct(x, out, ring, op, loc);
     return;
   }
-  using Work = Ref<typename Src::value_type, dyn_extents<Src::rank>, typename Src::space_type>;
+  if (ring.size == 1) {
+    sync_copy(x, out.at(ds(0, m)), loc);
+    return;
+  }
+  // The ring reduces into scratch, reading x where the in-place ring would read its buffer.
+  using Work = Ref<std::remove_const_t<typename Src::value_type>, dyn_extents<Src::rank>, typename Src::space_type>;
   run_scoped({x.shape()}, [&](Work work) {
-    sync_copy(x, work, loc);
-    reduce_scatter_in_place(work, axis, op, d, loc);
+    detail::with_lanes(work, d, [&](auto& lanes) { detail::reduce_scatter_steps(ring, lanes, op, &x); });
     detail::for_chunk(work, ring.me, ring.size, [&](auto v) { sync_copy(v, out.at(ds(0, v.shape()[0])), loc); });
   }, loc);
 }

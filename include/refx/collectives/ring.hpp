@@ -69,18 +69,27 @@ struct Ring {
   DeviceId at(const Scalar<std::int32_t>& pos) const { return DeviceId::named({{axis, pos}}); }
 };
 
-/// Calls fn(view) with chunk `c` (traced) of x's leading dimension cut into
-/// `parts` nearly equal chunks (the first m % parts chunks are one longer).
-template <class R, class F>
-void for_chunk(const R& x, const Scalar<std::int32_t>& c, std::int64_t parts, F&& fn) {
-  const std::int64_t m = x.shape()[0], q = m / parts, r = m % parts;
+/// Calls fn(start, rows) with the bounds of chunk `c` (traced) of a leading
+/// dimension of m rows cut into `parts` nearly equal chunks (the first
+/// m % parts chunks are one longer; a chunk may be empty when m < parts).
+template <class F>
+void for_chunk_bounds(std::int64_t m, const Scalar<std::int32_t>& c, std::int64_t parts, F&& fn) {
+  const std::int64_t q = m / parts, r = m % parts;
   if (r == 0) {
-    fn(x.at(ds(c * static_cast<std::int32_t>(q), q)));
+    fn(c * static_cast<std::int32_t>(q), q);
     return;
   }
   const auto start = c * static_cast<std::int32_t>(q) + refx::min(c, static_cast<std::int32_t>(r));
-  when(c < static_cast<std::int32_t>(r), [&] { fn(x.at(ds(start, q + 1))); });
-  when(c >= static_cast<std::int32_t>(r), [&] { fn(x.at(ds(start, q))); });  // may be empty (m < parts)
+  when(c < static_cast<std::int32_t>(r), [&] { fn(start, q + 1); });
+  when(c >= static_cast<std::int32_t>(r), [&] { fn(start, q); });
+}
+
+/// Calls fn(view) with chunk `c` (traced) of x's leading dimension (see
+/// for_chunk_bounds).
+template <class R, class F>
+void for_chunk(const R& x, const Scalar<std::int32_t>& c, std::int64_t parts, F&& fn) {
+  for_chunk_bounds(x.shape()[0], c, parts,
+                   [&](const Scalar<std::int32_t>& start, std::int64_t rows) { fn(x.at(ds(start, rows))); });
 }
 
 template <class R>
