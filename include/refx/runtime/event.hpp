@@ -29,9 +29,10 @@ class Event {
   /// With nothing to help with, a helping waiter polls briefly before it
   /// sleeps: a launch usually ends within microseconds of its last task, and
   /// a sleeping thread takes a futex wake-up (tens of microseconds on a
-  /// loaded machine) to come back. Polling yields, for at most 1 ms after
-  /// the last thing this thread did. A host thread also does the transport's
-  /// work while it polls (WorkerPool::set_host_helper).
+  /// loaded machine) to come back. Polling yields, for at most the pool's
+  /// poll window (1 ms by default) after the last thing this thread did. A
+  /// host thread also does the transport's work while it polls
+  /// (WorkerPool::set_host_helper).
   void wait(WorkerPool* helping = nullptr) const {
     if (helping == nullptr) {
       std::unique_lock lock(mutex_);
@@ -54,11 +55,12 @@ class Event {
         if (!polled) {
           polled = true;
           bool helped = false;
-          if (poll_briefly([&] { return ready() || helping->has_work() || (help && (helped = (*help)())); })) {
+          if (poll_briefly([&] { return ready() || helping->has_work() || (help && (helped = (*help)())); },
+                           helping->poll_window())) {
             polled = !helped;
             continue;
           }
-          if (help) {  // nothing to do for 1 ms: the transport's own thread takes over
+          if (help) {  // nothing to do for a poll window: the transport's own thread takes over
             helping->host_helper_done();
             help = nullptr;
           }

@@ -6,6 +6,7 @@
 // token per ordered effect kind and an output token per device, which
 // effects_barrier() waits for.
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <map>
@@ -69,8 +70,12 @@ class Runtime {
     if (remote_ && o.detect_races)
       throw Error("refx: RuntimeOptions::detect_races is in-process only (its vector clocks do not cross ranks)");
     if (o.shuffle_seed != 0) pool_.set_shuffle(o.shuffle_seed);
-    if (remote_)
+    if (remote_) {
       pool_.set_host_helper([r = remote_.get()] { return r->help(); }, [r = remote_.get()] { r->stop_helping(); });
+      // k ranks on this machine share its cores, so a polling thread gets
+      // about 1/k of the wall time: poll k times as long (1 ms of a core each).
+      pool_.set_poll_window(std::chrono::milliseconds(std::clamp(placement_.local_ranks, 1, 8)));
+    }
     if (o.record_timeline) timeline_ = std::make_shared<detail::TimelineRecorder>();
     timeline_on_.store(timeline_ || process_timeline_, std::memory_order_relaxed);
   }

@@ -17,14 +17,14 @@
 
 namespace refx {
 
-/// Polls `done` for up to 1 ms of wall time (spinning a little, then
+/// Polls `done` for up to `window` of wall time (spinning a little, then
 /// yielding) and returns whether it came true. Bounded by time, not by count:
 /// on a loaded machine one yield can give away a whole time slice.
 template <class Done>
-bool poll_briefly(Done done) {
+bool poll_briefly(Done done, std::chrono::microseconds window) {
   for (int i = 0; i < 200; ++i)
     if (done()) return true;
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+  const auto until = std::chrono::steady_clock::now() + window;
   while (!done()) {
     if (std::chrono::steady_clock::now() >= until) return false;
     std::this_thread::yield();
@@ -65,6 +65,11 @@ class WorkerPool {
     help_ = std::move(help);
     help_done_ = std::move(done);
   }
+  /// How long an idle worker, or a waiting host thread, polls before it
+  /// sleeps (1 ms unless set; set before any task runs).
+  void set_poll_window(std::chrono::microseconds w) { poll_window_ = w; }
+  std::chrono::microseconds poll_window() const noexcept { return poll_window_; }
+
   /// The host helper, or null on a worker (set_host_helper).
   const std::function<bool()>* host_helper() const noexcept { return help_ && worker_index() < 0 ? &help_ : nullptr; }
   void host_helper_done() const {
@@ -127,7 +132,7 @@ class WorkerPool {
     for (;;) {
       // Spin a little first: a device woken by a peer usually comes back soon.
       spinning_.fetch_add(1, std::memory_order_acq_rel);
-      const bool woke = poll_briefly([&] { return has_work() || stop_.load(std::memory_order_acquire); });
+      const bool woke = poll_briefly([&] { return has_work() || stop_.load(std::memory_order_acquire); }, poll_window_);
       spinning_.fetch_sub(1, std::memory_order_acq_rel);
       Task t;
       {
@@ -143,6 +148,7 @@ class WorkerPool {
     }
   }
 
+  std::chrono::microseconds poll_window_{std::chrono::milliseconds(1)};  // set before any task runs
   std::function<bool()> help_;  // set before any task runs
   std::function<void()> help_done_;
   std::mutex mutex_;
