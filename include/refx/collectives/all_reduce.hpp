@@ -1,7 +1,11 @@
 #pragma once
-// Ring reduce-scatter and all-reduce over a mesh axis, in place on a Ref,
-// uni- or bidirectional. Blocks move by combining copies (start(accumulate)):
-// the receiver's chunk is added to in place, so no staging copy is made.
+// Ring reduce-scatter and all-reduce over a mesh axis, uni- or
+// bidirectional. In place, blocks move by combining copies
+// (start(accumulate)): the receiver's chunk is added to in place, so no
+// staging copy is made. Out of place (x into out), blocks move by plain
+// copies and the receiver adds its own chunk of x, so x is not staged either.
+// The one-shot and direct all-reduce, and the direct reduce-scatter, are here
+// too.
 //
 // Reduce-scatter: after N-1 steps device `me` holds the fully reduced chunk
 // `me` (chunks cut along the leading dimension; sizes need not divide).
