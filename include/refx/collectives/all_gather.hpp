@@ -60,15 +60,17 @@ void all_gather_direct(const Src* x, const Dst& out, const Ring& ring, std::sour
     const auto mine = out.at(ring.me);
     const auto send_all = [&](const auto& src) {
       for (std::int32_t k = 1; k < n; ++k) make_async_remote_copy(src, mine, send, recv, ring.peer(k), loc).start(loc);
-      // The local copy goes while the blocks to the others are on their way.
-      if (x) make_async_copy(*x, mine, local, loc).start(loc);
-      for (std::int32_t k = 1; k < n; ++k) make_async_remote_copy(src, mine, send, recv, ring.peer(k), loc).wait_send(loc);
     };
     if (x) send_all(*x);
     else send_all(mine);
-    // DMA semaphores count bytes: one wait sized for N-1 blocks takes them all.
+    // The local copy goes while the blocks to the others are on their way.
+    if (x) make_async_copy(*x, mine, local, loc).start(loc);
+    // DMA semaphores count bytes: one wait sized for N-1 blocks takes all the
+    // blocks that arrive, and one more all the blocks this device sent.
     const auto blocks = out.at(ds(0, n - 1));
-    make_async_remote_copy(blocks, blocks, send, recv, ring.peer(0), loc).wait_recv(loc);
+    const auto all = make_async_remote_copy(blocks, blocks, send, recv, ring.peer(0), loc);
+    all.wait_recv(loc);
+    all.wait_send(loc);
     if (x) make_async_copy(*x, mine, local, loc).wait(loc);
   }, loc);
 }

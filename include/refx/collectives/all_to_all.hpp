@@ -28,10 +28,10 @@ void all_to_all(const Src& x, const Dst& out, std::string_view axis,
       const auto peer = ring.offset(k);
       make_async_remote_copy(x.at(peer), out.at(ring.me), send, recv, ring.at(peer), loc).start(loc);
     }
-    for (std::int32_t k = 1; k < n; ++k)
-      make_async_remote_copy(x.at(ring.offset(k)), out.at(ring.me), send, recv, ring.at(ring.offset(k)), loc).wait_send(loc);
-    if (n > 1) {  // n-1 blocks arrive: one wait sized for all of them
-      make_async_remote_copy(x.at(ds(0, n - 1)), out.at(ds(0, n - 1)), send, recv, ring.peer(0), loc).wait_recv(loc);
+    if (n > 1) {  // n-1 blocks arrive and n-1 leave: one wait sized for all of them on each side
+      const auto all = make_async_remote_copy(x.at(ds(0, n - 1)), out.at(ds(0, n - 1)), send, recv, ring.peer(0), loc);
+      all.wait_recv(loc);
+      all.wait_send(loc);
     }
     own.wait(loc);
   }, loc);
