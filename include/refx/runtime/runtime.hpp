@@ -66,16 +66,16 @@ class Runtime {
         placement_(remote_ ? remote_->placement() : transport::Placement{}),
         pool_(o.workers != 0 ? o.workers
                              : std::max(1u, std::thread::hardware_concurrency() /
-                                                static_cast<unsigned>(std::max(1, placement_.local_ranks)))) {
+                                                static_cast<unsigned>(std::max(1, placement_.local_ranks))),
+              // k ranks on this machine share its cores, so a polling thread
+              // gets about 1/k of the wall time: poll k times as long (1 ms
+              // of a core each).
+              std::chrono::milliseconds(std::clamp(placement_.local_ranks, 1, 8))) {
     if (remote_ && o.detect_races)
       throw Error("refx: RuntimeOptions::detect_races is in-process only (its vector clocks do not cross ranks)");
     if (o.shuffle_seed != 0) pool_.set_shuffle(o.shuffle_seed);
-    if (remote_) {
+    if (remote_)
       pool_.set_host_helper([r = remote_.get()] { return r->help(); }, [r = remote_.get()] { r->stop_helping(); });
-      // k ranks on this machine share its cores, so a polling thread gets
-      // about 1/k of the wall time: poll k times as long (1 ms of a core each).
-      pool_.set_poll_window(std::chrono::milliseconds(std::clamp(placement_.local_ranks, 1, 8)));
-    }
     if (o.record_timeline) timeline_ = std::make_shared<detail::TimelineRecorder>();
     timeline_on_.store(timeline_ || process_timeline_, std::memory_order_relaxed);
   }

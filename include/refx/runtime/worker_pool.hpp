@@ -36,7 +36,10 @@ class WorkerPool {
  public:
   using Task = std::function<void()>;
 
-  explicit WorkerPool(unsigned workers) {
+  /// `poll_window`: how long an idle worker, or a waiting host thread,
+  /// polls before it sleeps.
+  explicit WorkerPool(unsigned workers, std::chrono::microseconds poll_window = std::chrono::milliseconds(1))
+      : poll_window_(poll_window) {
     if (workers == 0) workers = 1;
     for (unsigned i = 0; i < workers; ++i)
       threads_.emplace_back([this, i] {
@@ -65,9 +68,6 @@ class WorkerPool {
     help_ = std::move(help);
     help_done_ = std::move(done);
   }
-  /// How long an idle worker, or a waiting host thread, polls before it
-  /// sleeps (1 ms unless set; set before any task runs).
-  void set_poll_window(std::chrono::microseconds w) { poll_window_ = w; }
   std::chrono::microseconds poll_window() const noexcept { return poll_window_; }
 
   /// The host helper, or null on a worker (set_host_helper).
@@ -148,7 +148,7 @@ class WorkerPool {
     }
   }
 
-  std::chrono::microseconds poll_window_{std::chrono::milliseconds(1)};  // set before any task runs
+  const std::chrono::microseconds poll_window_;
   std::function<bool()> help_;  // set before any task runs
   std::function<void()> help_done_;
   std::mutex mutex_;
