@@ -110,18 +110,27 @@ INSTANTIATE_TEST_SUITE_P(Types, AllReduce, ::testing::ValuesIn(types()), case_na
 // Multi-dimensional Refs: chunks are cut along the leading dimension only.
 TEST(AllReduceShapes, RankTwoRefInsideAKernel) {
   Watchdog dog(kTestLimit, "rank-2 all_reduce");
+  using Matrix = Ref<std::int32_t, extents<dyn, dyn>, Hbm>;
+  using ConstMatrix = Ref<const std::int32_t, extents<dyn, dyn>, Hbm>;
+  const std::int64_t rows = 7, cols = 5;
   for (int n : {3, 4}) {
     for (Algorithm alg : {Algorithm::ring, Algorithm::direct, Algorithm::one_shot}) {
-      const std::int64_t rows = 7, cols = 5;
-      auto exe = kernel([alg](Ref<std::int32_t, extents<dyn, dyn>, Hbm> x) {
-                   collectives::all_reduce(x, "x", ReduceOp::sum, Direction::bidirectional, alg);
-                 }).compile(Mesh{{"x", n}}, {Shape{rows, cols}});
       const auto host = inputs<std::int32_t>(n, rows * cols, 7);
-      Array x = array_of(host, Shape{rows, cols});
-      exe.call_in_place({x});
       const auto want = reduce(host, ReduceOp::sum);
-      for (int d = 0; d < n; ++d)
-        ASSERT_TRUE(matches(x.to_host<std::int32_t>(d), want, "N" + std::to_string(n) + " " + name_of(alg) + " device " + std::to_string(d)));
+      const std::string what = "N" + std::to_string(n) + " " + name_of(alg);
+      auto in_place = kernel([alg](Matrix x) {
+                        collectives::all_reduce(x, "x", ReduceOp::sum, Direction::bidirectional, alg);
+                      }).compile(Mesh{{"x", n}}, {Shape{rows, cols}});
+      Array x = array_of(host, Shape{rows, cols});
+      in_place.call_in_place({x});
+      auto out_of_place = kernel([alg](ConstMatrix x, Matrix out) {
+                            collectives::all_reduce(x, out, "x", ReduceOp::sum, Direction::bidirectional, alg);
+                          }).compile(Mesh{{"x", n}}, {Shape{rows, cols}, Shape{rows, cols}});
+      const Array y = out_of_place(array_of(host, Shape{rows, cols}))[0];
+      for (int d = 0; d < n; ++d) {
+        ASSERT_TRUE(matches(x.to_host<std::int32_t>(d), want, what + " in place, device " + std::to_string(d)));
+        ASSERT_TRUE(matches(y.to_host<std::int32_t>(d), want, what + " out of place, device " + std::to_string(d)));
+      }
     }
   }
 }

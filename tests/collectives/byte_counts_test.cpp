@@ -12,13 +12,14 @@
 //   reduce_scatter, in place    every chunk is sent by N-1 devices    (N-1) m s
 //   ppermute                    one block per device                  N m s
 //   collective_matmul (a: rows x k)  N-1 blocks of a per device       N (N-1) rows k s
-// Out of place, the ring reads x instead of staging it: a block arrives by a
-// plain copy and its receiver adds its own chunk of x (a local copy), so the
-// reduce-scatter half moves 2 (N-1) m s. The ring all_reduce:
+// Out of place, no algorithm stages x. The ring reads x instead: a block
+// arrives by a plain copy and its receiver adds its own chunk of x (a local
+// copy), so the reduce-scatter half moves 2 (N-1) m s. The ring all_reduce:
 // 3 (N-1) m s; the ring reduce_scatter: 2 (N-1) m s + m s (the reduced chunk
-// out). The other algorithms stage: all_reduce copies x into out first
-// (+N m s); the direct reduce_scatter (automatic below 1 MiB) copies each own
-// chunk into its slot and the result out ((N+1) m s in all).
+// out). The one-shot all_reduce moves what it moves in place (x to every
+// slot, the result into out); the direct one copies each own chunk of x into
+// out (+m s in all); the direct reduce_scatter (automatic below 1 MiB) copies
+// each own chunk into its slot and the result out ((N+1) m s in all).
 // Because every chunk is sent the same number of times, the totals are exact for sizes not divisible by N (and smaller than N) too;
 // copy counts are checked where every chunk is non-empty.
 
@@ -136,6 +137,24 @@ TEST_P(ByteCounts, OneShotAllReduceInPlace) {
   expect(got, n() > 1 ? n() * (n() + 1) * m() * S : 0, n() > 1 ? n() * (n() + 1) : 0);
 }
 
+TEST_P(ByteCounts, DirectAndOneShotAllReduceOutOfPlace) {
+  for (Algorithm alg : {Algorithm::direct, Algorithm::one_shot}) {
+    SCOPED_TRACE(name_of(alg));
+    const auto exe = kernel([=](Vec<const T> x, Vec<T> out) {
+                       collectives::all_reduce(x, out, "x", ReduceOp::sum, Direction::unidirectional, alg);
+                     }).compile(mesh(), {Shape{m()}, Shape{m()}}, rt_);
+    const Array x = make_input(Shape{m()});
+    Array out = make_input(Shape{m()});
+    const auto got = measure(rt_, [&] {
+      exe.call_in_place({x, out});
+      out.block_until_ready();
+    });
+    if (n() == 1) expect(got, m() * S, 1);  // out = x
+    else if (alg == Algorithm::one_shot) expect(got, n() * (n() + 1) * m() * S, n() * (n() + 1));  // as in place
+    else expect(got, 3 * (n() - 1) * m() * S + m() * S, 3 * n() * (n() - 1) + n());  // + own chunk of x into out
+  }
+}
+
 /// Bytes and copies of one in-place all-reduce with Algorithm::automatic.
 std::pair<std::int64_t, std::int64_t> automatic_all_reduce(std::int64_t n, std::int64_t m) {
   if (n == 1) return {0, 0};
@@ -155,8 +174,11 @@ TEST_P(ByteCounts, AllReduceProgramOutOfPlace) {
     if (ring) {
       expect(got, 3 * (n() - 1) * m() * S, lanes * 3 * n() * (n() - 1));
     } else {
+      // One-shot reads x where it reads out in place; direct copies its own chunk of x into
+      // out (m elements over all devices); one device copies x.
       const auto [bytes, copies] = automatic_all_reduce(n(), m());
-      expect(got, n() * m() * S + bytes, n() + copies);  // + staging x into out
+      const bool one_shot = n() > 1 && m() * S <= collectives::one_shot_max_bytes;
+      expect(got, bytes + (one_shot ? 0 : m() * S), copies + (one_shot ? 0 : n()));
     }
   }
 }

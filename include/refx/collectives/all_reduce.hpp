@@ -168,38 +168,49 @@ Algorithm automatic_all_reduce(const R& x, const Ring& ring) {
 }
 
 /// Direct ("two-shot") all-reduce. Round 1: chunk p of x goes to device p's
-/// slot `me`; each device combines its chunk in the fixed order of device
-/// ids. Round 2: each device's reduced chunk goes to every other device.
-/// Every device ends with bitwise the same result (the owner reduced it).
-template <class R>
-void all_reduce_direct(const R& x, const Ring& ring, ReduceOp op) {
+/// slot `me`; each device combines its chunk, its own part first, then the
+/// others in the order of device ids, into out (x itself in place). Round 2:
+/// each device's reduced chunk goes to every other device's out. Every
+/// device ends with bitwise the same result (the owner reduced it).
+/// Takes x, or null in place (x is out).
+template <class Src, class Dst>
+void all_reduce_direct(const Src* x, const Dst& out, const Ring& ring, ReduceOp op) {
   const std::int32_t n = ring.size;
-  const std::int64_t m = x.shape()[0];
+  const std::int64_t m = out.shape()[0];
   Shape slots_shape{n, (m + n - 1) / n};
-  for (std::size_t d = 1; d < x.shape().rank(); ++d) slots_shape.push_back(x.shape()[d]);
-  using Slots = Ref<typename R::value_type, dyn_extents<R::rank + 1>, Hbm>;
+  for (std::size_t d = 1; d < out.shape().rank(); ++d) slots_shape.push_back(out.shape()[d]);
+  using Slots = Ref<typename Dst::value_type, dyn_extents<Dst::rank + 1>, Hbm>;
   run_scoped({slots_shape, Shape{}, Shape{}, Shape{}, Shape{}, Shape{}},
              // Round 1's parts and round 2's results arrive on separate semaphores: DMA
              // semaphores count bytes, so a fast peer's result must not satisfy a wait for parts.
              [&](Slots slots, RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv, DmaSemaphore local,
                  DmaSemaphore recv2) {
-               // Every device's slots and x are free (it has reached this call).
+               // Every device's slots and out are free (it has reached this call).
                barrier_all(ready, ring);
                // Round 1: my part of every other device's chunk.
-               for (std::int32_t k = 1; k < n; ++k) {
-                 const auto p = ring.offset(k);
-                 for_chunk(x, p, n, [&](auto v) {
-                   const auto c = make_async_remote_copy(v, slots.at(ring.me).at(ds(0, v.shape()[0])), send, recv, ring.at(p));
-                   c.start();
-                   c.wait_send();
-                 });
-               }
-               for_chunk(x, ring.me, n, [&](auto mine) {
-                 const std::int64_t rows = mine.shape()[0];
+               const auto send_parts = [&](const auto& src) {
+                 for (std::int32_t k = 1; k < n; ++k) {
+                   const auto p = ring.offset(k);
+                   for_chunk(src, p, n, [&](auto v) {
+                     const auto c = make_async_remote_copy(v, slots.at(ring.me).at(ds(0, v.shape()[0])), send, recv, ring.at(p));
+                     c.start();
+                     c.wait_send();
+                   });
+                 }
+               };
+               if (x != nullptr) send_parts(*x);
+               else send_parts(out);
+               for_chunk_bounds(m, ring.me, n, [&](const Scalar<std::int32_t>& start, std::int64_t rows) {
+                 const auto mine = out.at(ds(start, rows));
+                 if (x != nullptr) {
+                   const auto own = make_async_copy(x->at(ds(start, rows)), mine, local);
+                   own.start();
+                   own.wait();
+                 }
                  // n-1 parts of my chunk arrive; DMA semaphores count bytes, so one wait takes them all.
                  const auto parts = slots.at(ds(0, n - 1)).at(all, ds(0, rows));
                  make_async_remote_copy(parts, parts, send, recv, ring.peer(0)).wait_recv();
-                 // Combine in device order: slot j holds device j's part (mine stays in x).
+                 // Combine in device order: slot j holds device j's part (mine is in out already).
                  for (std::int32_t j = 0; j < n; ++j) {
                    when(ring.me != j, [&] {
                      const auto c = make_async_copy(slots.at(j).at(ds(0, rows)), mine, local);
@@ -214,23 +225,23 @@ void all_reduce_direct(const R& x, const Ring& ring, ReduceOp op) {
                    c.start();
                    c.wait_send();
                  }
-                 const auto rest = x.at(ds(0, m - rows));
+                 const auto rest = out.at(ds(0, m - rows));
                  make_async_remote_copy(rest, rest, send, recv2, ring.peer(0)).wait_recv();
                });
              });
 }
 /// One-shot all-reduce: x goes to slot `me` of every device (its own by a
 /// local copy); each device then reduces slots 0..N-1 in device order (one
-/// fused loop in Vmem) and copies the result into x, so every device ends
-/// with bitwise the same result.
-template <class R>
-void all_reduce_one_shot(const R& x, const Ring& ring, ReduceOp op) {
+/// fused loop in Vmem) and copies the result into out (x itself in place),
+/// so every device ends with bitwise the same result.
+template <class Src, class Dst>
+void all_reduce_one_shot(const Src& x, const Dst& out, const Ring& ring, ReduceOp op) {
   const std::int32_t n = ring.size;
   Shape slots_shape{n};
   for (std::size_t d = 0; d < x.shape().rank(); ++d) slots_shape.push_back(x.shape()[d]);
-  using T = typename R::value_type;
-  using Slots = Ref<T, dyn_extents<R::rank + 1>, Vmem>;
-  using Result = Ref<T, dyn_extents<R::rank>, Vmem>;
+  using T = typename Dst::value_type;
+  using Slots = Ref<T, dyn_extents<Dst::rank + 1>, Vmem>;
+  using Result = Ref<T, dyn_extents<Dst::rank>, Vmem>;
   run_scoped({slots_shape, x.shape(), Shape{}, Shape{}, Shape{}, Shape{}},
              [&](Slots slots, Result result, RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv, DmaSemaphore local) {
                // Every device has reached this call: its slots are free.
@@ -248,9 +259,9 @@ void all_reduce_one_shot(const R& x, const Ring& ring, ReduceOp op) {
                for (std::int32_t j = 1; j < n; ++j)
                  acc = op == ReduceOp::sum ? acc + slots.at(j).load() : max(acc, slots.at(j).load());
                result.store(acc);
-               const auto out = make_async_copy(result, x, local);
-               out.start();
-               out.wait();
+               const auto done = make_async_copy(result, out, local);
+               done.start();
+               done.wait();
              });
 }
 }  // namespace detail
@@ -265,11 +276,11 @@ void all_reduce(const R& x, std::string_view axis, ReduceOp op = ReduceOp::sum, 
   if (ring.size == 1) return;
   if (a == Algorithm::automatic) a = detail::automatic_all_reduce(x, ring);
   if (a == Algorithm::one_shot) {
-    detail::all_reduce_one_shot(x, ring, op);
+    detail::all_reduce_one_shot(x, x, ring, op);
     return;
   }
   if (a == Algorithm::direct) {
-    detail::all_reduce_direct(x, ring, op);
+    detail::all_reduce_direct<R>(nullptr, x, ring, op);
     return;
   }
   detail::with_lanes(x, d, [&](auto& lanes) {
@@ -279,23 +290,31 @@ void all_reduce(const R& x, std::string_view axis, ReduceOp op = ReduceOp::sum, 
 }
 
 /// Out-of-place all-reduce: out = reduction of every device's x (x is kept).
-/// The ring (what Algorithm::automatic picks for large x) reads x where the
-/// in-place ring would read its own buffer, so x is not copied into out
-/// first; the other algorithms copy it, then reduce out in place.
+/// No algorithm copies x into out first: each reads x where its in-place form
+/// reads its buffer (the ring and one-shot send from x; direct sends from x
+/// and starts its own chunk of out with a copy of x's).
 template <class Src, class Dst>
 void all_reduce(const Src& x, const Dst& out, std::string_view axis, ReduceOp op = ReduceOp::sum,
                 Direction d = Direction::unidirectional, Algorithm a = Algorithm::automatic,
                 std::source_location loc = std::source_location::current()) {
-  static_assert(is_ref_v<Src>, "refx: collectives operate on Refs");
-  detail::check_in_place_ref<Dst>();
+  detail::check_collective_ref<Src>();
+  detail::check_collective_ref<Dst>();
+  static_assert(!Dst::read_only, "refx: all_reduce's output must be a writable Ref<T>");
   if (x.shape() != out.shape())
     throw TraceError(fmt::format("refx: all_reduce: x has shape {} but out has shape {}; they must be equal (at {})",
                                  x.shape(), out.shape(), SourceLoc(loc)));
   const detail::Ring ring(axis, loc);  // before any effect: at kernel entry, the peers' out is free
-  if (a == Algorithm::automatic) a = detail::automatic_all_reduce(out, ring);
-  if (ring.size == 1 || a != Algorithm::ring) {
+  if (ring.size == 1) {
     sync_copy(x, out, loc);
-    all_reduce(out, axis, op, d, a, loc);
+    return;
+  }
+  if (a == Algorithm::automatic) a = detail::automatic_all_reduce(out, ring);
+  if (a == Algorithm::one_shot) {
+    detail::all_reduce_one_shot(x, out, ring, op);
+    return;
+  }
+  if (a == Algorithm::direct) {
+    detail::all_reduce_direct(&x, out, ring, op);
     return;
   }
   detail::with_lanes(out, d, [&](auto& lanes) {

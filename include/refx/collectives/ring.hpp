@@ -93,10 +93,15 @@ void for_chunk(const R& x, const Scalar<std::int32_t>& c, std::int64_t parts, F&
 }
 
 template <class R>
-constexpr void check_in_place_ref() {
+constexpr void check_collective_ref() {
   static_assert(is_ref_v<R> && !is_semaphore_v<R>, "refx: collectives operate on Refs");
-  static_assert(!R::read_only, "refx: an in-place collective needs a writable Ref<T>, not Ref<const T>");
   static_assert(R::rank >= 1, "refx: collectives cut the leading dimension into chunks; pass a Ref of rank >= 1");
+}
+
+template <class R>
+constexpr void check_in_place_ref() {
+  check_collective_ref<R>();
+  static_assert(!R::read_only, "refx: an in-place collective needs a writable Ref<T>, not Ref<const T>");
 }
 
 /// Tells the device that sends to me that I can take its next block, then
