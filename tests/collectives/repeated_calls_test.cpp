@@ -45,6 +45,24 @@ TEST_P(BackToBack, AllReduceProgram) {
                           "call " + std::to_string(i) + ", device " + std::to_string(d)));
 }
 
+// The out-of-place program called kCalls times into one existing out (as MPI
+// reuses its recvbuf), alternating two inputs: each call sees the previous
+// one's result in out, and must overwrite all of it.
+TEST_P(BackToBack, AllReduceProgramIntoOneOutput) {
+  const int n = GetParam();
+  Watchdog dog(kTestLimit, "back-to-back all_reduce into one output");
+  for (std::int64_t m : {33, 9000, 300000}) {  // one-shot, direct (N > 2) or the ring, the ring
+    const auto exe = collectives::all_reduce_program<std::int32_t>(Mesh{{"x", n}}, m);
+    const auto a = inputs<std::int32_t>(n, m), b = inputs<std::int32_t>(n, m, 5);
+    const Array xa = array_of(a, Shape{m}), xb = array_of(b, Shape{m});
+    const Array out = exe(xa)[0];
+    for (int i = 0; i < kCalls; ++i) exe.call_in_place({i % 2 ? xb : xa, out});
+    const auto want = reduce((kCalls - 1) % 2 ? b : a, ReduceOp::sum);  // what the last call reduced
+    for (int d = 0; d < n; ++d)
+      ASSERT_TRUE(matches(out.to_host<std::int32_t>(d), want, "m " + std::to_string(m) + ", device " + std::to_string(d)));
+  }
+}
+
 TEST_P(BackToBack, RingAllReduceBothDirections) {
   const int n = GetParam();
   Watchdog dog(kTestLimit, "back-to-back ring all_reduce");

@@ -3,6 +3,7 @@
 // T, for when the collective is the whole kernel (and for benchmarks).
 //   auto exe = collectives::all_reduce_program<float>(mesh, n);
 //   auto out = exe(x)[0];                    // out of place, like MPI_Allreduce
+//   exe.call_in_place({x, out});             // again, into the same out (no allocation)
 //   auto exe2 = collectives::all_reduce_program<float>(mesh, n, {.in_place = true});
 //   exe2.call_in_place({x});                 // in place, like a hand-written ring
 

@@ -243,24 +243,42 @@ inline void Launch::copy(std::int32_t self, const Op& op, const CopyRequest& r) 
     remote_copy(self, op, r);
     return;
   }
-  auto job = std::make_shared<CopyJob>();
-  job->src = r.src;
-  job->dst = r.dst;
-  job->dst.buffer = devices_[static_cast<std::size_t>(r.target)]->ctx.storage(r.dst_ref);
-  job->reduce = r.reduce;
-  job->source = self;
-  job->target = r.target;
-  job->recv_sem = r.recv_sem;
-  job->recv_index = r.recv_index;
-  job->send_sem = r.send_sem;
-  job->send_index = r.send_index;
-  job->bytes = static_cast<std::int64_t>(r.src.bytes());
-  if (timeline_) job->trace = timeline_->copy_started(self, op, *job);
+  const auto fill = [&](CopyJob& job) {
+    job.src = r.src;
+    job.dst = r.dst;
+    job.dst.buffer = devices_[static_cast<std::size_t>(r.target)]->ctx.storage(r.dst_ref);
+    job.reduce = r.reduce;
+    job.source = self;
+    job.target = r.target;
+    job.recv_sem = r.recv_sem;
+    job.recv_index = r.recv_index;
+    job.send_sem = r.send_sem;
+    job.send_index = r.send_index;
+    job.bytes = static_cast<std::int64_t>(r.src.bytes());
+    // Pointer lookups only (barrier semaphores have the runtime's own lock).
+    job.recv_counter = &counter(job.target, job.recv_sem, job.recv_index);
+    if (job.send_sem != no_id) job.send_counter = &counter(job.source, job.send_sem, job.send_index);
+    if (timeline_) job.trace = timeline_->copy_started(self, op, job);
+  };
+  const auto run_here = [&](CopyJob& job) {
+    timed_copy(job.trace, 0, rt_.pool(), [&] { copy_region(job.src, job.dst, job.reduce); });
+    std::lock_guard lock(mutex_);
+    complete_copy_locked(job);
+  };
   const RuntimeOptions& o = rt_.options();
+  const bool runs_inline = !is_contiguous(r.src) || !is_contiguous(r.dst) || r.src.bytes() <= o.inline_copy_bytes ||
+                           rt_.pool().size() < 2;
+  if (runs_inline && !o.lazy_copies && !races_) {
+    // The common case, a small copy: no allocation, and one lock to complete it.
+    CopyJob job;
+    fill(job);
+    run_here(job);
+    return;
+  }
+  auto job = std::make_shared<CopyJob>();
+  fill(*job);
   {
     std::lock_guard lock(mutex_);
-    job->recv_counter = &counter(job->target, job->recv_sem, job->recv_index);
-    if (job->send_sem != no_id) job->send_counter = &counter(job->source, job->send_sem, job->send_index);
     if (races_) {
       job->race_thread = races_->copy_begin(self);
       races_->copy_access(job->race_thread, job->src, job->dst, self, job->target, r.loc);
@@ -272,11 +290,8 @@ inline void Launch::copy(std::int32_t self, const Op& op, const CopyRequest& r) 
       return;
     }
   }
-  const bool chunkable = is_contiguous(job->src) && is_contiguous(job->dst);
-  if (!chunkable || static_cast<std::size_t>(job->bytes) <= o.inline_copy_bytes || rt_.pool().size() < 2) {
-    timed_copy(job->trace, 0, rt_.pool(), [&] { copy_region(job->src, job->dst, job->reduce); });
-    std::lock_guard lock(mutex_);
-    complete_copy_locked(*job);
+  if (runs_inline) {
+    run_here(*job);
     return;
   }
   // Split so that every worker helps; the last chunk to finish completes it.
