@@ -320,4 +320,5 @@ inline std::vector<RuntimeToken> output_tokens(Runtime& rt = Runtime::global()) 
 }  // namespace refx
 
 #include <refx/runtime/launch_impl.hpp>
+#include <refx/runtime/launch_effects.hpp>
 #include <refx/runtime/launch_remote.hpp>
