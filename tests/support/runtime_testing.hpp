@@ -145,7 +145,7 @@ class StatsDelta {
   LaunchStats get() const {
     const LaunchStats now = rt_.totals();
     return LaunchStats{now.bytes_copied - base_.bytes_copied, now.copies - base_.copies, now.parks - base_.parks,
-                       now.wakeups - base_.wakeups};
+                       now.wakeups - base_.wakeups, now.contexts_built - base_.contexts_built};
   }
   std::int64_t launches() const { return rt_.launches() - launches_; }
 

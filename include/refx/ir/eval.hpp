@@ -137,7 +137,7 @@ class ExecContext {
   /// before this device has entered the scope.
   ExecContext(const Graph& g, ExecEnv& env)
       : graph_(g),
-        env_(env),
+        env_(&env),
         observe_(env.observes_ops()),
         values_(g.num_values()),
         refs_(g.num_values()),
@@ -162,6 +162,23 @@ class ExecContext {
   ExecContext(const ExecContext&) = delete;
   ExecContext& operator=(const ExecContext&) = delete;
 
+  /// Makes a finished context ready to run the kernel again, on `env`: the
+  /// scoped storage and the values' buffers are kept (the threaded runtime
+  /// reuses contexts between launches of a program), semaphores restart at
+  /// 0, and scratch is poisoned again if `env` asks for it.
+  void reset(ExecEnv& env) {
+    env_ = &env;
+    observe_ = env.observes_ops();
+    const bool poison = env.poisons_scratch();
+    for (std::size_t v = 0; v < storage_.size(); ++v) {
+      if (!storage_[v]) continue;
+      if (graph_.type(static_cast<ValueId>(v)).is_semaphore()) storage_[v]->fill_zero();
+      else if (poison) storage_[v]->fill_poison();
+    }
+    std::fill(refs_.begin(), refs_.end(), nullptr);
+    frames_.assign(1, Frame{0, 0, 0, 0, no_id});
+  }
+
   /// Binds kernel parameter i (a Ref) to caller-owned storage.
   void bind_param(std::size_t i, Buffer& storage) {
     const ValueId p = graph_.params()[i];
@@ -178,7 +195,7 @@ class ExecContext {
 
   // ---- for primitive implementations
   const Graph& graph() const noexcept { return graph_; }
-  ExecEnv& env() noexcept { return env_; }
+  ExecEnv& env() noexcept { return *env_; }
   const Buffer& in(const Op& op, std::size_t i) const { return values_[idx(graph_.inputs(op)[i])]; }
   Buffer& value(ValueId v) { return values_[idx(v)]; }
   Buffer* ref(ValueId v) const { return refs_[idx(v)]; }
@@ -232,8 +249,8 @@ class ExecContext {
   }
 
   const Graph& graph_;
-  ExecEnv& env_;
-  const bool observe_;
+  ExecEnv* env_;
+  bool observe_;
   std::vector<Buffer> values_;
   std::vector<Buffer*> refs_;
   std::vector<std::unique_ptr<Buffer>> storage_;
@@ -343,7 +360,7 @@ inline ExecStatus ExecContext::run() {
       enter(op);
       continue;
     }
-    if (observe_) env_.before_op(*this, op);
+    if (observe_) env_->before_op(*this, op);
     if (op.prim->impl(*this, op) == ExecStatus::blocked) return ExecStatus::blocked;
     ++frames_.back().pc;
   }

@@ -72,7 +72,11 @@ class Launch : public std::enable_shared_from_this<Launch> {
 
   class Device final : public ExecEnv {
    public:
-    Device(Launch& l, std::int32_t id) : launch(l), id(id), ctx(l.program_->graph, *this) {}
+    /// Runs on `reused`, an earlier launch's context, or on a new one.
+    Device(Launch& l, std::int32_t id, std::unique_ptr<ExecContext> reused) : launch(l), id(id), ctx(std::move(reused)) {
+      if (ctx) ctx->reset(*this);
+      else ctx = std::make_unique<ExecContext>(l.program_->graph, *this);
+    }
     std::int32_t device_id() const override { return id; }
     bool poisons_scratch() const override;
     std::int32_t num_devices() const override { return launch.program_->mesh.size(); }
@@ -102,7 +106,7 @@ class Launch : public std::enable_shared_from_this<Launch> {
 
     Launch& launch;
     const std::int32_t id;
-    ExecContext ctx;
+    std::unique_ptr<ExecContext> ctx;  // given back to the program when the launch succeeds
     State state = State::queued;
     bool wake_pending = false;
     // What a parked device waits for (for wake-ups and deadlock reports).

@@ -55,14 +55,16 @@ inline void Launch::start() {
   }
   // With a remote transport only this rank's devices exist here (the others'
   // slots stay null); every rank still takes part in ending the launch.
-  std::int32_t hosted = 0;
+  std::int32_t hosted = 0, built = 0;
   try {
     devices_.resize(static_cast<std::size_t>(n));
     for (std::int32_t d = 0; d < n && !early; ++d) {
       if (remote_ && !rt_.hosts(d, n)) continue;
-      auto& dev = devices_[static_cast<std::size_t>(d)] = std::make_unique<Device>(*this, d);
+      std::unique_ptr<ExecContext> reused = program_->contexts.take();
+      if (!reused) ++built;
+      auto& dev = devices_[static_cast<std::size_t>(d)] = std::make_unique<Device>(*this, d, std::move(reused));
       auto& args = args_[static_cast<std::size_t>(d)];
-      for (std::size_t i = 0; i < args.size(); ++i) dev->ctx.bind_param(i, *args[i]);
+      for (std::size_t i = 0; i < args.size(); ++i) dev->ctx->bind_param(i, *args[i]);
       ++hosted;
     }
   } catch (...) {
@@ -81,6 +83,7 @@ inline void Launch::start() {
   {
     std::lock_guard lock(mutex_);
     active_ = hosted;
+    stats_.contexts_built = built;
   }
   if (remote_) {
     remote_->started(number_, shared_from_this());  // delivers what arrived early
@@ -144,7 +147,7 @@ inline void Launch::run_device(std::int32_t d) {
   ExecStatus status = ExecStatus::done;
   std::exception_ptr failure;
   try {
-    status = dev.ctx.run();
+    status = dev.ctx->run();
   } catch (const std::exception& e) {
     std::string_view what = e.what();  // refx's own messages already start with "refx: "
     if (what.starts_with("refx: ")) what.remove_prefix(6);
@@ -182,7 +185,7 @@ inline std::int64_t& Launch::counter(std::int32_t device, ValueId sem, std::int6
   // Only barrier semaphores live in the runtime; allocate()'s and scopes' live on the device.
   const bool barrier = info.producer != no_id && g.op(info.producer).prim == &prim::barrier_semaphore;
   Buffer* storage = barrier ? &rt_.barrier(device, g.attrs(g.op(info.producer))[0])
-                            : devices_[static_cast<std::size_t>(device)]->ctx.storage(sem);
+                            : devices_[static_cast<std::size_t>(device)]->ctx->storage(sem);
   return storage->data<std::int64_t>()[index];
 }
 
@@ -246,7 +249,7 @@ inline void Launch::copy(std::int32_t self, const Op& op, const CopyRequest& r) 
   const auto fill = [&](CopyJob& job) {
     job.src = r.src;
     job.dst = r.dst;
-    job.dst.buffer = devices_[static_cast<std::size_t>(r.target)]->ctx.storage(r.dst_ref);
+    job.dst.buffer = devices_[static_cast<std::size_t>(r.target)]->ctx->storage(r.dst_ref);
     job.reduce = r.reduce;
     job.source = self;
     job.target = r.target;
@@ -440,6 +443,11 @@ inline void Launch::complete(std::unique_lock<std::mutex>& lock, std::exception_
     // Leave the persistent state usable: barrier semaphores restart from 0.
     for (std::int32_t d = 0; d < program_->mesh.size(); ++d)
       for (std::int64_t id : program_->barrier_ids) rt_.barrier(d, id).fill_zero();
+  } else {
+    // Nothing refers to the devices' storage any more: the next launch of
+    // the program takes it over instead of allocating its own.
+    for (auto& dev : devices_)
+      if (dev) program_->contexts.give(std::move(dev->ctx), devices_.size());
   }
   rt_.record(stats);
   if (timeline_) rt_.timeline_finished(std::move(timeline_), error);
@@ -462,7 +470,7 @@ inline std::string Launch::unbalanced_lines() {
   const Graph& g = program_->graph;
   for (const auto& dev : devices_) {
     if (!dev) continue;
-    dev->ctx.for_each_scoped([&](ValueId v, const Buffer& b) {
+    dev->ctx->for_each_scoped([&](ValueId v, const Buffer& b) {
       if (!g.type(v).is_semaphore()) return;
       for (std::int64_t i = 0; i < b.size(); ++i)
         if (const std::int64_t c = b.data<std::int64_t>()[i]; c != 0)

@@ -79,7 +79,7 @@ inline void Launch::remote_signal(const transport::RemoteSignal& s) {
 inline std::byte* Launch::remote_destination(const transport::RemoteCopy& c) {
   const auto& dev = devices_[static_cast<std::size_t>(c.target)];
   if (!dev || c.reduce != static_cast<std::uint8_t>(CopyReduce::none)) return nullptr;
-  Buffer* dst = dev->ctx.storage(static_cast<ValueId>(c.dst_ref));
+  Buffer* dst = dev->ctx->storage(static_cast<ValueId>(c.dst_ref));
   if (!transport::dense(c) || static_cast<std::uint8_t>(dst->dtype()) != c.dtype) return nullptr;
   return dst->data() + c.offset * static_cast<std::int64_t>(size_of(dst->dtype()));
 }
@@ -88,7 +88,7 @@ inline void Launch::remote_landed(const transport::RemoteCopy& c, Buffer* data) 
   const auto& dev = devices_[static_cast<std::size_t>(c.target)];
   if (dev && data) {
     const Shape shape(std::span<const std::int64_t>(c.shape, c.rank));
-    ResolvedView dst{dev->ctx.storage(static_cast<ValueId>(c.dst_ref)), c.offset, shape, {}};
+    ResolvedView dst{dev->ctx->storage(static_cast<ValueId>(c.dst_ref)), c.offset, shape, {}};
     std::copy(c.strides, c.strides + c.rank, dst.strides.begin());
     copy_region(ResolvedView{data, 0, shape, detail::dense_strides(shape)}, dst, static_cast<CopyReduce>(c.reduce));
   }
@@ -112,7 +112,7 @@ inline void Launch::remote_combine(const transport::RemoteCopy& c, std::int64_t 
   const auto es = static_cast<std::int64_t>(size_of(part.dtype()));
   const std::int64_t n = bytes / es;
   ResolvedView src{&part, 0, Shape{n}, {1}};
-  ResolvedView dst{dev->ctx.storage(static_cast<ValueId>(c.dst_ref)), c.offset + first / es, Shape{n}, {1}};
+  ResolvedView dst{dev->ctx->storage(static_cast<ValueId>(c.dst_ref)), c.offset + first / es, Shape{n}, {1}};
   copy_contiguous(src, dst, static_cast<CopyReduce>(c.reduce), 0, n);
 }
 
@@ -171,7 +171,9 @@ inline void Launch::remote_finished(transport::Outcome outcome, const std::strin
           program_->name, text)));
       break;
   }
-  complete(lock, error, totals);
+  LaunchStats stats = totals;  // across ranks; the device states are this rank's
+  stats.contexts_built = stats_.contexts_built;
+  complete(lock, error, stats);
 }
 
 }  // namespace refx

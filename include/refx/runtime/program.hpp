@@ -2,15 +2,42 @@
 // What the runtime executes: a verified, scheduled graph for a mesh.
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include <refx/config.hpp>
 #include <refx/core/mesh.hpp>
+#include <refx/ir/eval.hpp>
 #include <refx/ir/graph.hpp>
 #include <refx/ir/primitives/builtins.hpp>
 
 namespace refx {
+
+/// The device states (ExecContexts, with their scoped storage and value
+/// buffers) of a program's finished launches, kept for its next launch so
+/// that a call allocates none: at most one launch's worth. Scratch stays
+/// allocated between calls, as a TPU kernel's is static.
+class ContextCache {
+ public:
+  /// A context to reset() and reuse, or null.
+  std::unique_ptr<ExecContext> take() {
+    std::lock_guard lock(mutex_);
+    if (free_.empty()) return nullptr;
+    auto c = std::move(free_.back());
+    free_.pop_back();
+    return c;
+  }
+  /// Keeps a finished context whose semaphores are back to 0, up to `limit`.
+  void give(std::unique_ptr<ExecContext> c, std::size_t limit) {
+    std::lock_guard lock(mutex_);
+    if (free_.size() < limit) free_.push_back(std::move(c));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<ExecContext>> free_;
+};
 
 struct Program {
   Graph graph;
@@ -23,6 +50,8 @@ struct Program {
   /// small on one worker at a time (RuntimeOptions::single_worker_bytes).
   std::int64_t max_data_bytes = 0;
   bool loops = false;
+  /// Reused between launches (declared last: destroyed before the graph).
+  mutable ContextCache contexts;
 
   Program(Graph g, Mesh m, std::string n);
 
@@ -36,6 +65,9 @@ struct LaunchStats {
   std::int64_t copies = 0;
   std::int64_t parks = 0;
   std::int64_t wakeups = 0;
+  /// Device states the launch had to build: 0 when it reused those of the
+  /// program's previous launch (ContextCache).
+  std::int64_t contexts_built = 0;
 };
 
 #if REFX_DEFINITIONS

@@ -257,6 +257,7 @@ class Runtime {
     totals_.copies += s.copies;
     totals_.parks += s.parks;
     totals_.wakeups += s.wakeups;
+    totals_.contexts_built += s.contexts_built;
   }
   // A recorded launch completed: hand it to the recordings still on; stop
   // recording launches once every recording is full.
