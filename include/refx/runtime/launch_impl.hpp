@@ -94,9 +94,27 @@ inline void Launch::start() {
       return;
     }
   }
-  std::lock_guard lock(mutex_);
-  for (std::int32_t d = 0; d < n; ++d)
-    if (devices_[static_cast<std::size_t>(d)]) push_locked(d);
+  // With no more devices than workers, this thread (a pool task) runs
+  // devices itself instead of handing them all to other threads: one
+  // hand-off less per launch. It becomes the first runner, or runs the first
+  // device while the others go to the pool (unless the pool's shuffled order
+  // is to pick). With more devices, a pushed runner is usually taken by the
+  // host thread waiting for the launch, which keeps the devices' state in one
+  // core's cache from call to call, where the worker that starts a launch
+  // varies: measured, that matters more (docs/performance.md).
+  const bool here = n <= static_cast<std::int32_t>(rt_.pool().size()) && rt_.options().shuffle_seed == 0;
+  std::int32_t first = -1;
+  {
+    std::lock_guard lock(mutex_);
+    if (here && max_runners_ > 0) ++runners_;
+    for (std::int32_t d = 0; d < n; ++d) {
+      if (!devices_[static_cast<std::size_t>(d)]) continue;
+      if (here && max_runners_ == 0 && first < 0) first = d;
+      else push_locked(d);
+    }
+  }
+  if (here && max_runners_ > 0) run_ready();
+  else if (first >= 0) run_device(first);
 }
 
 // With at most one device per worker, every run of a device is its own pool
