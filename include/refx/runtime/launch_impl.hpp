@@ -461,15 +461,16 @@ inline void Launch::complete(std::unique_lock<std::mutex>& lock, std::exception_
     // Leave the persistent state usable: barrier semaphores restart from 0.
     for (std::int32_t d = 0; d < program_->mesh.size(); ++d)
       for (std::int64_t id : program_->barrier_ids) rt_.barrier(d, id).fill_zero();
-  } else {
-    // Nothing refers to the devices' storage any more: the next launch of
-    // the program takes it over instead of allocating its own.
-    for (auto& dev : devices_)
-      if (dev) program_->contexts.give(std::move(dev->ctx), devices_.size());
   }
   rt_.record(stats);
   if (timeline_) rt_.timeline_finished(std::move(timeline_), error);
   if (remote_) remote_->finished(number_);
+  // Nothing refers to the devices' storage any more (the transport has let
+  // go of the launch too): the next launch of the program takes it over
+  // instead of allocating its own.
+  if (!error)
+    for (auto& dev : devices_)
+      if (dev) program_->contexts.give(std::move(dev->ctx), devices_.size());
   event_->set(error);
   rt_.launch_finished();
 }
