@@ -13,6 +13,9 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
+#include <string>
+
 #include <refx/collectives.hpp>
 #include <refx/refx.hpp>
 
@@ -20,8 +23,14 @@ namespace {
 
 enum Op { all_reduce = 0, all_gather = 1, reduce_scatter = 2 };
 
+// REFX_BENCH_COPY_CHUNK_BYTES overrides RuntimeOptions::copy_chunk_bytes
+// (how its default was chosen: docs/performance.md).
 refx::Runtime& runtime() {
-  static refx::Runtime rt;
+  static refx::Runtime rt([] {
+    refx::RuntimeOptions o;
+    if (const char* chunk = std::getenv("REFX_BENCH_COPY_CHUNK_BYTES")) o.copy_chunk_bytes = std::stoull(chunk);
+    return o;
+  }());
   return rt;
 }
 

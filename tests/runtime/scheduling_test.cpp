@@ -178,6 +178,90 @@ TEST_P(Scheduling, LargeAccumulateCopiesAreExact) {
   }
 }
 
+// ---- a large copy whose start is followed by a wait (docs/runtime.md, "Copies")
+
+constexpr std::int64_t kCopyBytes = kBig * 4;
+
+// The device has nothing to overlap the copy with, so it keeps the copy and
+// runs it itself at the wait instead of parking until a pool task has run it.
+TEST(CopyBeforeAWait, RunsOnItsDeviceWithoutParking) {
+  Watchdog dog(kTestLimit, "copy before a wait");
+  // One chunk: no other thread may help, so whether the device parks is exact.
+  Runtime rt(RuntimeOptions{.workers = 2, .copy_chunk_bytes = kCopyBytes});
+  auto exe = kernel([](HbmRef<const float, kBig> x, HbmRef<float, kBig> y) {
+               run_scoped([&](DmaSemaphore sem) {
+                 auto c = make_async_copy(x, y, sem);
+                 c.start();
+                 c.wait();
+               });
+             })
+                 .compile(Mesh{{"x", 1}}, {}, rt);
+  const auto val = [](int, std::int64_t i) { return static_cast<float>(i % 4099); };
+  const Array x = Array::generate<float>(1, Shape{kBig}, val, rt);
+  const StatsDelta delta(rt);
+  for (int rep = 0; rep < 5; ++rep) EXPECT_TRUE(all_shards_match<float>(exe(x)[0], val)) << "call " << rep;
+  EXPECT_EQ(delta.get().parks, 0);
+  EXPECT_EQ(delta.get().bytes_copied, 5 * kCopyBytes);
+}
+
+// A wait that is satisfied at once, with compute after it: the copy goes to
+// the pool then, and the result is the same.
+TEST(CopyBeforeAWait, ASatisfiedWaitHandsTheCopyToThePool) {
+  Watchdog dog(kTestLimit, "copy before a satisfied wait");
+  Runtime rt(RuntimeOptions{.workers = 2});
+  auto exe = kernel([](HbmRef<const float, kBig> x, VmemRef<const float, 1024> a, HbmRef<float, kBig> y,
+                       VmemRef<float, 1024> b) {
+               run_scoped([&](RegularSemaphore go, DmaSemaphore sem) {
+                 semaphore_signal(go, 1);
+                 auto c = make_async_copy(x, y, sem);
+                 c.start();
+                 semaphore_wait(go, 1);
+                 b.store(a.load() * 2.0f + 1.0f);
+                 c.wait();
+               });
+             })
+                 .compile(Mesh{{"x", 1}}, {}, rt);
+  const auto val = [](int, std::int64_t i) { return static_cast<float>(i % 4099); };
+  const Array x = Array::generate<float>(1, Shape{kBig}, val, rt), a = Array::generate<float>(1, Shape{1024}, val, rt);
+  for (int rep = 0; rep < 5; ++rep) {
+    auto out = exe(x, a);
+    EXPECT_TRUE(all_shards_match<float>(out[0], val)) << "call " << rep;
+    EXPECT_TRUE(all_shards_match<float>(out[1], [&](int d, std::int64_t i) { return val(d, i) * 2.0f + 1.0f; }));
+  }
+}
+
+// The wait after the start fails (a semaphore index out of bounds): the copy
+// the device kept still runs, so the launch ends with that error instead of
+// waiting for it forever, and the next call works.
+TEST(CopyBeforeAWait, AWaitThatFailsDoesNotStrandTheCopy) {
+  Watchdog dog(kTestLimit, "copy before a failing wait");
+  Runtime rt(RuntimeOptions{.workers = 2});
+  auto exe = kernel([](HbmRef<const float, kBig> x, VmemRef<const std::int32_t, 1> which, HbmRef<float, kBig> y) {
+               run_scoped([&](DmaSemaphore sem, RegularSemaphores<2> go) {
+                 // The start follows the load (its source depends on it), and
+                 // the wait (for a count of 0) needs no other op before it.
+                 auto i = which.at(0).load();
+                 auto zero = i - i;
+                 auto c = make_async_copy(x.at(ds(zero, kBig)), y, sem);
+                 c.start();
+                 semaphore_wait(go.at(i), zero);
+                 c.wait();
+               });
+             })
+                 .compile(Mesh{{"x", 2}}, {}, rt);
+  const auto val = [](int d, std::int64_t i) { return static_cast<float>(i % 4099 + d); };
+  const Array x = Array::generate<float>(2, Shape{kBig}, val, rt);
+  const auto which = [&](std::int32_t v) {
+    return Array::generate<std::int32_t>(2, Shape{1}, [v](int, std::int64_t) { return v; }, rt);
+  };
+  const StatsDelta delta(rt);
+  auto out = exe(x, which(5));
+  const std::string msg = runtime_error_of([&] { out[0].block_until_ready(); });
+  EXPECT_NE(msg.find("out of bounds"), std::string::npos) << msg;
+  EXPECT_EQ(delta.get().copies, 2) << "both started copies ran";
+  for (int rep = 0; rep < 3; ++rep) EXPECT_TRUE(all_shards_match<float>(exe(x, which(0))[0], val)) << "call " << rep;
+}
+
 // ---- 64 devices on 2 cores, without spinning
 
 TEST(ManyDevices, SixtyThreeParkedDevicesDoNotSpin) {

@@ -192,6 +192,12 @@ class ExecContext {
   /// Runs until the kernel finishes (done) or an op cannot proceed (blocked).
   ExecStatus run();
   bool finished() const noexcept { return frames_.empty(); }
+  /// The op after the running one in its block, or null at the block's end.
+  const Op* next_op() const noexcept {
+    const Frame& f = frames_.back();
+    const Block& b = graph_.block(f.block);
+    return f.pc + 1 < b.ops.size() ? &graph_.op(b.ops[f.pc + 1]) : nullptr;
+  }
 
   // ---- for primitive implementations
   const Graph& graph() const noexcept { return graph_; }

@@ -19,7 +19,14 @@ struct CopyJob {
   ValueId recv_sem = no_id, send_sem = no_id;
   std::int64_t recv_index = 0, send_index = 0;
   std::int64_t bytes = 0;
+  // Chunked jobs: `chunks` pieces of `per` elements. Pool tasks and the
+  // starting device claim them through `next` until none is left; whoever
+  // finishes the last one (`remaining`) completes the copy.
+  int chunks = 0;
+  std::int64_t per = 0;
+  std::atomic<int> next{0};
   std::atomic<int> remaining{0};
+  bool offered = false;                  // pool tasks were queued for it
   std::int64_t* recv_counter = nullptr;  // the semaphores it advances
   std::int64_t* send_counter = nullptr;
   std::int32_t race_thread = -1;         // its thread in the race detector

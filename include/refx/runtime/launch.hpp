@@ -89,14 +89,18 @@ class Launch : public std::enable_shared_from_this<Launch> {
                           std::int32_t device) override {
       launch.signal(id, device, sem, index, inc);
     }
-    bool semaphore_wait(ExecContext&, const Op& op, ValueId sem, std::int64_t index, std::int64_t value) override {
-      return launch.wait(id, op, sem, index, value);
+    bool semaphore_wait(ExecContext& c, const Op& op, ValueId sem, std::int64_t index, std::int64_t value) override {
+      const bool ok = launch.wait(*this, op, sem, index, value);
+      if (ok && !copies.empty() && !waits_next(c)) launch.offer_copies(*this);
+      return ok;
     }
     std::int64_t semaphore_read(ExecContext&, ValueId sem, std::int64_t index) override {
       std::lock_guard lock(launch.mutex_);
       return launch.counter(id, sem, index);
     }
-    void copy_start(ExecContext&, const Op& op, const CopyRequest& r) override { launch.copy(id, op, r); }
+    void copy_start(ExecContext& c, const Op& op, const CopyRequest& r) override {
+      launch.copy(*this, op, r, waits_next(c));
+    }
     Buffer& barrier_semaphore(std::int64_t collective_id) override;
     bool observes_ops() const override { return launch.races_ != nullptr || launch.timeline_ != nullptr; }
     void before_op(ExecContext& c, const Op& op) override;
@@ -109,6 +113,9 @@ class Launch : public std::enable_shared_from_this<Launch> {
     std::unique_ptr<ExecContext> ctx;  // given back to the program when the launch succeeds
     State state = State::queued;
     bool wake_pending = false;
+    // Its chunked copies that may still have unclaimed chunks (see copy()).
+    // Only the thread running the device touches them.
+    std::vector<std::shared_ptr<CopyJob>> copies;
     // What a parked device waits for (for wake-ups and deadlock reports).
     const Op* park_op = nullptr;
     const std::int64_t* park_counter = nullptr;
@@ -117,14 +124,26 @@ class Launch : public std::enable_shared_from_this<Launch> {
     std::int64_t park_index = 0;
   };
 
+  /// Whether the device's next op waits: then it has nothing to overlap a
+  /// copy with (see copy()).
+  static bool waits_next(const ExecContext& c) {
+    const Op* next = c.next_op();
+    return next != nullptr && (next->prim == &prim::dma_wait || next->prim == &prim::semaphore_wait);
+  }
   void run_device(std::int32_t d);
   /// Queues device d to run; mutex_ is held.
   void push_locked(std::int32_t d);
   /// A runner: runs the devices in ready_ until there are none.
   void run_ready();
   void signal(std::int32_t self, std::int32_t target, ValueId sem, std::int64_t index, std::int64_t inc);
-  bool wait(std::int32_t self, const Op& op, ValueId sem, std::int64_t index, std::int64_t value);
-  void copy(std::int32_t self, const Op& op, const CopyRequest& r);
+  bool wait(Device& dev, const Op& op, ValueId sem, std::int64_t index, std::int64_t value);
+  void copy(Device& dev, const Op& op, const CopyRequest& r, bool idle_next);
+  /// Queues pool tasks for the device's copies that have none yet.
+  void offer_copies(Device& dev);
+  /// Queues `tasks` pool tasks that run chunks of `job`.
+  void offer(const std::shared_ptr<CopyJob>& job, int tasks);
+  /// Runs unclaimed chunks of `job` until none is left.
+  void run_chunks(CopyJob& job);
   void run_copy_locked(CopyJob& job);
   void complete_copy_locked(const CopyJob& job);
   /// Lazy copies: run the pending ones that advance `counter` (latest first).

@@ -103,17 +103,18 @@ inline void Launch::start() {
   // core's cache from call to call, where the worker that starts a launch
   // varies: measured, that matters more (docs/performance.md).
   const bool here = n <= static_cast<std::int32_t>(rt_.pool().size()) && rt_.options().shuffle_seed == 0;
+  const bool runner_here = here && max_runners_ > 0;
   std::int32_t first = -1;
   {
     std::lock_guard lock(mutex_);
-    if (here && max_runners_ > 0) ++runners_;
+    if (runner_here) ++runners_;
     for (std::int32_t d = 0; d < n; ++d) {
       if (!devices_[static_cast<std::size_t>(d)]) continue;
-      if (here && max_runners_ == 0 && first < 0) first = d;
+      if (here && !runner_here && first < 0) first = d;
       else push_locked(d);
     }
   }
-  if (here && max_runners_ > 0) run_ready();
+  if (runner_here) run_ready();
   else if (first >= 0) run_device(first);
 }
 
@@ -173,6 +174,7 @@ inline void Launch::run_device(std::int32_t d) {
   } catch (...) {
     failure = std::make_exception_ptr(RuntimeError(fmt::format("refx: device {}: unknown exception", d)));
   }
+  if (!dev.copies.empty()) offer_copies(dev);  // a copy held back for a wait that failed
   if (timeline_) timeline_->device_stopped(d, status == ExecStatus::blocked && !failure);
   std::unique_lock lock(mutex_);
   if (failure) fail_locked(failure);
@@ -239,11 +241,22 @@ inline void Launch::signal(std::int32_t self, std::int32_t target, ValueId sem, 
   if (!pending_.empty()) poke_locked(&c);
 }
 
-inline bool Launch::wait(std::int32_t self, const Op& op, ValueId sem, std::int64_t index, std::int64_t value) {
-  std::lock_guard lock(mutex_);
-  Device& dev = *devices_[static_cast<std::size_t>(self)];
+inline bool Launch::wait(Device& dev, const Op& op, ValueId sem, std::int64_t index, std::int64_t value) {
+  const std::int32_t self = dev.id;
+  std::unique_lock lock(mutex_);
   std::int64_t& c = counter(self, sem, index);
   if (c < value && !pending_.empty()) run_pending_locked(&c);
+  if (c < value && !dev.copies.empty()) {
+    // Rather than park, this thread runs the chunks of its own copies that
+    // no other thread has taken yet (the data is likely in its cache).
+    lock.unlock();
+    for (const auto& job : dev.copies) {
+      if (!job->offered) offer(job, job->chunks - 1);  // idle threads may help with the rest
+      run_chunks(*job);
+    }
+    dev.copies.clear();
+    lock.lock();
+  }
   if (c >= value) {
     c -= value;
     if (timeline_) timeline_->waited(self, c, value, sem, index);
@@ -259,7 +272,8 @@ inline bool Launch::wait(std::int32_t self, const Op& op, ValueId sem, std::int6
   return false;
 }
 
-inline void Launch::copy(std::int32_t self, const Op& op, const CopyRequest& r) {
+inline void Launch::copy(Device& dev, const Op& op, const CopyRequest& r, bool idle_next) {
+  const std::int32_t self = dev.id;
   if (remote_ && !devices_[static_cast<std::size_t>(r.target)]) {
     remote_copy(self, op, r);
     return;
@@ -315,29 +329,48 @@ inline void Launch::copy(std::int32_t self, const Op& op, const CopyRequest& r) 
     run_here(*job);
     return;
   }
-  // Split so that every worker helps; the last chunk to finish completes it.
+  // Split so that every worker can help; the last chunk to finish completes it.
   const std::int64_t n = job->src.elements();
   const auto es = static_cast<std::int64_t>(size_of(job->src.buffer->dtype()));
-  const std::int64_t per = std::max<std::int64_t>(1, static_cast<std::int64_t>(o.copy_chunk_bytes) / es);
-  const auto chunks = static_cast<int>((n + per - 1) / per);
-  job->remaining.store(chunks);
-  if (job->trace) job->trace->chunked(chunks, per * es);
+  job->per = std::max<std::int64_t>(1, static_cast<std::int64_t>(o.copy_chunk_bytes) / es);
+  job->chunks = static_cast<int>((n + job->per - 1) / job->per);
+  job->remaining.store(job->chunks);
+  if (job->trace) job->trace->chunked(job->chunks, job->per * es);
   {
     std::lock_guard lock(mutex_);
     ++inflight_;
   }
-  for (int c = 0; c < chunks; ++c) {
-    const std::int64_t b = c * per, e = std::min(n, b + per);
-    rt_.pool().push([self = shared_from_this(), job, b, e, c] {
-      timed_copy(job->trace, static_cast<std::size_t>(c), self->rt_.pool(),
-                 [&] { copy_contiguous(job->src, job->dst, job->reduce, b, e); });
-      if (job->remaining.fetch_sub(1) == 1) {
-        std::unique_lock lock(self->mutex_);
-        self->complete_copy_locked(*job);
-        --self->inflight_;
-        self->finish_if_idle(lock);
-      }
-    });
+  // A device whose next op waits has nothing to overlap the copy with: it
+  // keeps the copy, and runs it itself if that wait would park (wait()).
+  // Otherwise the pool takes it now; the device still helps with chunks
+  // left over when it comes to wait.
+  std::erase_if(dev.copies, [](const auto& j) { return j->next.load(std::memory_order_relaxed) >= j->chunks; });
+  dev.copies.push_back(job);
+  if (!idle_next) offer_copies(dev);
+}
+
+inline void Launch::offer_copies(Device& dev) {
+  for (const auto& job : dev.copies)
+    if (!job->offered) offer(job, job->chunks);
+}
+
+inline void Launch::offer(const std::shared_ptr<CopyJob>& job, int tasks) {
+  job->offered = true;
+  for (int t = 0; t < tasks; ++t) rt_.pool().push([self = shared_from_this(), job] { self->run_chunks(*job); });
+}
+
+inline void Launch::run_chunks(CopyJob& job) {
+  const std::int64_t n = job.src.elements();
+  for (int c; (c = job.next.fetch_add(1, std::memory_order_relaxed)) < job.chunks;) {
+    const std::int64_t b = c * job.per, e = std::min(n, b + job.per);
+    timed_copy(job.trace, static_cast<std::size_t>(c), rt_.pool(),
+               [&] { copy_contiguous(job.src, job.dst, job.reduce, b, e); });
+    if (job.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::unique_lock lock(mutex_);
+      complete_copy_locked(job);
+      --inflight_;
+      finish_if_idle(lock);
+    }
   }
 }
 

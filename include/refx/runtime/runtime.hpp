@@ -31,7 +31,7 @@ struct RuntimeOptions {
   /// Copies up to this size run inline on the starting device's worker.
   std::size_t inline_copy_bytes = std::size_t{256} << 10;
   /// Larger copies are split into chunks of about this size.
-  std::size_t copy_chunk_bytes = std::size_t{1} << 20;
+  std::size_t copy_chunk_bytes = std::size_t{512} << 10;
   /// A program without loops or host effects whose copies and values are all
   /// at most this size runs its devices one after another on one worker at a
   /// time, whatever the device count: a device woken by a peer waits for the
