@@ -4,6 +4,7 @@
 // the caller resumes it later with run(). The reference interpreter and the
 // threaded runtime both drive this machine; they differ in their ExecEnv.
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <functional>
@@ -148,6 +149,7 @@ class ExecContext {
       if (t.is_semaphore()) buf->fill_zero();
       else if (env.poisons_scratch()) buf->fill_poison();
       storage_[idx(v)] = std::move(buf);
+      scoped_.push_back(v);
     };
     for (std::size_t b = 1; b < g.num_blocks(); ++b) {
       const Block& blk = g.block(static_cast<BlockId>(b));
@@ -157,6 +159,7 @@ class ExecContext {
     for (std::size_t o = 0; o < g.num_ops(); ++o)
       if (const Op& op = g.op(static_cast<OpId>(o)); op.prim->allocates)
         for (ValueId v : g.outputs(op)) allocate(v);
+    std::sort(scoped_.begin(), scoped_.end());
     frames_.push_back(Frame{0, 0, 0, 0, no_id});
   }
   ExecContext(const ExecContext&) = delete;
@@ -170,10 +173,9 @@ class ExecContext {
     env_ = &env;
     observe_ = env.observes_ops();
     const bool poison = env.poisons_scratch();
-    for (std::size_t v = 0; v < storage_.size(); ++v) {
-      if (!storage_[v]) continue;
-      if (graph_.type(static_cast<ValueId>(v)).is_semaphore()) storage_[v]->fill_zero();
-      else if (poison) storage_[v]->fill_poison();
+    for (ValueId v : scoped_) {
+      if (graph_.type(v).is_semaphore()) storage_[idx(v)]->fill_zero();
+      else if (poison) storage_[idx(v)]->fill_poison();
     }
     std::fill(refs_.begin(), refs_.end(), nullptr);
     frames_.assign(1, Frame{0, 0, 0, 0, no_id});
@@ -211,8 +213,7 @@ class ExecContext {
   /// Every scoped allocation (to check that semaphores end at zero).
   template <class F>
   void for_each_scoped(F&& f) const {
-    for (std::size_t v = 0; v < storage_.size(); ++v)
-      if (storage_[v]) f(static_cast<ValueId>(v), *storage_[v]);
+    for (ValueId v : scoped_) f(v, *storage_[idx(v)]);
   }
   /// The op the device is at (for deadlock reports), or nullptr when done.
   const Op* current_op() const {
@@ -260,6 +261,7 @@ class ExecContext {
   std::vector<Buffer> values_;
   std::vector<Buffer*> refs_;
   std::vector<std::unique_ptr<Buffer>> storage_;
+  std::vector<ValueId> scoped_;  // the values with storage_, in id order
   std::vector<Frame> frames_;
 };
 
