@@ -204,29 +204,37 @@ TEST(CopyBeforeAWait, RunsOnItsDeviceWithoutParking) {
   EXPECT_EQ(delta.get().bytes_copied, 5 * kCopyBytes);
 }
 
-// A wait that is satisfied at once, with compute after it: the copy goes to
-// the pool then, and the result is the same.
+// A wait that is satisfied at once, with compute after it: the device hands
+// the copy it kept to the pool then, and computes while the pool copies.
 TEST(CopyBeforeAWait, ASatisfiedWaitHandsTheCopyToThePool) {
   Watchdog dog(kTestLimit, "copy before a satisfied wait");
   Runtime rt(RuntimeOptions{.workers = 2});
-  auto exe = kernel([](HbmRef<const float, kBig> x, VmemRef<const float, 1024> a, HbmRef<float, kBig> y,
-                       VmemRef<float, 1024> b) {
-               run_scoped([&](RegularSemaphore go, DmaSemaphore sem) {
-                 semaphore_signal(go, 1);
-                 auto c = make_async_copy(x, y, sem);
+  auto exe = kernel([](HbmRef<const float, kBig> x, VmemRef<const std::int32_t, 1> which, VmemRef<const float, 1024> a,
+                       HbmRef<float, kBig> y, VmemRef<float, 1024> b) {
+               run_scoped([&](DmaSemaphore big, DmaSemaphore small) {
+                 // Both sources depend on a load, so the starts stay together
+                 // and in this order: the big copy's next op is the small
+                 // copy's wait, already satisfied (the small copy ran at its
+                 // start), and the compute that reads its result comes next.
+                 auto zero = which.at(0).load() * 0;
+                 auto s = make_async_copy(a.at(ds(zero, 1024)), b, small);
+                 auto c = make_async_copy(x.at(ds(zero, kBig)), y, big);
+                 s.start();
                  c.start();
-                 semaphore_wait(go, 1);
-                 b.store(a.load() * 2.0f + 1.0f);
+                 s.wait();
+                 auto v = b.load();  // no constant: it could be placed between the start and the wait
+                 b.store(v + v);
                  c.wait();
                });
              })
                  .compile(Mesh{{"x", 1}}, {}, rt);
   const auto val = [](int, std::int64_t i) { return static_cast<float>(i % 4099); };
   const Array x = Array::generate<float>(1, Shape{kBig}, val, rt), a = Array::generate<float>(1, Shape{1024}, val, rt);
+  const Array which = Array::generate<std::int32_t>(1, Shape{1}, [](int, std::int64_t) { return 0; }, rt);
   for (int rep = 0; rep < 5; ++rep) {
-    auto out = exe(x, a);
+    auto out = exe(x, which, a);
     EXPECT_TRUE(all_shards_match<float>(out[0], val)) << "call " << rep;
-    EXPECT_TRUE(all_shards_match<float>(out[1], [&](int d, std::int64_t i) { return val(d, i) * 2.0f + 1.0f; }));
+    EXPECT_TRUE(all_shards_match<float>(out[1], [&](int d, std::int64_t i) { return val(d, i) * 2.0f; }));
   }
 }
 
