@@ -13,8 +13,10 @@
 
 #include <benchmark/benchmark.h>
 
+#include <charconv>
+#include <cstdio>
 #include <cstdlib>
-#include <string>
+#include <string_view>
 
 #include <refx/collectives.hpp>
 #include <refx/refx.hpp>
@@ -28,7 +30,14 @@ enum Op { all_reduce = 0, all_gather = 1, reduce_scatter = 2 };
 refx::Runtime& runtime() {
   static refx::Runtime rt([] {
     refx::RuntimeOptions o;
-    if (const char* chunk = std::getenv("REFX_BENCH_COPY_CHUNK_BYTES")) o.copy_chunk_bytes = std::stoull(chunk);
+    if (const char* chunk = std::getenv("REFX_BENCH_COPY_CHUNK_BYTES")) {
+      const std::string_view text(chunk);
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), o.copy_chunk_bytes);
+      if (error != std::errc{} || end != text.data() + text.size() || o.copy_chunk_bytes == 0) {
+        std::fprintf(stderr, "bench_collectives: REFX_BENCH_COPY_CHUNK_BYTES='%s' is not a positive byte count\n", chunk);
+        std::exit(2);
+      }
+    }
     return o;
   }());
   return rt;

@@ -181,6 +181,7 @@ TEST_P(Scheduling, LargeAccumulateCopiesAreExact) {
 // ---- a large copy whose start is followed by a wait (docs/runtime.md, "Copies")
 
 constexpr std::int64_t kCopyBytes = kBig * 4;
+constexpr auto val = [](int, std::int64_t i) { return static_cast<float>(i % 4099); };
 
 // The device has nothing to overlap the copy with, so it keeps the copy and
 // runs it itself at the wait instead of parking until a pool task has run it.
@@ -196,7 +197,6 @@ TEST(CopyBeforeAWait, RunsOnItsDeviceWithoutParking) {
                });
              })
                  .compile(Mesh{{"x", 1}}, {}, rt);
-  const auto val = [](int, std::int64_t i) { return static_cast<float>(i % 4099); };
   const Array x = Array::generate<float>(1, Shape{kBig}, val, rt);
   const StatsDelta delta(rt);
   for (int rep = 0; rep < 5; ++rep) EXPECT_TRUE(all_shards_match<float>(exe(x)[0], val)) << "call " << rep;
@@ -228,7 +228,6 @@ TEST(CopyBeforeAWait, ASatisfiedWaitHandsTheCopyToThePool) {
                });
              })
                  .compile(Mesh{{"x", 1}}, {}, rt);
-  const auto val = [](int, std::int64_t i) { return static_cast<float>(i % 4099); };
   const Array x = Array::generate<float>(1, Shape{kBig}, val, rt), a = Array::generate<float>(1, Shape{1024}, val, rt);
   const Array which = Array::generate<std::int32_t>(1, Shape{1}, [](int, std::int64_t) { return 0; }, rt);
   for (int rep = 0; rep < 5; ++rep) {
@@ -257,7 +256,6 @@ TEST(CopyBeforeAWait, AWaitThatFailsDoesNotStrandTheCopy) {
                });
              })
                  .compile(Mesh{{"x", 1}}, {}, rt);
-  const auto val = [](int, std::int64_t i) { return static_cast<float>(i % 4099); };
   const Array x = Array::generate<float>(1, Shape{kBig}, val, rt);
   const auto which = [&](std::int32_t v) {
     return Array::generate<std::int32_t>(1, Shape{1}, [v](int, std::int64_t) { return v; }, rt);
