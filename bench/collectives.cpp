@@ -13,10 +13,13 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
+#include <vector>
 
 #include <refx/collectives.hpp>
 #include <refx/refx.hpp>
@@ -76,12 +79,22 @@ void run(benchmark::State& state, Op op) {
     out.block_until_ready();
   };
   for (int i = 0; i < 3; ++i) call();
+  // Each call is timed on its own and the median reported, as the peers do
+  // (../shared/peers): real_time, the mean, also counts the rare call that
+  // lost its core to another thread for a time slice.
+  std::vector<double> seconds;
   const auto before = runtime().totals();
-  for (auto _ : state) call();
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    call();
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
   const auto after = runtime().totals();
   const double iters = static_cast<double>(state.iterations());
-  state.counters["busbw_GBps"] = benchmark::Counter(static_cast<double>(bytes) * bus_factor(op, n) * iters / 1e9,
-                                                    benchmark::Counter::kIsRate);
+  const auto mid = seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2);
+  std::nth_element(seconds.begin(), mid, seconds.end());
+  state.counters["median_us"] = *mid * 1e6;
+  state.counters["busbw_GBps"] = static_cast<double>(bytes) * bus_factor(op, n) / *mid / 1e9;
   state.counters["bytes_copied_per_op"] = static_cast<double>(after.bytes_copied - before.bytes_copied) / iters;
   state.counters["parks_per_op"] = static_cast<double>(after.parks - before.parks) / iters;
   state.SetLabel(in_place ? "in_place" : "out_of_place");
