@@ -194,12 +194,10 @@ class ExecContext {
   /// Runs until the kernel finishes (done) or an op cannot proceed (blocked).
   ExecStatus run();
   bool finished() const noexcept { return frames_.empty(); }
+  /// The op the device is at (for deadlock reports), or null when done.
+  const Op* current_op() const noexcept { return op_ahead(0); }
   /// The op after the running one in its block, or null at the block's end.
-  const Op* next_op() const noexcept {
-    const Frame& f = frames_.back();
-    const Block& b = graph_.block(f.block);
-    return f.pc + 1 < b.ops.size() ? &graph_.op(b.ops[f.pc + 1]) : nullptr;
-  }
+  const Op* next_op() const noexcept { return op_ahead(1); }
 
   // ---- for primitive implementations
   const Graph& graph() const noexcept { return graph_; }
@@ -214,13 +212,6 @@ class ExecContext {
   template <class F>
   void for_each_scoped(F&& f) const {
     for (ValueId v : scoped_) f(v, *storage_[idx(v)]);
-  }
-  /// The op the device is at (for deadlock reports), or nullptr when done.
-  const Op* current_op() const {
-    if (frames_.empty()) return nullptr;
-    const Frame& f = frames_.back();
-    const Block& b = graph_.block(f.block);
-    return f.pc < b.ops.size() ? &graph_.op(b.ops[f.pc]) : nullptr;
   }
   std::int64_t attr(const Op& op, std::size_t i) const { return graph_.attrs(op)[i]; }
   /// Allocates output i of `op` with its traced type.
@@ -245,6 +236,13 @@ class ExecContext {
     OpId owner;
   };
   static std::size_t idx(ValueId v) noexcept { return static_cast<std::size_t>(v); }
+  /// The op `ahead` places after the running one in its block, or null.
+  const Op* op_ahead(std::uint32_t ahead) const noexcept {
+    if (frames_.empty()) return nullptr;
+    const Frame& f = frames_.back();
+    const Block& b = graph_.block(f.block);
+    return f.pc + ahead < b.ops.size() ? &graph_.op(b.ops[f.pc + ahead]) : nullptr;
+  }
   void enter(const Op& op);
   void leave();
   // Clones first, then assigns: a loop body may return its carries permuted.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
 #include <type_traits>
 
 #include <refx/core/error.hpp>
@@ -48,11 +49,16 @@ constexpr std::int64_t window_last(std::int64_t start, std::int64_t size, std::i
 constexpr bool window_fits(std::int64_t start, std::int64_t size, std::int64_t stride, std::int64_t extent) noexcept {
   return start >= 0 && (size > 0 ? window_last(start, size, stride) < extent : start <= extent);
 }
-/// The error of a traced index whose window does not fit dimension `dim`.
+/// What is wrong with an index whose window does not fit dimension `dim`.
+inline std::string out_of_bounds_text(std::int64_t start, std::int64_t size, std::int64_t stride, std::size_t dim,
+                                      std::int64_t extent) {
+  return fmt::format("index {} (covering {}..{}) is out of bounds for dimension {} of size {}", start, start,
+                     window_last(start, size, stride), dim, extent);
+}
+/// The run-time error of a traced index whose window does not fit.
 inline RuntimeError index_out_of_bounds(std::int64_t start, std::int64_t size, std::int64_t stride, std::size_t dim,
                                         std::int64_t extent, SourceLoc loc) {
-  return RuntimeError(fmt::format("refx: index {} (covering {}..{}) is out of bounds for dimension {} of size {} (at {})", start,
-                                  start, window_last(start, size, stride), dim, extent, loc));
+  return RuntimeError(fmt::format("refx: {} (at {})", out_of_bounds_text(start, size, stride, dim, extent), loc));
 }
 
 namespace detail {

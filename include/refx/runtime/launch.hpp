@@ -98,8 +98,8 @@ class Launch : public std::enable_shared_from_this<Launch> {
       std::lock_guard lock(launch.mutex_);
       return launch.counter(id, sem, index);
     }
-    void copy_start(ExecContext& c, const Op& op, const CopyRequest& r) override {
-      launch.copy(*this, op, r, waits_next(c));
+    void copy_start(ExecContext&, const Op& op, const CopyRequest& r) override {
+      launch.copy(*this, op, r);
     }
     Buffer& barrier_semaphore(std::int64_t collective_id) override;
     bool observes_ops() const override { return launch.races_ != nullptr || launch.timeline_ != nullptr; }
@@ -137,7 +137,7 @@ class Launch : public std::enable_shared_from_this<Launch> {
   void run_ready();
   void signal(std::int32_t self, std::int32_t target, ValueId sem, std::int64_t index, std::int64_t inc);
   bool wait(Device& dev, const Op& op, ValueId sem, std::int64_t index, std::int64_t value);
-  void copy(Device& dev, const Op& op, const CopyRequest& r, bool idle_next);
+  void copy(Device& dev, const Op& op, const CopyRequest& r);
   /// Queues pool tasks for the device's copies that have none yet.
   void offer_copies(Device& dev);
   /// Queues `tasks` pool tasks that run chunks of `job`.

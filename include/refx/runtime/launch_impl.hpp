@@ -272,7 +272,7 @@ inline bool Launch::wait(Device& dev, const Op& op, ValueId sem, std::int64_t in
   return false;
 }
 
-inline void Launch::copy(Device& dev, const Op& op, const CopyRequest& r, bool idle_next) {
+inline void Launch::copy(Device& dev, const Op& op, const CopyRequest& r) {
   const std::int32_t self = dev.id;
   if (remote_ && !devices_[static_cast<std::size_t>(r.target)]) {
     remote_copy(self, op, r);
@@ -346,7 +346,7 @@ inline void Launch::copy(Device& dev, const Op& op, const CopyRequest& r, bool i
   // left over when it comes to wait.
   std::erase_if(dev.copies, [](const auto& j) { return j->next.load(std::memory_order_relaxed) >= j->chunks; });
   dev.copies.push_back(job);
-  if (!idle_next) offer_copies(dev);
+  if (!waits_next(*dev.ctx)) offer_copies(dev);
 }
 
 inline void Launch::offer_copies(Device& dev) {

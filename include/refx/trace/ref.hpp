@@ -252,8 +252,7 @@ inline ViewId detail::make_view(ViewId parent_id, std::initializer_list<IndexEnt
     const std::int64_t size = x.kind == detail::squeeze_dim ? 1 : x.size;
     if (x.start.is_static()) {
       if (!window_fits(x.start.constant, size, x.stride, di.size))
-        error = fmt::format("index {} (covering {}..{}) is out of bounds for dimension {} of size {}", x.start.constant,
-                            x.start.constant, window_last(x.start.constant, size, x.stride), d, di.size);
+        error = out_of_bounds_text(x.start.constant, size, x.stride, d, di.size);
     }
     // New start in base coordinates: parent.start + start * parent.stride.
     if (x.start.is_static() && di.start.is_static()) {
