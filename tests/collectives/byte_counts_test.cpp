@@ -18,7 +18,7 @@
 // 3 (N-1) m s; the ring reduce_scatter: 2 (N-1) m s + m s (the reduced chunk
 // out). The one-shot all_reduce moves what it moves in place (x to every
 // slot, the result into out); the direct one copies each own chunk of x into
-// out (+m s in all); the direct reduce_scatter (automatic below 1 MiB) copies
+// out (+m s in all); the direct reduce_scatter (automatic for small x) copies
 // each own chunk into its slot and the result out ((N+1) m s in all).
 // Because every chunk is sent the same number of times, the totals are exact for sizes not divisible by N (and smaller than N) too;
 // copy counts are checked where every chunk is non-empty.
@@ -206,7 +206,8 @@ TEST_P(ByteCounts, ReduceScatterOutOfPlace) {
   const auto exe = collectives::reduce_scatter_program<T>(mesh(), m(), {}, rt_);
   const Array x = make_input(Shape{m()});
   const auto got = measure(rt_, [&] { exe(x)[0].block_until_ready(); });
-  if (n() > 1 && m() * S < collectives::direct_max_bytes) {
+  const std::int64_t bytes = m() * S;
+  if (n() > 2 ? bytes < collectives::reduce_scatter_direct_max_bytes : n() == 2 && bytes <= collectives::one_shot_max_bytes) {
     // Direct: the other devices' chunks ((N-1) m in all), each device's own chunk into its slot (m), the result -> out (m).
     expect(got, (n() + 1) * m() * S, n() * (n() - 1) + 2 * n());
   } else {
@@ -251,7 +252,8 @@ std::vector<Case> cases() {
   std::vector<Case> out;
   for (int n : {1, 2, 3, 4, 5, 8})
     for (std::int64_t m : {240, 1001, 3, 9000}) out.push_back({n, m});  // 9000: past one_shot_max_bytes
-  for (int n : {3, 4}) out.push_back({n, 262200});  // past direct_max_bytes: the ring for N > 2
+  // Past direct_max_bytes: the all-reduce's ring for N > 2.
+  for (int n : {3, 4}) out.push_back({n, collectives::direct_max_bytes / S + 56});
   return out;
 }
 

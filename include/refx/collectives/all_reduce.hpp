@@ -149,13 +149,17 @@ void reduce_scatter_in_place(const R& x, std::string_view axis, ReduceOp op = Re
 
 /// all_reduce's Algorithm::automatic: one_shot up to `one_shot_max_bytes` per
 /// device, direct for N > 2 below `direct_max_bytes`, the ring otherwise (at
-/// 1 MiB and more the ring's neighbour-only copies beat direct's all-pairs
-/// traffic on this runtime: 4.6 vs 9.1 ms at N = 4, 16 MiB).
+/// 4 MiB and more the ring's neighbour-only copies beat direct's all-pairs
+/// traffic on this runtime, at 2 MiB direct is ahead: docs/performance.md).
 ///
 /// The largest x (bytes per device) that Algorithm::automatic reduces in one shot.
 inline constexpr std::int64_t one_shot_max_bytes = 32 << 10;
-/// Algorithm::automatic uses the direct algorithm (N > 2) below this size per device.
-inline constexpr std::int64_t direct_max_bytes = 1 << 20;
+/// all_reduce's Algorithm::automatic uses the direct algorithm (N > 2) below this size per device.
+inline constexpr std::int64_t direct_max_bytes = 4 << 20;
+/// The out-of-place reduce_scatter's Algorithm::automatic uses the direct
+/// algorithm for N > 2 below this size of x per device (for N = 2 up to
+/// `one_shot_max_bytes`), the ring otherwise: docs/performance.md.
+inline constexpr std::int64_t reduce_scatter_direct_max_bytes = 256 << 10;
 
 namespace detail {
 /// What Algorithm::automatic picks for an all-reduce of x.
@@ -379,8 +383,9 @@ void reduce_scatter_direct(const Src& x, const Dst& out, const Ring& ring, Reduc
 /// is kept; out's first rows receive this device's reduced chunk `me` (out
 /// needs ceil(rows / N) rows; a shorter chunk leaves the last row untouched).
 ///
-/// Algorithm::automatic: direct (one round, x not staged) for N > 1 below
-/// `direct_max_bytes` of x per device; else, or with Algorithm::ring, the
+/// Algorithm::automatic: direct (one round, x not staged) for N > 2 below
+/// `reduce_scatter_direct_max_bytes` of x per device, for N = 2 up to
+/// `one_shot_max_bytes`; else, or with Algorithm::ring, the
 /// ring reduces into scratch, reading x where the in-place ring reads its
 /// buffer (x is not copied), and the result chunk is copied to out.
 template <class Src, class Dst>
@@ -397,7 +402,8 @@ void reduce_scatter(const Src& x, const Dst& out, std::string_view axis, ReduceO
     throw TraceError(fmt::format("refx: reduce_scatter: Algorithm::one_shot is an all_reduce algorithm; use ring, direct or automatic (at {})",
                                  SourceLoc(loc)));
   const std::int64_t bytes = x.shape().num_elements() * static_cast<std::int64_t>(sizeof(typename Src::value_type));
-  if (ring.size > 1 && (a == Algorithm::direct || (a == Algorithm::automatic && bytes < direct_max_bytes))) {
+  const bool direct_size = ring.size > 2 ? bytes < reduce_scatter_direct_max_bytes : bytes <= one_shot_max_bytes;
+  if (ring.size > 1 && (a == Algorithm::direct || (a == Algorithm::automatic && direct_size))) {
     detail::reduce_scatter_direct(x, out, ring, op, loc);
     return;
   }
