@@ -88,12 +88,20 @@ def measure(cell):
     return rows
 
 
+def best_in_place(m):
+    """refx's in-place (t, bus) of a measurement; out of place's where there is none."""
+    return m.inp if m.inp else (m.t, m.bus)
+
+
 class Row:
     """One N and size of one collective over every round that measured it."""
 
     def __init__(self, key, rounds):
         self.op, self.n, self.size = key
         self.rounds = rounds
+        self.vs_mpi, self.vs_mpi_text = self.ratio(lambda m: m.mpi and m.bus / m.mpi[1])
+        self.vs_ring, self.vs_ring_text = self.ratio(lambda m: m.ring and best_in_place(m)[1] / m.ring[1])
+        self.roof = self.median(lambda m: m.roof)
 
     def median(self, f):
         values = [v for v in map(f, self.rounds) if v is not None]
@@ -110,9 +118,6 @@ class Row:
 
     def name(self):
         return f"{self.op} N = {self.n} {human(self.size)}"
-
-    def best_in_place(self, m):
-        return m.inp if m.inp else (m.t, m.bus)
 
 
 def main():
@@ -143,12 +148,9 @@ def main():
                 return f"{bus:.3g} ({fmt_t(t)})" if bus is not None else "-"
             variants = collections.Counter(m.ring[2] for m in r.rounds if m.ring)
             ring = r.median(lambda m: m.ring and m.ring[1])
-            r.vs_mpi, vs_mpi = r.ratio(lambda m: m.mpi and m.bus / m.mpi[1])
-            r.vs_ring, vs_ring = r.ratio(lambda m: m.ring and r.best_in_place(m)[1] / m.ring[1])
-            r.roof = r.median(lambda m: m.roof)
-            cells_ = [str(r.n), human(r.size), cell(lambda m: (m.t, m.bus)), cell(lambda m: m.mpi), vs_mpi,
+            cells_ = [str(r.n), human(r.size), cell(lambda m: (m.t, m.bus)), cell(lambda m: m.mpi), r.vs_mpi_text,
                       cell(lambda m: m.inp), f"{ring:.3g} ({variants.most_common(1)[0][0]})" if variants else "-",
-                      vs_ring, f"{100 * r.roof:.0f}%"]
+                      r.vs_ring_text, f"{100 * r.roof:.0f}%"]
             print("| " + " | ".join(cells_) + " |")
         print()
     print_targets(rows)
