@@ -242,6 +242,65 @@ TEST(Tokens, BarrierInsideACallbackIsAnError) {
   EXPECT_TRUE(contains(message, "would wait for the program that is calling it")) << message;
 }
 
+// A callback may dispatch a program of its own runtime, but waiting for it
+// there would wait forever (programs of a runtime run one at a time): every
+// way of waiting is an error, and the program still runs once the calling
+// one has finished.
+TEST(Tokens, WaitingInsideACallbackForAProgramOfItsRuntimeIsAnError) {
+  Watchdog dog;
+  Runtime rt;
+  auto add_one = kernel([](Tag x, VmemRef<std::int32_t, 1> y) { y.store(x.load() + 1); }).compile(Mesh{{"x", 1}}, {}, rt);
+  auto prints = kernel([](Tag) { debug_print(ordered, "p"); }).compile(Mesh{{"x", 1}}, {}, rt);
+  const Array x = scalar_array(1, 41, rt);
+  std::vector<Array> inner;
+  std::vector<std::string> messages;
+  const auto attempt = [&](auto wait) {
+    try {
+      wait();
+      messages.emplace_back("no error");
+    } catch (const Error& e) {
+      messages.emplace_back(e.what());
+    }
+  };
+  auto outer = kernel([&](Tag) {
+                 io_callback(ordered, [&] {
+                   inner = add_one(x);
+                   attempt([&] { inner[0].block_until_ready(); });
+                   attempt([&] { (void)inner[0].to_host<std::int32_t>(0); });
+                   prints(x);
+                   attempt([&] { runtime_token(OrderedEffect::debug_print, rt).wait(); });
+                   attempt([&] { x.block_until_ready(); });  // finished long ago: fine
+                 });
+               }).compile(Mesh{{"x", 1}}, {}, rt);
+  PrintCapture cap(rt);
+  outer(x);
+  effects_barrier(rt);
+  ASSERT_EQ(messages.size(), 4u);
+  for (std::size_t i = 0; i < 3; ++i)
+    EXPECT_TRUE(contains(messages[i], "refx: a debug_print sink or an io_callback waits for a program of the runtime "
+                                      "that is running it"))
+        << i << ": " << messages[i];
+  EXPECT_EQ(messages[3], "no error");
+  ASSERT_EQ(inner.size(), 1u);
+  EXPECT_EQ(inner[0].to_host<std::int32_t>(0)[0], 42);
+}
+
+// Waiting inside a callback for a program of another runtime is fine.
+TEST(Tokens, ACallbackMayWaitForAnotherRuntime) {
+  Watchdog dog;
+  Runtime rt, other;
+  auto add_one =
+      kernel([](Tag x, VmemRef<std::int32_t, 1> y) { y.store(x.load() + 1); }).compile(Mesh{{"x", 2}}, {}, other);
+  const Array x = scalar_array(2, 41, other);
+  std::atomic<std::int32_t> seen{0};
+  auto outer = kernel([&](Tag) {
+                 io_callback(ordered, [&] { seen = add_one(x)[0].to_host<std::int32_t>(1)[0]; });
+               }).compile(Mesh{{"x", 2}}, {}, rt);
+  outer(scalar_array(2, 0, rt));
+  effects_barrier(rt);
+  EXPECT_EQ(seen.load(), 42);
+}
+
 TEST(Introspection, EffectsOfExecutables) {
   Runtime rt;
   const Mesh mesh{{"x", 2}};

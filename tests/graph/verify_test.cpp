@@ -139,6 +139,45 @@ TEST(Verify, TracedIndexUsedAtStartAndAccessIsTheSameRegion) {
   EXPECT_TRUE(throws_with<VerifyError>([&] { passes::verify(g); }, {LINE_OF(start), LINE_OF(read)}));
 }
 
+// A view spanning a whole dimension meets every view of that dimension, so
+// a traced index there is a hazard wherever it comes from: straight-line
+// code, a loop index, or another device's id.
+TEST(Verify, TracedIndexIntoTheWholeDestinationOfACopyInFlight) {
+  int start = 0, write = 0;
+  auto straight = trace_for(ring4, [&](VmemRef<const float, 4, 8> x, VmemRef<float, 4, 8> y) {
+    run_scoped([&](VmemRef<float, 4, 8> buf, DmaSemaphore sem) {
+      auto c = make_async_copy(x, buf, sem);
+      c.start(); start = __LINE__;
+      buf.at(axis_index("x")).store(full<float, 8>(1.0f)); write = __LINE__;
+      c.wait();
+      y.store(buf.load());
+    });
+  });
+  EXPECT_TRUE(throws_with<VerifyError>([&] { passes::verify(straight); },
+                                       {"writes the destination", LINE_OF(start), LINE_OF(write)}));
+  auto looped = trace([&](VmemRef<const float, 4, 8> x, VmemRef<float, 4, 8> y) {
+    run_scoped([&](VmemRef<float, 4, 8> buf, DmaSemaphore sem) {
+      auto c = make_async_copy(x, buf, sem);
+      c.start(); start = __LINE__;
+      fori_loop(0, 4, [&](Scalar<std::int32_t> i) { y.at(i).store(buf.at(i).load()); write = __LINE__; });
+      c.wait();
+    });
+  });
+  EXPECT_TRUE(throws_with<VerifyError>([&] { passes::verify(looped); },
+                                       {"reads the destination", LINE_OF(start), LINE_OF(write)}));
+  // Half of the rows is not the whole dimension: a traced row may miss it.
+  auto half = trace([&](VmemRef<const float, 4, 8> x, VmemRef<float, 4, 8> y, SmemRef<const std::int32_t> k) {
+    run_scoped([&](VmemRef<float, 4, 8> buf, DmaSemaphore sem) {
+      auto c = make_async_copy(x.at(ds(0, 2)), buf.at(ds(0, 2)), sem);
+      c.start();
+      buf.at(k.load()).store(full<float, 8>(1.0f));
+      c.wait();
+      y.store(buf.load());
+    });
+  });
+  EXPECT_NO_THROW(passes::verify(half));
+}
+
 TEST(Verify, WriteToTheSourceOfARemoteCopyBeforeWaitSend) {
   int start = 0, write = 0;
   auto g = trace_for(ring4, [&](VmemRef<float, 16> x, VmemRef<float, 16> y) {

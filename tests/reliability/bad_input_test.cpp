@@ -255,6 +255,45 @@ TEST(BadInput, MeshDeviceIdWithTooManyCoordinates) {
       },
       {"refx: the device id has 2 coordinates but the mesh {x=2} has 1 axes"});
 }
+// Without the check, (0, 5) on {y=2, x=4} would be the flat id 5: device (1, 1).
+TEST(BadInput, MeshDeviceIdCoordinateOutsideItsAxis) {
+  expect_rejected<TraceError>(
+      [] {
+        (void)kernel([](In x, Out y) {
+          run_scoped([&](DmaSemaphore s, DmaSemaphore r) {
+            const auto c = make_async_remote_copy(x, y, s, r, DeviceId::mesh({0, 5}));
+            c.start();
+            c.wait();
+          });
+        }).compile(Mesh{{"y", 2}, {"x", 4}});
+      },
+      {"refx: the device id's coordinate 5 on axis \"x\" is outside that axis (size 4) of the mesh {y=2, x=4}",
+       "bad_input_test.cpp:"});
+}
+TEST(BadInput, NamedDeviceIdCoordinateOutsideItsAxis) {
+  expect_rejected<TraceError>(
+      [] {
+        (void)kernel([](In x, Out y) {
+          run_scoped([&](DmaSemaphore s, DmaSemaphore r) {
+            const auto c = make_async_remote_copy(x, y, s, r, DeviceId::named({{"x", -1}}));
+            c.start();
+            c.wait();
+          });
+        }).compile(Mesh{{"x", 4}});
+      },
+      {"refx: the device id's coordinate -1 on axis \"x\" is outside that axis (size 4) of the mesh {x=4}"});
+}
+// An int64 stored into int32 elements would silently keep its low 32 bits.
+TEST(BadInput, IntegerStoredIntoNarrowerElements) {
+  expect_rejected<TraceError>(
+      [] {
+        (void)kernel([](VmemRef<const std::int32_t, 4>, VmemRef<std::int32_t, 4> y) {
+          y.store((std::int64_t{1} << 33) + 7);
+        }).compile(Mesh{{"x", 1}});
+      },
+      {"refx: the integer 8589934599 does not fit the i32 elements of the Ref it is stored into (it would become 7)",
+       "bad_input_test.cpp:"});
+}
 TEST(BadInput, BarrierSemaphoreWithoutACollectiveId) {
   expect_rejected<TraceError>(
       [] {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -329,6 +330,69 @@ TEST(TraceErrors, RefFromAFinishedTraceUsedLater) {
   int line = 0;
   auto f = [&] { line = __LINE__; (void)escaped.load(); };
   EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"used outside of a trace", here(line)}; }));
+}
+
+// A handle kept from one trace would otherwise name whatever has the same
+// number in the next one: every kind of handle is checked.
+TEST(TraceErrors, HandlesFromAnotherTraceAreRejected) {
+  VmemRef<float, 4> ref;
+  Scalar<float> value;
+  DmaSemaphore sem;
+  std::optional<AsyncCopy> copy;
+  (void)trace([&](VmemRef<float, 4> x, VmemRef<float, 4> y) {
+    ref = y;
+    value = Scalar<float>(2.0f);
+    run_scoped([&](DmaSemaphore s) {
+      sem = s;
+      copy = make_async_copy(x, y, s);
+      copy->start();
+      copy->wait();
+    });
+  });
+  const std::vector<std::string> needle{"refx: a Ref, Value, semaphore or copy descriptor made by another trace"};
+  int line = 0;
+  const auto in_a_new_trace = [&](auto body) {
+    return [&, body] { (void)trace([&](VmemRef<float, 4> x, VmemRef<float, 4> y) { body(x, y); }); };
+  };
+  const auto expect_rejected = [&](auto f) {
+    EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{needle[0], here(line)}; }));
+  };
+  expect_rejected(in_a_new_trace([&](auto x, auto) { line = __LINE__; ref.store(x.load()); }));
+  expect_rejected(in_a_new_trace([&](auto x, auto) { line = __LINE__; (void)x.load(), (void)ref.at(0); }));
+  expect_rejected(in_a_new_trace([&](auto x, auto y) { line = __LINE__; y.store(x.load() * value); }));
+  expect_rejected(in_a_new_trace([&](auto x, auto y) { line = __LINE__; (void)make_async_copy(x, y, sem); }));
+  expect_rejected(in_a_new_trace([&](auto, auto) { line = __LINE__; copy->wait(); }));
+  // The same kernel traced twice makes fresh handles each time.
+  const auto copy_kernel = [](VmemRef<float, 4> x, VmemRef<float, 4> y) { y.store(x.load() + 1.0f); };
+  EXPECT_NO_THROW((void)trace(copy_kernel));
+  EXPECT_NO_THROW((void)trace(copy_kernel));
+}
+
+// An integer literal must fit the element type it meets: int64 values that
+// int32 elements cannot hold would silently wrap.
+TEST(TraceErrors, IntegersThatDoNotFitTheElementTypeAreRejected) {
+  const std::int64_t big = (std::int64_t{1} << 33) + 7;
+  int line = 0;
+  auto store = [&] { (void)trace([&](VmemRef<I32, 4> y) { line = __LINE__; y.store(big); }); };
+  EXPECT_TRUE(has_all(thrown<TraceError>(store), [&] {
+    return std::vector<std::string>{"the integer 8589934599 does not fit the i32 elements of the Ref it is stored into",
+                                    "(it would become 7)", here(line)};
+  }));
+  auto combine = [&] { (void)trace([&](VmemRef<I32, 4> y) { line = __LINE__; y.store(y.load() - big); }); };
+  EXPECT_TRUE(has_all(thrown<TraceError>(combine), [&] {
+    return std::vector<std::string>{"the integer 8589934599 does not fit the i32 elements it is combined with", here(line)};
+  }));
+  auto negative = [&] { (void)trace([&](VmemRef<I32, 4> y) { y.store(y.load() + (std::int64_t{INT32_MIN} - 1)); }); };
+  EXPECT_TRUE(throws_with<TraceError>(negative, {"the integer -2147483649 does not fit"}));
+  // Values in range are fine, whatever their C++ type, and keep their value.
+  Graph g = trace([&](VmemRef<I32, 2> y) {
+    y.at(0).store(std::int64_t{INT32_MIN});
+    y.at(1).store(y.at(0).load() + std::uint64_t{INT32_MAX} + std::int64_t{INT32_MAX});
+  });
+  Buffer y(DType::i32, Shape{2});
+  interpret(g, y);
+  EXPECT_EQ(refx::testing::contents<I32>(y)[0], INT32_MIN);
+  EXPECT_EQ(refx::testing::contents<I32>(y)[1], INT32_MAX - 1);
 }
 
 TEST(TraceErrors, ValueConstructorsOutsideATraceAreTraceErrors) {

@@ -103,7 +103,8 @@ struct Primitive {
   ExecStatus (*impl)(ExecContext&, const Op&) = nullptr;
   /// Optional: the op's body when printed (after "outs = "); default prints `name[attrs] inputs`.
   void (*print)(const Graph&, const Op&, std::string& out) = nullptr;
-  /// Optional: relative cost hint used by the scheduler (default 1).
+  /// Optional: relative cost hint for passes that estimate work (default 1);
+  /// refx's scheduler orders by op kind and program order and does not read it.
   double (*cost)(const Graph&, const Op&) = nullptr;
   ControlKind control = ControlKind::none;
   /// Set for elementwise ops over equal shapes: the fusion pass may chain them.

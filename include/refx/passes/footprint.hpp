@@ -321,17 +321,25 @@ inline bool may_overlap(const Graph& g, ViewId a, ViewId b) {
   return true;
 }
 
-/// Do views `a` and `b` certainly share an element? Exact for static starts;
-/// a traced start counts only when both views use the same traced value and
-/// `same_values` says that value is the same at both ops (not across a loop
-/// iteration or across devices).
+/// Do views `a` and `b` certainly share an element? Exact for static starts.
+/// A traced start counts only when `same_values` says traced values are the
+/// same at both ops (not across a loop iteration or across devices), and
+/// then when both views use the same traced value or one of them spans the
+/// whole dimension (every in-bounds window meets it; bounds are checked at
+/// run time). Across devices a whole-dimension view does not count: which
+/// devices run an op may depend on traced values too (a ring's chunk of one
+/// row is sent by one device only).
 inline bool must_overlap(const Graph& g, ViewId a, ViewId b, bool same_values) {
   const View &va = g.view(a), &vb = g.view(b);
   if (va.ref != vb.ref) return false;
   const auto da = g.dims(va), db = g.dims(vb);
+  const Shape& extent = g.type(va.ref).shape;
   for (std::size_t d = 0; d < va.rank; ++d) {
     const DimIndex &x = da[d], &y = db[d];
     if (x.size == 0 || y.size == 0) return false;
+    // Size equal to the extent, stride 1: the start can only be 0.
+    const auto whole = [&](const DimIndex& i) { return i.size == extent[d] && (i.stride == 1 || i.size == 1); };
+    if (same_values && (whole(x) || whole(y))) continue;
     if (x.start.is_static() && y.start.is_static()) {
       if (!refx::detail::progressions_meet(x.start.constant, x.stride, x.size, y.start.constant, y.stride, y.size))
         return false;

@@ -152,12 +152,5 @@ inline ThreadTokens& thread_tokens(std::uint64_t runtime) {
   return *cache.last;
 }
 
-/// True while this thread performs a host effect (a callback must not wait
-/// for the launch that is calling it).
-inline bool& in_host_effect() {
-  thread_local bool flag = false;
-  return flag;
-}
-
 }  // namespace detail
 }  // namespace refx

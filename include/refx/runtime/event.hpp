@@ -10,12 +10,25 @@
 #include <mutex>
 #include <thread>
 
+#include <refx/core/error.hpp>
 #include <refx/runtime/worker_pool.hpp>
 
 namespace refx {
 
+namespace detail {
+/// The runtime whose program this thread is performing a host effect of (a
+/// debug_print sink or an io_callback), or null.
+inline const void*& host_effect_runtime() noexcept {
+  thread_local const void* runtime = nullptr;
+  return runtime;
+}
+}  // namespace detail
+
 class Event {
  public:
+  /// `runtime`: the runtime whose launch sets the event (null: none).
+  explicit Event(const void* runtime = nullptr) noexcept : runtime_(runtime) {}
+
   void set(std::exception_ptr error = nullptr) {
     {
       std::lock_guard lock(mutex_);
@@ -34,6 +47,15 @@ class Event {
   /// host thread also does the transport's work while it polls
   /// (WorkerPool::set_host_helper).
   void wait(WorkerPool* helping = nullptr) const {
+    // A runtime runs one launch at a time, and the one running a host effect
+    // cannot finish before the effect returns: waiting there for another
+    // launch of that runtime would never end.
+    if (runtime_ != nullptr && !ready() && detail::host_effect_runtime() == runtime_)
+      throw Error(
+          "refx: a debug_print sink or an io_callback waits for a program of the runtime that is running it "
+          "(block_until_ready, to_host, a token's wait or effects_barrier); that runtime runs one program at a time "
+          "and the calling program cannot finish before the callback returns; wait on the host after dispatch, or "
+          "give the programs the callback runs a Runtime of their own");
     if (helping == nullptr) {
       std::unique_lock lock(mutex_);
       cv_.wait(lock, [&] { return ready(); });
@@ -79,6 +101,7 @@ class Event {
   }
 
  private:
+  const void* runtime_;
   mutable std::mutex mutex_;
   mutable std::condition_variable cv_;
   std::atomic<bool> done_{false};

@@ -185,6 +185,8 @@ class Launch : public std::enable_shared_from_this<Launch> {
     bool broken = false;                            // an effect failed: the rest of the chain is dropped
   };
   void host_effect(std::int32_t d, const Op& op, std::unique_ptr<HostEffect> e);
+  /// Performs one effect on this thread; its failure, or null.
+  std::exception_ptr perform(HostEffect& e, const Op& op, std::int32_t d);
   /// Performs every buffered effect whose turn has come; unlocks `lock` while
   /// an effect runs. One emitter at a time; others leave the work to it.
   void emit_locked(std::unique_lock<std::mutex>& lock);
@@ -195,7 +197,7 @@ class Launch : public std::enable_shared_from_this<Launch> {
   std::vector<std::vector<Buffer*>> args_;
   std::vector<std::shared_ptr<const void>> keep_alive_;
   std::vector<std::unique_ptr<Device>> devices_;
-  std::shared_ptr<Event> event_ = std::make_shared<Event>();
+  std::shared_ptr<Event> event_ = std::make_shared<Event>(&rt_);
 
   mutable std::mutex mutex_;
   std::deque<std::int32_t> ready_;  // queued devices, in order (see push_locked)

@@ -3,6 +3,8 @@
 // Arrays that are still being produced, and performing host effects
 // (debug_print, io_callback) in their deterministic order.
 
+#include <utility>
+
 #include <refx/runtime/runtime.hpp>
 
 namespace refx {
@@ -39,6 +41,15 @@ inline std::exception_ptr Launch::wait_for_inputs() {
 
 // ---- host effects (issue 6) ------------------------------------------------
 
+// Marked as this runtime's while it runs: a wait there for another launch of
+// the runtime is an error, not a hang (Event::wait).
+inline std::exception_ptr Launch::perform(HostEffect& e, const Op& op, std::int32_t d) {
+  const void* const outer = std::exchange(detail::host_effect_runtime(), &rt_);
+  std::exception_ptr error = perform_host_effect(e, op, print_, d);
+  detail::host_effect_runtime() = outer;
+  return error;
+}
+
 inline void Launch::host_effect(std::int32_t d, const Op& op, std::unique_ptr<HostEffect> e) {
   // After a failure the devices are being released: effects they reach now
   // are dropped (what was reached before the failure still runs).
@@ -46,9 +57,7 @@ inline void Launch::host_effect(std::int32_t d, const Op& op, std::unique_ptr<Ho
   if (!e->ordered || !chains_) {
     // Unordered effects, and every effect of a one-device program (whose
     // program order is the order), run now on this worker.
-    detail::in_host_effect() = true;
-    std::exception_ptr error = perform_host_effect(*e, op, print_, d);
-    detail::in_host_effect() = false;
+    std::exception_ptr error = perform(*e, op, d);
     if (error) {
       {
         std::lock_guard lock(mutex_);
@@ -106,9 +115,7 @@ inline void Launch::emit_locked(std::unique_lock<std::mutex>& lock) {
       while (next_effect_locked((*chains_)[k], p)) {
         progress = true;
         lock.unlock();
-        detail::in_host_effect() = true;
-        std::exception_ptr error = perform_host_effect(*p.effect, *p.op, print_, p.device);
-        detail::in_host_effect() = false;
+        std::exception_ptr error = perform(*p.effect, *p.op, p.device);
         p.effect.reset();
         lock.lock();
         if (error) {

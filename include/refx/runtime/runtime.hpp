@@ -179,7 +179,7 @@ class Runtime {
   /// clears that state and rethrows the first failure among them (in dispatch
   /// order), so a failure is reported once and later programs start clean.
   void effects_barrier() {
-    if (detail::in_host_effect())
+    if (detail::host_effect_runtime() == this)
       throw Error("refx: effects_barrier() called from a debug_print sink or an io_callback would wait for the "
                   "program that is calling it; call it on the host after dispatch");
     detail::ThreadTokens& tokens = detail::thread_tokens(id_);

@@ -52,10 +52,14 @@ class CopyBase {
  protected:
   CopyBase(ViewId src, ViewId dst, ViewId recv, ViewId send, std::optional<ValueId> device, SourceLoc loc)
       : src_(src), dst_(dst), recv_(recv), send_(send), device_(device) {
-    id_ = Tracer::current(loc).graph().add_descriptor({loc, device.has_value()});
+    Tracer& t = Tracer::current(loc);
+    id_ = t.graph().add_descriptor({loc, device.has_value()});
+    trace_ = t.serial();
   }
   void do_start(CopyReduce reduce, SourceLoc loc) const {
     auto& t = Tracer::current(loc);
+    t.note(loc);
+    Tracer::check_serial(trace_);
     std::vector<ViewId> views{src_, dst_, recv_};
     if (send_ != no_id) views.push_back(send_);
     std::vector<ValueId> ins;
@@ -64,13 +68,17 @@ class CopyBase {
     t.bind(prim::dma_start, ins, views, attrs, loc);
   }
   void do_wait(prim::WaitSide side, SourceLoc loc) const {
+    auto& t = Tracer::current(loc);
+    t.note(loc);
+    Tracer::check_serial(trace_);
     const ViewId views[] = {src_, dst_, side == prim::WaitSide::recv ? recv_ : send_};
     const std::int64_t attrs[] = {id_, static_cast<std::int64_t>(side)};
-    Tracer::current(loc).bind(prim::dma_wait, {}, views, attrs, loc);
+    t.bind(prim::dma_wait, {}, views, attrs, loc);
   }
   ViewId src_, dst_, recv_, send_;
   std::optional<ValueId> device_;
   std::int64_t id_ = 0;
+  std::uint64_t trace_ = 0;  // the trace that made it (Tracer::serial)
 };
 }  // namespace detail
 
@@ -116,6 +124,7 @@ AsyncCopy make_async_copy(const Src& src, const Dst& dst, const Sem& sem,
                           std::source_location loc = std::source_location::current()) {
   detail::check_copy_types<Src, Dst>();
   detail::check_dma_semaphore<Sem>();
+  detail::Tracer::current(loc).note(loc);
   return AsyncCopy(src.view(), dst.view(), sem.view(), loc);
 }
 
@@ -128,6 +137,7 @@ AsyncRemoteCopy make_async_remote_copy(const Src& src, const Dst& dst, const Sen
   detail::check_dma_semaphore<SendSem>();
   detail::check_dma_semaphore<RecvSem>();
   auto& t = detail::Tracer::current(loc);
+  t.note(loc);
   return AsyncRemoteCopy(src.view(), dst.view(), send.view(), recv.view(), device.resolve(t, loc), loc);
 }
 

@@ -45,6 +45,10 @@ class DeviceId {
   enum class Kind { logical, mesh, named };
   DeviceId() = default;
   static std::size_t axis_of(const Mesh& m, const std::string& n, SourceLoc loc);
+  /// A coordinate known while tracing must lie on its axis (a traced one
+  /// is not checked: only the device id it makes is, at run time).
+  static void check_coordinate(const detail::Tracer& t, const Mesh& m, std::size_t axis,
+                               const Scalar<std::int32_t>& c, SourceLoc loc);
 
   Kind kind_ = Kind::logical;
   std::vector<Scalar<std::int32_t>> coords_;
@@ -62,7 +66,10 @@ REFX_DECL ValueId DeviceId::resolve(detail::Tracer& t, SourceLoc loc) const {
     if (coords_.size() != mesh->num_axes())
       throw TraceError(fmt::format("refx: the device id has {} coordinates but the mesh {} has {} axes (at {})",
                                    coords_.size(), mesh->describe(), mesh->num_axes(), loc));
-    for (std::size_t a = 0; a < coords_.size(); ++a) id = id + coords_[a] * mesh->stride(a);
+    for (std::size_t a = 0; a < coords_.size(); ++a) {
+      check_coordinate(t, *mesh, a, coords_[a], loc);
+      id = id + coords_[a] * mesh->stride(a);
+    }
     return id.id();
   }
   for (const std::string& n : names_) (void)axis_of(*mesh, n, loc);
@@ -72,9 +79,24 @@ REFX_DECL ValueId DeviceId::resolve(detail::Tracer& t, SourceLoc loc) const {
     const Scalar<std::int32_t> c =
         it != names_.end() ? coords_[static_cast<std::size_t>(it - names_.begin())]
                               : detail::axis_scalar(prim::axis_index, axis, loc);
+    check_coordinate(t, *mesh, a, c, loc);
     id = id + c * mesh->stride(a);
   }
   return id.id();
+}
+
+REFX_DECL void DeviceId::check_coordinate(const detail::Tracer& t, const Mesh& m, std::size_t axis,
+                                          const Scalar<std::int32_t>& c, SourceLoc loc) {
+  const Graph& g = t.graph();
+  if (c.id() < 0 || static_cast<std::size_t>(c.id()) >= g.num_values()) return;  // reported where it is used
+  const ValueInfo& info = g.value(c.id());
+  if (info.producer == no_id || g.op(info.producer).prim != &prim::constant) return;
+  const std::int64_t k = g.attrs(g.op(info.producer))[1];
+  const Mesh::Axis& a = m.axes()[axis];
+  if (k < 0 || k >= a.size)
+    throw TraceError(fmt::format("refx: the device id's coordinate {} on axis \"{}\" is outside that axis (size {}) "
+                                 "of the mesh {} (at {})",
+                                 k, a.name, a.size, m.describe(), loc));
 }
 
 REFX_DECL std::size_t DeviceId::axis_of(const Mesh& m, const std::string& n, SourceLoc loc) {

@@ -124,7 +124,7 @@ class Ref : public detail::ref_base {
 
   /// Read-write to read-only: the only conversion between access modes.
   operator Ref<const value_type, E, Space>() const requires(!read_only) {  // NOLINT: implicit widening on purpose
-    return Ref<const value_type, E, Space>::from_view(view_);
+    return Ref<const value_type, E, Space>::from_view(view());
   }
 
   /// A view of a region: integers drop a dimension, `ds(...)` keeps it.
@@ -134,15 +134,17 @@ class Ref : public detail::ref_base {
     static_assert(((detail::index_kind<I> != detail::bad_index) && ...),
                   "refx: .at(...) takes integers, integer Scalars, ds(start, size[, stride]), ds<N>(start) or refx::all");
     using NE = typename detail::view_extents<E, I...>::type;
-    return Ref<T, NE, Space>::from_view(detail::make_view(view_, {detail::index_entry(idx)...}));
+    return Ref<T, NE, Space>::from_view(detail::make_view(view(), {detail::index_entry(idx)...}));
   }
 
   /// Reads the whole view into a Value.
   Value<value_type, E> load(std::source_location loc = std::source_location::current()) const {
     static_assert(space != MemorySpace::hbm,
                   "refx: compute cannot read an Hbm Ref; copy it to Vmem first (make_async_copy or sync_copy)");
-    const ViewId views[] = {view_};
-    return detail::wrap<value_type, E>(detail::Tracer::current(loc).bind1(prim::load, {}, views, {}, loc));
+    auto& t = detail::Tracer::current(loc);
+    t.note(loc);
+    const ViewId views[] = {view()};
+    return detail::wrap<value_type, E>(t.bind1(prim::load, {}, views, {}, loc));
   }
   /// Overwrites the view with a Value of the same element type and shape (or a scalar).
   void store(detail::StoreArg<T, E> v) const { write(prim::store, v); }
@@ -150,20 +152,25 @@ class Ref : public detail::ref_base {
   void accum(detail::StoreArg<T, E> v) const { write(prim::accum, v); }
   void operator+=(detail::StoreArg<T, E> v) const { write(prim::accum, v); }
 
-  ViewId view() const noexcept { return view_; }
-  ValueId base() const { return detail::Tracer::current().graph().view(view_).ref; }
-  Shape shape() const { return detail::Tracer::current().graph().view_shape(view_); }
+  /// The traced view; checks that the handle belongs to the active trace.
+  ViewId view() const {
+    detail::Tracer::check_serial(trace_);
+    return view_;
+  }
+  ValueId base() const { return detail::Tracer::current().graph().view(view()).ref; }
+  Shape shape() const { return detail::Tracer::current().graph().view_shape(view()); }
   TypedShape<E> typed_shape() const { return {shape()}; }
   /// Names the Ref in printed graphs, DOT files and timelines.
   const Ref& name(std::string n) const {
     auto& g = detail::Tracer::current().graph();
-    g.set_name(g.view(view_).ref, std::move(n));
+    g.set_name(g.view(view()).ref, std::move(n));
     return *this;
   }
 
   static Ref from_view(ViewId v) {
     Ref r;
     r.view_ = v;
+    r.trace_ = detail::Tracer::current_serial();
     return r;
   }
 
@@ -171,6 +178,7 @@ class Ref : public detail::ref_base {
   void write(const Primitive& p, const detail::StoreArg<T, E>& v) const;
 
   ViewId view_ = no_id;
+  std::uint64_t trace_ = 0;  // the trace that made it (Tracer::serial)
 };
 
 namespace detail {
@@ -181,7 +189,9 @@ class StoreArg {
  public:
   template <class U, class F>
   StoreArg(const Value<U, F>& v, std::source_location loc = std::source_location::current())  // NOLINT: implicit
-      : id_(v.id()), loc_(loc), scalar_(F::rank == 0) {
+      : loc_(loc), scalar_(F::rank == 0) {
+    if (Tracer* t = Tracer::current_slot()) t->note(loc_);  // for the message if v is from another trace
+    id_ = v.id();
     static_assert(!std::is_const_v<T>, "refx: cannot write through a read-only Ref<const T>; take a Ref<T> to write");
     static_assert(std::is_same_v<U, std::remove_const_t<T>>,
                   "refx: the stored Value's element type differs from the Ref's (no implicit narrowing); convert "
@@ -199,7 +209,8 @@ class StoreArg {
     static_assert(!(std::is_integral_v<std::remove_const_t<T>> && std::is_floating_point_v<U>),
                   "refx: a floating-point literal stored into an integer Ref would be truncated; write an integer "
                   "literal or use refx::cast");
-    id_ = constant<std::remove_const_t<T>>(static_cast<std::remove_const_t<T>>(literal), Shape{});
+    using V = std::remove_const_t<T>;
+    id_ = constant<V>(literal_as<V>(literal, "of the Ref it is stored into", "at", loc_), Shape{});
   }
 
   template <class R>
@@ -228,7 +239,7 @@ void Ref<T, E, Space>::write(const Primitive& p, const detail::StoreArg<T, E>& v
   ValueId id = v.id();
   if (v.scalar() && rank != 0) id = detail::broadcast_to(id, shape(), v.loc());
   const ValueId ins[] = {id};
-  const ViewId views[] = {view_};
+  const ViewId views[] = {view()};
   t.bind(p, ins, views, {}, v.loc());
 }
 

@@ -30,22 +30,28 @@ class Semaphore : public detail::ref_base {
   auto at(const I&... idx) const {
     static_assert(sizeof...(I) <= rank, "refx: more indices than the semaphore array's rank in .at(...)");
     using NE = typename detail::view_extents<E, I...>::type;
-    return Semaphore<K, NE>::from_view(detail::make_view(view_, {detail::index_entry(idx)...}));
+    return Semaphore<K, NE>::from_view(detail::make_view(view(), {detail::index_entry(idx)...}));
   }
-  ViewId view() const noexcept { return view_; }
+  /// The traced view; checks that the handle belongs to the active trace.
+  ViewId view() const {
+    detail::Tracer::check_serial(trace_);
+    return view_;
+  }
   const Semaphore& name(std::string n) const {
     auto& g = detail::Tracer::current().graph();
-    g.set_name(g.view(view_).ref, std::move(n));
+    g.set_name(g.view(view()).ref, std::move(n));
     return *this;
   }
   static Semaphore from_view(ViewId v) {
     Semaphore s;
     s.view_ = v;
+    s.trace_ = detail::Tracer::current_serial();
     return s;
   }
 
  private:
   ViewId view_ = no_id;
+  std::uint64_t trace_ = 0;  // the trace that made it (Tracer::serial)
 };
 
 using RegularSemaphore = Semaphore<SemaphoreKind::regular>;

@@ -3,6 +3,8 @@
 // symbolic handles. One tracer is active per thread at a time.
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -24,6 +26,21 @@ class Tracer {
   static Tracer*& current_slot() noexcept;
   /// The active tracer; throws if the caller is not inside a trace.
   static Tracer& current(SourceLoc loc = {});
+
+  /// This trace's number, unique in the process: the handles it makes
+  /// (Ref, Value, Semaphore) carry it and are valid only here.
+  std::uint64_t serial() const noexcept { return serial_; }
+  /// The active tracer's serial, or 0 outside a trace.
+  static std::uint64_t current_serial() noexcept {
+    const Tracer* t = current_slot();
+    return t != nullptr ? t->serial_ : 0;
+  }
+  /// Throws unless a handle stamped `serial` may be used here (0: an empty
+  /// handle, or outside a trace: reported where it is used).
+  static void check_serial(std::uint64_t serial) {
+    const Tracer* t = current_slot();
+    if (serial != 0 && t != nullptr && serial != t->serial_) t->foreign_handle();
+  }
 
   /// The mesh the kernel is traced for (null for a single-device trace).
   const Mesh* mesh() const noexcept { return mesh_; }
@@ -167,6 +184,9 @@ class Tracer {
     std::vector<Slot> slots_;   ///< operand-less pure ops by hash (the newest wins a hash)
     std::size_t used_ = 0;
   };
+  [[noreturn]] void foreign_handle() const;
+
+  std::uint64_t serial_;
   PureOps pure_ops_;
   SourceLoc last_loc_;
   const Mesh* mesh_ = nullptr;
@@ -175,8 +195,18 @@ class Tracer {
 
 #if REFX_DEFINITIONS
 REFX_DECL Tracer::Tracer() : block_open_{1}, scope_alive_{1} {
+  static std::atomic<std::uint64_t> traces{0};
+  serial_ = traces.fetch_add(1, std::memory_order_relaxed) + 1;
   open_.push_back(0);
   scope_loc_.emplace_back();
+}
+
+REFX_DECL void Tracer::foreign_handle() const {
+  throw TraceError(fmt::format("refx: a Ref, Value, semaphore or copy descriptor made by another trace (another "
+                               "kernel, or an earlier compile) is used here (near {}); a handle is valid only in the "
+                               "trace that made it: pass the data in as a kernel argument instead of keeping the "
+                               "handle",
+                               near()));
 }
 
 REFX_DECL Tracer*& Tracer::current_slot() noexcept {

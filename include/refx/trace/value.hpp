@@ -5,7 +5,9 @@
 #include <bit>
 #include <concepts>
 #include <source_location>
+#include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include <refx/core/dtype.hpp>
 #include <refx/core/shape.hpp>
@@ -53,15 +55,20 @@ class Value : public detail::value_base {
                                                           : static_cast<std::int64_t>(literal);
     const std::int64_t attrs[] = {static_cast<std::int64_t>(dtype_v<T>), bits};
     id_ = t.bind1(prim::constant, {}, {}, attrs, loc);
+    trace_ = t.serial();
   }
 
-  ValueId id() const noexcept { return id_; }
+  /// The traced value; checks that the handle belongs to the active trace.
+  ValueId id() const {
+    detail::Tracer::check_serial(trace_);
+    return id_;
+  }
   bool valid() const noexcept { return id_ != no_id; }
-  Shape shape() const { return detail::Tracer::current().graph().type(id_).shape; }
+  Shape shape() const { return detail::Tracer::current().graph().type(id()).shape; }
   TypedShape<E> typed_shape() const { return {shape()}; }
   /// Names the value in printed graphs, DOT files and timelines.
   const Value& name(std::string n) const {
-    detail::Tracer::current().graph().set_name(id_, std::move(n));
+    detail::Tracer::current().graph().set_name(id(), std::move(n));
     return *this;
   }
 
@@ -69,6 +76,7 @@ class Value : public detail::value_base {
   template <class U, class F>
   friend Value<U, F> detail::wrap(ValueId id);
   ValueId id_ = no_id;
+  std::uint64_t trace_ = 0;  // the trace that made it (Tracer::serial)
 };
 
 /// A traced rank-0 value (device ids, loop indices, offsets).
@@ -80,6 +88,7 @@ template <class T, class E>
 Value<T, E> wrap(ValueId id) {
   Value<T, E> v;
   v.id_ = id;
+  v.trace_ = Tracer::current_serial();
   return v;
 }
 
@@ -120,6 +129,20 @@ inline ValueId apply(const Primitive& p, std::initializer_list<ValueId> ins, std
   return Tracer::current(loc).bind1(p, std::span(ins.begin(), ins.size()), {}, attrs, loc);
 }
 
+/// A C++ number as an element of type T. An integer that T cannot hold is a
+/// trace-time error (`what`, at `loc`), not a silent wrap-around.
+template <class T, class U>
+T literal_as(U literal, std::string_view what, std::string_view where, SourceLoc loc) {
+  if constexpr (std::is_integral_v<T> && std::is_integral_v<U> && !std::is_same_v<T, bool> &&
+                !std::is_same_v<U, bool>) {
+    if (!std::in_range<T>(literal))
+      throw TraceError(fmt::format("refx: the integer {} does not fit the {} elements {} (it would become {}); use a "
+                                   "wider element type or a value in range ({} {})",
+                                   literal, dtype_v<T>, what, static_cast<T>(literal), where, loc));
+  }
+  return static_cast<T>(literal);
+}
+
 /// Turns an operand of a binary op into a value id of element type T.
 template <class T, class A>
 ValueId operand(const A& a) {
@@ -129,7 +152,7 @@ ValueId operand(const A& a) {
     static_assert(!(std::is_integral_v<T> && std::is_floating_point_v<A>),
                   "refx: a floating-point literal with an integer Value would be truncated; write an integer literal "
                   "or use refx::cast");
-    return constant<T>(static_cast<T>(a), Shape{});
+    return constant<T>(literal_as<T>(a, "it is combined with", "near", Tracer::current().near()), Shape{});
   }
 }
 
