@@ -242,45 +242,32 @@ TEST(BadInput, AxisIndexOfAnUnknownAxis) {
       },
       {"refx: the mesh {x=2} has no axis \"z\""});
 }
+/// Compiles for `mesh` a kernel that copies x into y on the device `target()`
+/// names (called while tracing: its coordinates are traced).
+template <class Target>
+void compile_copy_to(const Mesh& mesh, Target target) {
+  (void)kernel([&](In x, Out y) {
+    run_scoped([&](DmaSemaphore s, DmaSemaphore r) {
+      const auto c = make_async_remote_copy(x, y, s, r, target());
+      c.start();
+      c.wait();
+    });
+  }).compile(mesh);
+}
 TEST(BadInput, MeshDeviceIdWithTooManyCoordinates) {
-  expect_rejected<TraceError>(
-      [] {
-        (void)kernel([](In x, Out y) {
-          run_scoped([&](DmaSemaphore s, DmaSemaphore r) {
-            const auto c = make_async_remote_copy(x, y, s, r, DeviceId::mesh({0, 1}));
-            c.start();
-            c.wait();
-          });
-        }).compile(Mesh{{"x", 2}});
-      },
-      {"refx: the device id has 2 coordinates but the mesh {x=2} has 1 axes"});
+  expect_rejected<TraceError>([] { compile_copy_to(Mesh{{"x", 2}}, [] { return DeviceId::mesh({0, 1}); }); },
+                              {"refx: the device id has 2 coordinates but the mesh {x=2} has 1 axes"});
 }
 // Without the check, (0, 5) on {y=2, x=4} would be the flat id 5: device (1, 1).
 TEST(BadInput, MeshDeviceIdCoordinateOutsideItsAxis) {
   expect_rejected<TraceError>(
-      [] {
-        (void)kernel([](In x, Out y) {
-          run_scoped([&](DmaSemaphore s, DmaSemaphore r) {
-            const auto c = make_async_remote_copy(x, y, s, r, DeviceId::mesh({0, 5}));
-            c.start();
-            c.wait();
-          });
-        }).compile(Mesh{{"y", 2}, {"x", 4}});
-      },
+      [] { compile_copy_to(Mesh{{"y", 2}, {"x", 4}}, [] { return DeviceId::mesh({0, 5}); }); },
       {"refx: the device id's coordinate 5 on axis \"x\" is outside that axis (size 4) of the mesh {y=2, x=4}",
        "bad_input_test.cpp:"});
 }
 TEST(BadInput, NamedDeviceIdCoordinateOutsideItsAxis) {
   expect_rejected<TraceError>(
-      [] {
-        (void)kernel([](In x, Out y) {
-          run_scoped([&](DmaSemaphore s, DmaSemaphore r) {
-            const auto c = make_async_remote_copy(x, y, s, r, DeviceId::named({{"x", -1}}));
-            c.start();
-            c.wait();
-          });
-        }).compile(Mesh{{"x", 4}});
-      },
+      [] { compile_copy_to(Mesh{{"x", 4}}, [] { return DeviceId::named({{"x", -1}}); }); },
       {"refx: the device id's coordinate -1 on axis \"x\" is outside that axis (size 4) of the mesh {x=4}"});
 }
 // An int64 stored into int32 elements would silently keep its low 32 bits.
