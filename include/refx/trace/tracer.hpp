@@ -28,7 +28,8 @@ class Tracer {
   static Tracer& current(SourceLoc loc = {});
 
   /// This trace's number, unique in the process: the handles it makes
-  /// (Ref, Value, Semaphore) carry it and are valid only here.
+  /// (Ref, Value, Semaphore, copy descriptors) carry it and are valid only
+  /// here.
   std::uint64_t serial() const noexcept { return serial_; }
   /// The active tracer's serial, or 0 outside a trace.
   static std::uint64_t current_serial() noexcept {
