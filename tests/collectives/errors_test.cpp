@@ -55,6 +55,33 @@ TEST(PpermuteErrors, FromASlotIntoTheSameSlot) {
   EXPECT_TRUE(trace_error(k, kMesh, {"into itself", "DoubleBuffer"}));
 }
 
+// The slot of a traced step: working_slot(buf, i) twice is the same view,
+// which the tracer can prove; working_slot and receiving_slot of one step are
+// two slots, which it must not reject.
+TEST(PpermuteErrors, FromTheWorkingSlotOfATracedStepIntoItself) {
+  auto k = kernel([](VmemRef<float, 8> y) {
+    run_scoped([&](DoubleBuffer<float, 8> buf) {
+      fori_loop(0, 3, [&](Scalar<std::int32_t> i) {
+        ppermute_done(ppermute_start(working_slot(buf, i), working_slot(buf, i), "x", 1));
+      });
+      sync_copy(buf.at(0), y);
+    });
+  });
+  EXPECT_TRUE(trace_error(k, kMesh, {"into itself"}));
+}
+
+TEST(PpermuteErrors, WorkingAndReceivingSlotsOfATracedStepAreFine) {
+  auto k = kernel([](VmemRef<float, 8> y) {
+    run_scoped([&](DoubleBuffer<float, 8> buf) {
+      fori_loop(0, 3, [&](Scalar<std::int32_t> i) {
+        ppermute_done(ppermute_start(working_slot(buf, i), receiving_slot(buf, i), "x", 1));
+      });
+      sync_copy(buf.at(0), y);
+    });
+  });
+  EXPECT_NO_THROW((void)k.compile(kMesh));
+}
+
 TEST(PpermuteErrors, BetweenOverlappingRegions) {
   auto k = kernel([](VmemRef<float, 8> x) { ppermute_done(ppermute_start(x.at(ds(0, 5)), x.at(ds(3, 5)), "x", 2)); });
   EXPECT_TRUE(trace_error(k, kMesh, {"into itself"}));

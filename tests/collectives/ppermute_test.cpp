@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include <optional>
 
 #include "support/collectives_testing.hpp"
 
@@ -112,14 +111,6 @@ std::string loop_name(const ::testing::TestParamInfo<LoopCase>& info) {
 
 constexpr std::int64_t kBlock = 5;
 
-/// ppermute_start checks "src and dst may overlap" with views_may_overlap,
-/// which treats two different traced starts as overlapping, so the slots of a
-/// traced step (i % 2 and (i + 1) % 2) are rejected as a permute into itself.
-/// The fori_slots loops skip while that is so (and run once it is fixed).
-constexpr const char* kTracedSlotsBug =
-    "blocked on: ppermute_start rejects working_slot(buf, i) -> receiving_slot(buf, i) for a traced step i as a "
-    "permute into itself";
-
 /// x (block) goes into slot 0 of a DoubleBuffer, `steps` permutes alternate
 /// the slots, and y (2, block) receives both slots.
 Executable loop_program(const LoopCase& c) {
@@ -154,16 +145,9 @@ class StatefulLoop : public ::testing::TestWithParam<LoopCase> {};
 TEST_P(StatefulLoop, SlotKMod2HoldsTheBlockFromKStepsAway) {
   const LoopCase c = GetParam();
   Watchdog dog(kTestLimit, loop_name({c, 0}));
-  std::optional<Executable> exe;
-  try {
-    exe = loop_program(c);
-  } catch (const TraceError& e) {
-    if (c.loop == Loop::fori_slots && std::string(e.what()).find("into itself") != std::string::npos)
-      GTEST_SKIP() << kTracedSlotsBug << ": " << e.what();
-    throw;
-  }
+  const Executable exe = loop_program(c);
   const auto host = inputs<float>(c.n, kBlock);
-  const Array y = (*exe)(array_of(host, Shape{kBlock}))[0];
+  const Array y = exe(array_of(host, Shape{kBlock}))[0];
   for (int d = 0; d < c.n; ++d) {
     const auto got = y.to_host<float>(d);
     const int now = c.steps % 2, before = (c.steps + 1) % 2;
@@ -206,18 +190,6 @@ TEST(StatefulLoopStress, ManyCallsAreAllExact) {
         ASSERT_TRUE(matches(ys[i].to_host<float>(d), (c.steps % 2) * kBlock, Expected<float>{want, {}}, 0, kBlock,
                             loop_name({c, 0}) + " call " + std::to_string(i) + ", device " + std::to_string(d)));
       }
-  }
-}
-
-// The traced-slot loop, on its own so that its status is visible.
-TEST(StatefulLoopSlots, WorkingAndReceivingSlotOfATracedStep) {
-  Watchdog dog(kTestLimit, "working_slot / receiving_slot");
-  try {
-    (void)loop_program({4, 3, 1, Loop::fori_slots});
-  } catch (const TraceError& e) {
-    if (std::string(e.what()).find("into itself") != std::string::npos)
-      GTEST_SKIP() << kTracedSlotsBug << ": " << e.what();
-    throw;
   }
 }
 

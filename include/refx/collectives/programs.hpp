@@ -1,6 +1,9 @@
 #pragma once
-// Collectives as standalone compiled programs over 1-D per-device Arrays of
-// T, for when the collective is the whole kernel (and for benchmarks).
+// Collectives as standalone compiled programs over per-device Arrays of T
+// (1-D, or (N, block) for the gathers and all_to_all, matrices for the
+// collective matmul), for when the collective is the whole kernel (and for
+// benchmarks). ProgramOptions picks the axis, reduction, ring direction,
+// algorithm and in-place form.
 //   auto exe = collectives::all_reduce_program<float>(mesh, n);
 //   auto out = exe(x)[0];                    // out of place, like MPI_Allreduce
 //   exe.call_in_place({x, out});             // again, into the same out (no allocation)
@@ -10,6 +13,7 @@
 #include <refx/collectives/all_gather.hpp>
 #include <refx/collectives/all_reduce.hpp>
 #include <refx/collectives/all_to_all.hpp>
+#include <refx/collectives/collective_matmul.hpp>
 #include <refx/kernel.hpp>
 
 namespace refx::collectives {
@@ -17,14 +21,23 @@ namespace refx::collectives {
 struct ProgramOptions {
   std::string axis{};  ///< the mesh axis to reduce over; empty = the mesh's first axis
   ReduceOp op = ReduceOp::sum;
-  Direction direction = Direction::unidirectional;
+  Direction direction = Direction::unidirectional;  ///< the ring's lanes (ignored by direct and one-shot)
   bool in_place = false;  ///< one writable Array instead of input + output
+  /// As each collective's kernel form takes it; a collective with one
+  /// algorithm (all_to_all, collective_matmul, the in-place reduce_scatter)
+  /// accepts only `automatic` here.
+  Algorithm algorithm = Algorithm::automatic;
 };
 
 namespace detail {
 inline std::string axis_of(const Mesh& mesh, const ProgramOptions& o) { return o.axis.empty() ? mesh.axes()[0].name : o.axis; }
 template <class T>
 using Vec = Ref<T, extents<dyn>, Hbm>;
+/// Refuses an algorithm the program does not have (instead of ignoring it).
+inline void check_single_algorithm(const ProgramOptions& o, std::string_view program) {
+  if (o.algorithm != Algorithm::automatic)
+    throw Error(fmt::format("refx: {} has one algorithm; ProgramOptions::algorithm must be Algorithm::automatic", program));
+}
 }  // namespace detail
 
 /// All-reduce of `elements` values of T per device.
@@ -33,10 +46,10 @@ Executable all_reduce_program(const Mesh& mesh, std::int64_t elements, ProgramOp
                               Runtime& rt = refx::detail::global_runtime()) {
   const std::string axis = detail::axis_of(mesh, o);
   if (o.in_place)
-    return kernel([=](detail::Vec<T> x) { all_reduce(x, axis, o.op, o.direction); })
+    return kernel([=](detail::Vec<T> x) { all_reduce(x, axis, o.op, o.direction, o.algorithm); })
         .name("all_reduce")
         .compile(mesh, {Shape{elements}}, rt);
-  return kernel([=](detail::Vec<const T> x, detail::Vec<T> out) { all_reduce(x, out, axis, o.op, o.direction); })
+  return kernel([=](detail::Vec<const T> x, detail::Vec<T> out) { all_reduce(x, out, axis, o.op, o.direction, o.algorithm); })
       .name("all_reduce")
       .compile(mesh, {Shape{elements}, Shape{elements}}, rt);
 }
@@ -49,11 +62,14 @@ Executable reduce_scatter_program(const Mesh& mesh, std::int64_t elements, Progr
                                   Runtime& rt = refx::detail::global_runtime()) {
   const std::string axis = detail::axis_of(mesh, o);
   const std::int64_t n = mesh.axis_size(axis);
-  if (o.in_place)
+  if (o.in_place) {
+    if (o.algorithm != Algorithm::automatic && o.algorithm != Algorithm::ring)
+      throw Error("refx: reduce_scatter_program: in place there is only the ring; use in_place = false for Algorithm::direct");
     return kernel([=](detail::Vec<T> x) { reduce_scatter_in_place(x, axis, o.op, o.direction); })
         .name("reduce_scatter")
         .compile(mesh, {Shape{elements}}, rt);
-  return kernel([=](detail::Vec<const T> x, detail::Vec<T> out) { reduce_scatter(x, out, axis, o.op, o.direction); })
+  }
+  return kernel([=](detail::Vec<const T> x, detail::Vec<T> out) { reduce_scatter(x, out, axis, o.op, o.direction, o.algorithm); })
       .name("reduce_scatter")
       .compile(mesh, {Shape{elements}, Shape{(elements + n - 1) / n}}, rt);
 }
@@ -66,10 +82,10 @@ Executable all_gather_program(const Mesh& mesh, std::int64_t block, ProgramOptio
   const std::string axis = detail::axis_of(mesh, o);
   const std::int64_t n = mesh.axis_size(axis);
   if (o.in_place)
-    return kernel([=](Ref<T, extents<dyn, dyn>, Hbm> x) { all_gather_in_place(x, axis); })
+    return kernel([=](Ref<T, extents<dyn, dyn>, Hbm> x) { all_gather_in_place(x, axis, o.algorithm); })
         .name("all_gather")
         .compile(mesh, {Shape{n, block}}, rt);
-  return kernel([=](detail::Vec<const T> x, Ref<T, extents<dyn, dyn>, Hbm> out) { all_gather(x, out, axis); })
+  return kernel([=](detail::Vec<const T> x, Ref<T, extents<dyn, dyn>, Hbm> out) { all_gather(x, out, axis, o.algorithm); })
       .name("all_gather")
       .compile(mesh, {Shape{block}, Shape{n, block}}, rt);
 }
@@ -80,11 +96,29 @@ Executable all_to_all_program(const Mesh& mesh, std::int64_t block, ProgramOptio
                               Runtime& rt = refx::detail::global_runtime()) {
   const std::string axis = detail::axis_of(mesh, o);
   const std::int64_t n = mesh.axis_size(axis);
+  detail::check_single_algorithm(o, "all_to_all_program");
+  if (o.in_place) throw Error("refx: all_to_all_program has no in-place form");
   using M = Ref<T, extents<dyn, dyn>, Hbm>;
   using CM = Ref<const T, extents<dyn, dyn>, Hbm>;
   return kernel([=](CM x, M out) { all_to_all(x, out, axis); })
       .name("all_to_all")
       .compile(mesh, {Shape{n, block}, Shape{n, block}}, rt);
+}
+
+/// Collective matmul: a (m, k) and b (k, cols) per device, out (N*m, cols) =
+/// all_gather(a) @ b, the gather overlapped with the multiplication.
+template <Element T>
+Executable collective_matmul_program(const Mesh& mesh, std::int64_t m, std::int64_t k, std::int64_t cols,
+                                     ProgramOptions o = {}, Runtime& rt = refx::detail::global_runtime()) {
+  const std::string axis = detail::axis_of(mesh, o);
+  const std::int64_t n = mesh.axis_size(axis);
+  detail::check_single_algorithm(o, "collective_matmul_program");
+  if (o.in_place) throw Error("refx: collective_matmul_program has no in-place form");
+  using M = Ref<T, extents<dyn, dyn>, Vmem>;
+  using CM = Ref<const T, extents<dyn, dyn>, Vmem>;
+  return kernel([=](CM a, CM b, M out) { collective_matmul(a, b, out, axis); })
+      .name("collective_matmul")
+      .compile(mesh, {Shape{m, k}, Shape{k, cols}, Shape{n * m, cols}}, rt);
 }
 
 }  // namespace refx::collectives
