@@ -1,8 +1,9 @@
 // Defining a primitive of your own (the jax.extend "mul_add" example):
 //   mul_add(x, y, z) = x * y + z, elementwise,
 // used from a kernel, printed, interpreted and checked against a plain loop;
-// then a primitive with an effect on a Ref (scale_into), and a user pass that
-// walks the graph. docs/extend.md quotes the regions between [snippet:...]
+// then a primitive with an effect on a Ref (scale_into), a user pass that
+// walks the graph, and one that rewrites mul + add into mul_add at compile
+// time. docs/extend.md quotes the regions between [snippet:...]
 // markers; docs.Docs.FragmentsQuoteACompiledSourceVerbatim checks that the
 // quotes stay identical.
 
@@ -58,7 +59,7 @@ void mul_add_print(const Graph& g, const Op& op, std::string& out) {
   out += fmt::format("fma.{}", g.type(g.outputs(op)[0]).dtype);
 }
 
-// Cost hint for the scheduler, relative to a plain elementwise op (1).
+// Cost hint for passes that estimate work, relative to a plain elementwise op (1).
 double mul_add_cost(const Graph&, const Op&) { return 2.0; }
 
 const Primitive& mul_add_p = define_primitive(Primitive{
@@ -139,6 +140,21 @@ MulAddStats mul_add_stats(const Graph& g) {
 }
 // [/snippet]
 
+// [snippet:rewrite-pass]
+// A rewriting pass: add(mul(a, b), c) -> mul_add(a, b, c) where the product
+// has no other use. The mul, left without a use, is removed by DCE.
+void fuse_mul_add(extend::Rewriter& r) {
+  const Graph& g = r.graph();
+  for (const OpId add : extend::find_ops(g, prim::add)) {
+    const ValueId product = g.inputs(g.op(add))[0], addend = g.inputs(g.op(add))[1];
+    const OpId mul = r.producer(product);
+    if (mul == no_id || g.op(mul).prim != &prim::mul || r.uses(product) != 1) continue;
+    const ValueId operands[] = {g.inputs(g.op(mul))[0], g.inputs(g.op(mul))[1], addend};
+    r.replace(add, mul_add_p, operands);
+  }
+}
+// [/snippet]
+
 using Tile = VmemRef<const float, 8, 128>;
 using OutTile = VmemRef<float, 8, 128>;
 constexpr std::int64_t rows = 8, cols = 128, n = rows * cols;
@@ -200,6 +216,19 @@ int main() {
   // [/snippet]
   ok = ok && flat.count == 1 && flat.max_depth == 0 && looped.count == 1 && looped.max_depth == 1 &&
        extend::count_ops(rows_g, "scale_into") == 1;
+
+  // [snippet:compile-with-pass]
+  const Executable fused = kernel([](Tile x, Tile y, Tile z, OutTile out) { out.store(x.load() * y.load() + z.load()); })
+                               .passes({.fuse = false, .user_passes = {fuse_mul_add}})
+                               .compile(Mesh{{"x", 1}});
+  fmt::print("after the pass: {} mul_add, {} mul, {} add\n", extend::count_ops(fused.graph(), mul_add_p),
+             extend::count_ops(fused.graph(), prim::mul), extend::count_ops(fused.graph(), prim::add));
+  // [/snippet]
+  const auto as_array = [](const std::vector<float>& v) { return Array::from_shards<float>({v}, Shape{rows, cols}); };
+  const Array fused_out = fused(as_array(xs), as_array(ys), as_array(zs))[0];
+  ok = check("mul then add, rewritten", fused_out.to_host<float>(0), want) && ok;
+  ok = ok && extend::count_ops(fused.graph(), mul_add_p) == 1 && extend::count_ops(fused.graph(), prim::mul) == 0 &&
+       extend::count_ops(fused.graph(), prim::add) == 0;
 
   if (!ok) {
     fmt::print(stderr, "mul_add: FAILED\n");

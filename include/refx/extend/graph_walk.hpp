@@ -28,10 +28,13 @@ template <class F>
 void for_each_op_in(const Graph& g, BlockId b, F&& fn, int depth = 0) {
   static_assert(std::is_invocable_v<F&, OpId, const Op&, int>,
                 "refx::extend::for_each_op: the visitor is called as fn(OpId, const Op&, int depth)");
-  for (const OpId id : g.block(b).ops) {
-    const Op& op = g.op(id);
-    fn(id, op, depth);
-    for (const BlockId body : g.bodies(op)) for_each_op_in(g, body, fn, depth + 1);
+  // By index and looked up again after fn: fn may replace the op it is
+  // given (passes::Rewriter), which grows the graph's pools.
+  for (std::size_t i = 0; i < g.block(b).ops.size(); ++i) {
+    const OpId id = g.block(b).ops[i];
+    fn(id, g.op(id), depth);
+    const OpId now = g.block(b).ops[i];
+    for (std::size_t k = 0; k < g.op(now).block_count; ++k) for_each_op_in(g, g.bodies(g.op(now))[k], fn, depth + 1);
   }
 }
 

@@ -2,9 +2,13 @@
 // Which passes run when a kernel is compiled (pipeline.hpp runs them).
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace refx::passes {
+
+class Rewriter;  // passes/rewrite.hpp
 
 /// What verify() does when one DMA semaphore serves two copies in flight.
 enum class SharedSemaphorePolicy : std::uint8_t { error, warn, allow };
@@ -21,6 +25,9 @@ struct Options {
   SharedSemaphorePolicy shared_semaphore = SharedSemaphorePolicy::allow;
   /// Called with each verification warning; null prints it to stderr.
   void (*on_warning)(const std::string&) = nullptr;
+  /// The user's own passes, in order, after verification and before DCE,
+  /// scheduling and fusion: each may replace pure ops (passes/rewrite.hpp).
+  std::vector<std::function<void(Rewriter&)>> user_passes{};
 };
 
 }  // namespace refx::passes

@@ -1,6 +1,7 @@
 #pragma once
 // The passes run when a kernel is compiled, in this order:
 //   verify    hazards, descriptors, semaphore balance (throws VerifyError)
+//   user      Options::user_passes, each given a Rewriter (rewrite.hpp)
 //   dce       removes ops with no visible effect whose results are unused
 //   schedule  copy starts early, waits late, every dependency kept
 //   fuse      elementwise chains into one loop
@@ -19,6 +20,7 @@
 #include <refx/passes/dependencies.hpp>
 #include <refx/passes/fuse.hpp>
 #include <refx/passes/options.hpp>
+#include <refx/passes/rewrite.hpp>
 #include <refx/passes/schedule.hpp>
 #include <refx/passes/verify.hpp>
 
@@ -51,6 +53,10 @@ inline void run_pipeline(Graph& g, const Options& options = {}) {
       if (options.on_warning != nullptr) options.on_warning(w);
       else fmt::print(stderr, "{}\n", w);
     }
+  }
+  if (!options.user_passes.empty()) {
+    Rewriter r(g);
+    for (const auto& pass : options.user_passes) pass(r);
   }
   if (options.dce) dce(g);
   if (options.schedule) schedule(g);
