@@ -29,7 +29,7 @@ void for_each_op_in(const Graph& g, BlockId b, F&& fn, int depth = 0) {
   static_assert(std::is_invocable_v<F&, OpId, const Op&, int>,
                 "refx::extend::for_each_op: the visitor is called as fn(OpId, const Op&, int depth)");
   // By index and looked up again after fn: fn may replace the op it is
-  // given (passes::Rewriter), which grows the graph's pools.
+  // given (Rewriter::replace), which grows the graph's pools.
   for (std::size_t i = 0; i < g.block(b).ops.size(); ++i) {
     const OpId id = g.block(b).ops[i];
     fn(id, g.op(id), depth);

@@ -5,15 +5,14 @@
 //   kernel(f).passes({.user_passes = {my_pass}}).compile(mesh)
 //
 // and runs after verification, before DCE, scheduling and fusion. It may
-// replace pure ops by ops of other pure primitives (passes/rewrite.hpp);
+// replace pure ops by ops of other pure primitives (ir/rewrite.hpp);
 // walk the graph with for_each_op / find_ops (graph_walk.hpp) on
 // rewriter.graph(). docs/extend.md, "Rewriting a graph", has an example.
 
-#include <refx/passes/options.hpp>
-#include <refx/passes/rewrite.hpp>
+#include <refx/ir/rewrite.hpp>
 
 namespace refx::extend {
 
-using passes::Rewriter;
+using refx::Rewriter;
 
 }  // namespace refx::extend

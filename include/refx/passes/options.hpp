@@ -6,9 +6,11 @@
 #include <string>
 #include <vector>
 
-namespace refx::passes {
+namespace refx {
+class Rewriter;  // ir/rewrite.hpp
+}  // namespace refx
 
-class Rewriter;  // passes/rewrite.hpp
+namespace refx::passes {
 
 /// What verify() does when one DMA semaphore serves two copies in flight.
 enum class SharedSemaphorePolicy : std::uint8_t { error, warn, allow };
@@ -26,7 +28,7 @@ struct Options {
   /// Called with each verification warning; null prints it to stderr.
   void (*on_warning)(const std::string&) = nullptr;
   /// The user's own passes, in order, after verification and before DCE,
-  /// scheduling and fusion: each may replace pure ops (passes/rewrite.hpp).
+  /// scheduling and fusion: each may replace pure ops (ir/rewrite.hpp).
   std::vector<std::function<void(Rewriter&)>> user_passes{};
 };
 

@@ -1,7 +1,7 @@
 #pragma once
 // The passes run when a kernel is compiled, in this order:
 //   verify    hazards, descriptors, semaphore balance (throws VerifyError)
-//   user      Options::user_passes, each given a Rewriter (rewrite.hpp)
+//   user      Options::user_passes, each given a Rewriter (ir/rewrite.hpp)
 //   dce       removes ops with no visible effect whose results are unused
 //   schedule  copy starts early, waits late, every dependency kept
 //   fuse      elementwise chains into one loop
@@ -16,11 +16,11 @@
 #include <string>
 
 #include <refx/ir/dot.hpp>
+#include <refx/ir/rewrite.hpp>
 #include <refx/passes/dce.hpp>
 #include <refx/passes/dependencies.hpp>
 #include <refx/passes/fuse.hpp>
 #include <refx/passes/options.hpp>
-#include <refx/passes/rewrite.hpp>
 #include <refx/passes/schedule.hpp>
 #include <refx/passes/verify.hpp>
 

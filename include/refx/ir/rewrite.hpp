@@ -1,8 +1,8 @@
 #pragma once
 // Rewriting a traced graph from a user pass (docs/extend.md, "Rewriting a
 // graph"). A pass is a function of a Rewriter, listed in
-// passes::Options::user_passes; the pipeline runs it after verification and
-// before DCE, scheduling and fusion.
+// passes::Options::user_passes; the pipeline (passes/pipeline.hpp) runs it
+// after verification and before DCE, scheduling and fusion.
 //
 // A rewrite replaces a *pure* op (no effects, no Ref operands, no bodies) by
 // an op of another pure primitive that defines the same values, with the same
@@ -21,7 +21,7 @@
 #include <refx/ir/graph.hpp>
 #include <refx/ir/primitive.hpp>
 
-namespace refx::passes {
+namespace refx {
 
 class Rewriter {
  public:
@@ -127,4 +127,4 @@ class Rewriter {
   std::vector<std::int32_t> uses_;  // per value
 };
 
-}  // namespace refx::passes
+}  // namespace refx
