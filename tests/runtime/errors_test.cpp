@@ -153,6 +153,30 @@ TEST_P(Errors, RemoteCopyNeverReceived) {
   EXPECT_EQ(lines_with(msg, fmt::format("'recv' ends at {}", kBlock * 4)).size(), static_cast<std::size_t>(n)) << msg;
 }
 
+// The sender moves more bytes than the receiver waits for (pallas-semantics
+// b.8): the whole block arrives, the receive wait takes only the first half,
+// and the other half's bytes are left on 'recv' -- an error at exit, on every
+// device, not a silent success.
+TEST_P(Errors, ReceiveWaitSmallerThanTheCopyLeavesBytesOnTheSemaphore) {
+  Watchdog dog(kTestLimit, "receive wait smaller than the copy");
+  const int n = GetParam();
+  auto exe = kernel([](In x, Out y) {
+               auto right = (axis_index("x") + 1) % axis_size("x");
+               run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
+                 recv.name("recv");
+                 auto whole = make_async_remote_copy(x, y, send, recv, right);
+                 whole.start();
+                 whole.wait_send();
+                 make_async_remote_copy(x.at(ds(0, kBlock / 2)), y.at(ds(0, kBlock / 2)), send, recv, right).wait_recv();
+               });
+             })
+                 .passes(unverified())
+                 .compile(Mesh{{"x", n}});
+  auto out = exe(tagged(n));
+  const std::string msg = runtime_error_of([&] { out[0].block_until_ready(); });
+  EXPECT_EQ(lines_with(msg, fmt::format("'recv' ends at {}", kBlock / 2 * 4)).size(), static_cast<std::size_t>(n)) << msg;
+}
+
 // A barrier semaphore left non-zero is an error, and is reset for the next call.
 TEST_P(Errors, BarrierSemaphoreLeftNonZeroIsResetForTheNextCall) {
   Watchdog dog(kTestLimit, "leftover barrier");
