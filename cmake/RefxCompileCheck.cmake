@@ -4,9 +4,15 @@
 #   REFX_CXX         C++ compiler
 #   REFX_SOURCE      the .cpp file to check
 #   REFX_MODE        "fail" (must not compile, output must contain every
-#                    "// refx-expect: <text>" text) or "pass" (must compile)
+#                    "// refx-expect: <text>" text), "pass" (must compile), or
+#                    "pch" (precompile the header REFX_SOURCE into
+#                    REFX_SOURCE.gch with the checks' flags: a build step)
 #   REFX_FLAGS_FILE  generated file setting REFX_CF_INCLUDES, REFX_CF_DEFINES and
 #                    REFX_CF_IMPLICIT_INCLUDES
+#   REFX_PCH         optional: a header precompiled by the "pch" mode; it is
+#                    included first (-include), and GCC reads its .gch instead of
+#                    parsing refx again. A missing or stale .gch only costs time:
+#                    GCC then parses the header itself.
 cmake_minimum_required(VERSION 3.21)
 
 foreach(var REFX_CXX REFX_SOURCE REFX_MODE REFX_FLAGS_FILE)
@@ -30,6 +36,21 @@ foreach(def IN LISTS REFX_CF_DEFINES)
     list(APPEND args "-D${def}")
   endif()
 endforeach()
+set(args_no_syntax_only ${args})
+list(REMOVE_ITEM args_no_syntax_only -std=c++20 -fsyntax-only)
+
+if(REFX_MODE STREQUAL "pch")
+  execute_process(
+    COMMAND "${REFX_CXX}" -std=c++20 ${args_no_syntax_only} -x c++-header "${REFX_SOURCE}" -o "${REFX_SOURCE}.gch"
+    RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "RefxCompileCheck.cmake: precompiling ${REFX_SOURCE} failed")
+  endif()
+  return()
+endif()
+if(DEFINED REFX_PCH AND EXISTS "${REFX_PCH}.gch")
+  list(APPEND args -include "${REFX_PCH}")
+endif()
 
 # Collect the expected messages. The file is split by hand (not with
 # file(STRINGS)) so that ';', '[' and ']' inside messages survive CMake's list

@@ -103,6 +103,21 @@ TEST(Rewrite, AMulWithAnotherUseStays) {
   EXPECT_EQ(extend::count_ops(exe.graph(), mul_add_p), 0u);
 }
 
+// A product used as a view's traced index counts as used.
+TEST(Rewrite, AnIndexOfAViewIsAUse) {
+  std::int32_t uses = -1;
+  (void)kernel([](VmemRef<const float, 8> x, VmemRef<float, 8> y) {
+    const auto i = axis_index("x") * 2;
+    y.at(ds(i, 2)).store(x.at(ds(0, 2)).load());
+  })
+      .passes({.user_passes = {[&](extend::Rewriter& r) {
+        const OpId mul = extend::find_ops(r.graph(), prim::mul).at(0);
+        uses = r.uses(r.graph().outputs(r.graph().op(mul))[0]);
+      }}})
+      .compile(Mesh{{"x", 4}});
+  EXPECT_EQ(uses, 1);
+}
+
 // In a fori_loop body, with one operand from the body (the carry) and one
 // from the kernel body around it.
 TEST(Rewrite, InsideALoopBodyWithAnOperandFromOutside) {

@@ -30,7 +30,11 @@ class Rewriter {
       for (const OpId o : g.block(b).ops) {
         if (static_cast<std::size_t>(o) >= block_of_.size()) block_of_.resize(static_cast<std::size_t>(o) + 1, no_id);
         block_of_[static_cast<std::size_t>(o)] = b;
-        for (const ValueId v : g.inputs(g.op(o))) ++uses_[static_cast<std::size_t>(v)];
+        const Op& op = g.op(o);
+        for (const ValueId v : g.inputs(op)) ++uses_[static_cast<std::size_t>(v)];
+        for (const ViewId view : g.views(op))  // traced indices of the op's views
+          for (const DimIndex& d : g.dims(g.view(view)))
+            if (!d.start.is_static()) ++uses_[static_cast<std::size_t>(d.start.value)];
       }
       for (const ValueId v : g.block(b).results) ++uses_[static_cast<std::size_t>(v)];
     }
@@ -38,7 +42,8 @@ class Rewriter {
 
   const Graph& graph() const noexcept { return g_; }
 
-  /// How many ops (and block results) read value v now.
+  /// How many ops read value v now (as an operand, or as the traced index
+  /// of a view), plus the blocks that return it.
   std::int32_t uses(ValueId v) const { return uses_.at(static_cast<std::size_t>(v)); }
 
   /// The op that defines v, or no_id for a block parameter.
