@@ -33,10 +33,12 @@ namespace detail {
 inline std::string axis_of(const Mesh& mesh, const ProgramOptions& o) { return o.axis.empty() ? mesh.axes()[0].name : o.axis; }
 template <class T>
 using Vec = Ref<T, extents<dyn>, Hbm>;
-/// Refuses an algorithm the program does not have (instead of ignoring it).
-inline void check_single_algorithm(const ProgramOptions& o, std::string_view program) {
+/// Refuses an algorithm or an in-place form the program does not have
+/// (instead of ignoring it).
+inline void check_single_form(const ProgramOptions& o, std::string_view program) {
   if (o.algorithm != Algorithm::automatic)
     throw Error(fmt::format("refx: {} has one algorithm; ProgramOptions::algorithm must be Algorithm::automatic", program));
+  if (o.in_place) throw Error(fmt::format("refx: {} has no in-place form", program));
 }
 }  // namespace detail
 
@@ -96,8 +98,7 @@ Executable all_to_all_program(const Mesh& mesh, std::int64_t block, ProgramOptio
                               Runtime& rt = refx::detail::global_runtime()) {
   const std::string axis = detail::axis_of(mesh, o);
   const std::int64_t n = mesh.axis_size(axis);
-  detail::check_single_algorithm(o, "all_to_all_program");
-  if (o.in_place) throw Error("refx: all_to_all_program has no in-place form");
+  detail::check_single_form(o, "all_to_all_program");
   using M = Ref<T, extents<dyn, dyn>, Hbm>;
   using CM = Ref<const T, extents<dyn, dyn>, Hbm>;
   return kernel([=](CM x, M out) { all_to_all(x, out, axis); })
@@ -112,8 +113,7 @@ Executable collective_matmul_program(const Mesh& mesh, std::int64_t m, std::int6
                                      ProgramOptions o = {}, Runtime& rt = refx::detail::global_runtime()) {
   const std::string axis = detail::axis_of(mesh, o);
   const std::int64_t n = mesh.axis_size(axis);
-  detail::check_single_algorithm(o, "collective_matmul_program");
-  if (o.in_place) throw Error("refx: collective_matmul_program has no in-place form");
+  detail::check_single_form(o, "collective_matmul_program");
   using M = Ref<T, extents<dyn, dyn>, Vmem>;
   using CM = Ref<const T, extents<dyn, dyn>, Vmem>;
   return kernel([=](CM a, CM b, M out) { collective_matmul(a, b, out, axis); })
