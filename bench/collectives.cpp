@@ -10,6 +10,10 @@
 // Modes: out of place (like MPI: into an output Array allocated once and
 // reused by every call, as MPI reuses its recvbuf) and in place (like the
 // thread ring).
+//
+// REFX_BENCH_ALGORITHM=ring|direct|one_shot forces an algorithm instead of
+// Algorithm::automatic (how automatic's size limits are measured:
+// docs/performance.md); a collective that lacks it skips the row.
 
 #include <benchmark/benchmark.h>
 
@@ -18,7 +22,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <refx/collectives.hpp>
@@ -46,6 +52,17 @@ refx::Runtime& runtime() {
   return rt;
 }
 
+refx::collectives::Algorithm algorithm() {
+  using refx::collectives::Algorithm;
+  const char* name = std::getenv("REFX_BENCH_ALGORITHM");
+  if (name == nullptr || std::string_view(name) == "automatic") return Algorithm::automatic;
+  for (const auto& [text, a] : {std::pair{"ring", Algorithm::ring}, std::pair{"direct", Algorithm::direct},
+                                std::pair{"one_shot", Algorithm::one_shot}})
+    if (std::string_view(name) == text) return a;
+  std::fprintf(stderr, "bench_collectives: REFX_BENCH_ALGORITHM='%s' is not automatic, ring, direct or one_shot\n", name);
+  std::exit(2);
+}
+
 double bus_factor(Op op, int n) {
   return op == all_reduce ? 2.0 * (n - 1) / n : static_cast<double>(n - 1) / n;
 }
@@ -58,14 +75,19 @@ void run(benchmark::State& state, Op op) {
   refx::Mesh mesh{{"x", n}};
   refx::collectives::ProgramOptions o;
   o.in_place = in_place;
-  refx::Executable exe = [&] {
+  o.algorithm = algorithm();
+  std::optional<refx::Executable> made;
+  try {
     switch (op) {
-      case all_reduce: return refx::collectives::all_reduce_program<float>(mesh, count, o, runtime());
-      case all_gather: return refx::collectives::all_gather_program<float>(mesh, count / n, o, runtime());
-      case reduce_scatter: break;
+      case all_reduce: made = refx::collectives::all_reduce_program<float>(mesh, count, o, runtime()); break;
+      case all_gather: made = refx::collectives::all_gather_program<float>(mesh, count / n, o, runtime()); break;
+      case reduce_scatter: made = refx::collectives::reduce_scatter_program<float>(mesh, count, o, runtime()); break;
     }
-    return refx::collectives::reduce_scatter_program<float>(mesh, count, o, runtime());
-  }();
+  } catch (const refx::Error& e) {  // an algorithm this collective (or form) does not have
+    state.SkipWithError(e.what());
+    return;
+  }
+  const refx::Executable& exe = *made;
   // all-gather: the block, or in place the whole (N, block) result with the block in row d.
   const refx::Shape input = op != all_gather ? refx::Shape{count} : in_place ? refx::Shape{n, count / n} : refx::Shape{count / n};
   auto x = refx::Array::generate<float>(n, input,
