@@ -528,22 +528,29 @@ TEST_P(Errors, DoubleBarrierAcrossManyBackToBackCalls) {
   EXPECT_TRUE(all_shards_match<float>(chain.back(), [&](int d, std::int64_t i) { return tag(mod(d - 40, n), i); }));
 }
 
-// Two kernels with different patterns on different collective ids, interleaved.
-TEST_P(Errors, TwoCollectiveIdsInterleaved) {
+// Two kernels with different barrier patterns (neighbours, everyone),
+// dispatched alternately without waiting: on different collective ids, and on
+// the same one (id 0, good_permute's), which Pallas forbids because two
+// launches may overlap on a TPU. refx runs launches one at a time
+// (architecture.md, departure 4), so sharing an id is safe.
+TEST_P(Errors, TwoBarrierPatternsInterleavedOnDistinctOrSharedIds) {
   Watchdog dog(kTestLimit, "two collective ids");
   const int n = GetParam();
   const Executable right = good_permute(n);
-  const Executable all_to_all = kernel([n](In x, Out y) {
-                                  auto b = get_barrier_semaphore();
-                                  for (int d = 0; d < n; ++d) semaphore_signal(b, 1, d);
-                                  semaphore_wait(b, n);
-                                  sync_copy(x, y);
-                                })
-                                    .collective_id(5)
-                                    .compile(Mesh{{"x", n}});
-  Array a = tagged(n);
-  for (int k = 0; k < 10; ++k) a = (k % 2 == 0 ? right : all_to_all)(a)[0];
-  EXPECT_TRUE(all_shards_match<float>(a, [&](int d, std::int64_t i) { return tag(mod(d - 5, n), i); }));
+  for (const int id : {5, 0}) {
+    const Executable all_to_all = kernel([n](In x, Out y) {
+                                    auto b = get_barrier_semaphore();
+                                    for (int d = 0; d < n; ++d) semaphore_signal(b, 1, d);
+                                    semaphore_wait(b, n);
+                                    sync_copy(x, y);
+                                  })
+                                      .collective_id(id)
+                                      .compile(Mesh{{"x", n}});
+    Array a = tagged(n);
+    for (int k = 0; k < 10; ++k) a = (k % 2 == 0 ? right : all_to_all)(a)[0];
+    EXPECT_TRUE(all_shards_match<float>(a, [&](int d, std::int64_t i) { return tag(mod(d - 5, n), i); }))
+        << "collective id " << id;
+  }
 }
 
 // get_barrier_semaphore without a collective id is a trace error with the line.
