@@ -28,7 +28,9 @@ void collective_matmul(const A& a, const B& b, const Out& out, std::string_view 
                  const bool more = s + 1 < ring.size;
                  std::optional<AsyncRemoteCopy> c;
                  if (more) {
-                   detail::handshake(capacity, ring.peer(-1));
+                   // At kernel entry the right neighbour's slot 1 is free
+                   // before step 0 (docs/collectives.md, "At kernel entry").
+                   if (s > 0 || !ring.entry) detail::handshake(capacity, ring.peer(-1));
                    c = make_async_remote_copy(cur, next, send, recv, ring.peer(1), loc);
                    c->start(loc);
                  }
