@@ -141,6 +141,7 @@ void reduce_scatter_in_place(const R& x, std::string_view axis, ReduceOp op = Re
                              Direction d = Direction::unidirectional,
                              std::source_location loc = std::source_location::current()) {
   detail::check_in_place_ref<R>();
+  detail::check_reducible<R>();
   const detail::Ring ring(axis, loc);
   if (ring.size == 1) return;
   detail::with_lanes(x, d, [&](auto& lanes) { detail::reduce_scatter_steps(ring, lanes, op); });
@@ -276,6 +277,7 @@ template <class R>
 void all_reduce(const R& x, std::string_view axis, ReduceOp op = ReduceOp::sum, Direction d = Direction::unidirectional,
                 Algorithm a = Algorithm::automatic, std::source_location loc = std::source_location::current()) {
   detail::check_in_place_ref<R>();
+  detail::check_reducible<R>();
   const detail::Ring ring(axis, loc);
   if (ring.size == 1) return;
   if (a == Algorithm::automatic) a = detail::automatic_all_reduce(x, ring);
@@ -303,6 +305,7 @@ void all_reduce(const Src& x, const Dst& out, std::string_view axis, ReduceOp op
                 std::source_location loc = std::source_location::current()) {
   detail::check_collective_ref<Src>();
   detail::check_collective_ref<Dst>();
+  detail::check_reducible<Src>();
   static_assert(!Dst::read_only, "refx: all_reduce's output must be a writable Ref<T>");
   if (x.shape() != out.shape())
     throw TraceError(fmt::format("refx: all_reduce: x has shape {} but out has shape {}; they must be equal (at {})",
@@ -393,6 +396,7 @@ void reduce_scatter(const Src& x, const Dst& out, std::string_view axis, ReduceO
                     Direction d = Direction::unidirectional, Algorithm a = Algorithm::automatic,
                     std::source_location loc = std::source_location::current()) {
   static_assert(is_ref_v<Src> && is_ref_v<Dst>, "refx: reduce_scatter operates on Refs");
+  detail::check_reducible<Src>();
   const detail::Ring ring(axis, loc);
   const std::int64_t m = x.shape()[0];
   if (out.shape()[0] * ring.size < m)

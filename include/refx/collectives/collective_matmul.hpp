@@ -12,6 +12,8 @@ template <class A, class B, class Out>
 void collective_matmul(const A& a, const B& b, const Out& out, std::string_view axis,
                        std::source_location loc = std::source_location::current()) {
   static_assert(A::rank == 2 && B::rank == 2 && Out::rank == 2, "refx: collective_matmul multiplies matrices");
+  static_assert(!std::is_same_v<std::remove_const_t<typename A::value_type>, bool>,
+                "refx: collective_matmul multiplies numbers; a bool matrix has no product");
   using T = typename A::value_type;
   const detail::Ring ring(axis, loc);
   const std::int64_t m = a.shape()[0], k = a.shape()[1];

@@ -7,6 +7,7 @@
 #include <source_location>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include <refx/trace/control_flow.hpp>
 #include <refx/trace/copy.hpp>
@@ -96,6 +97,15 @@ template <class R>
 constexpr void check_collective_ref() {
   static_assert(is_ref_v<R> && !is_semaphore_v<R>, "refx: collectives operate on Refs");
   static_assert(R::rank >= 1, "refx: collectives cut the leading dimension into chunks; pass a Ref of rank >= 1");
+}
+
+/// all_reduce and reduce_scatter combine elements with sum or max, which a
+/// bool Ref does not have (the traced add and max refuse bool too, but only
+/// at trace time and naming the collective's line, not the caller's).
+template <class R>
+constexpr void check_reducible() {
+  static_assert(!std::is_same_v<std::remove_const_t<typename R::value_type>, bool>,
+                "refx: all_reduce and reduce_scatter combine numbers; a bool Ref has no sum or max (reduce int32_t)");
 }
 
 template <class R>
