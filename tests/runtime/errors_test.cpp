@@ -156,7 +156,9 @@ TEST_P(Errors, RemoteCopyNeverReceived) {
 // The sender moves more bytes than the receiver waits for (pallas-semantics
 // b.8): the whole block arrives, the receive wait takes only the first half,
 // and the other half's bytes are left on 'recv' -- an error at exit, on every
-// device, not a silent success.
+// device, not a silent success. (verify rejects this kernel at compile time,
+// "ends with 128 bytes of copies never waited"; it is unverified here so
+// that the run-time report is what is checked.)
 TEST_P(Errors, ReceiveWaitSmallerThanTheCopyLeavesBytesOnTheSemaphore) {
   Watchdog dog(kTestLimit, "receive wait smaller than the copy");
   const int n = GetParam();
