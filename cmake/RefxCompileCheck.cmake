@@ -37,11 +37,11 @@ foreach(def IN LISTS REFX_CF_DEFINES)
   endif()
 endforeach()
 set(args_no_syntax_only ${args})
-list(REMOVE_ITEM args_no_syntax_only -std=c++20 -fsyntax-only)
+list(REMOVE_ITEM args_no_syntax_only -fsyntax-only)
 
 if(REFX_MODE STREQUAL "pch")
   execute_process(
-    COMMAND "${REFX_CXX}" -std=c++20 ${args_no_syntax_only} -x c++-header "${REFX_SOURCE}" -o "${REFX_SOURCE}.gch"
+    COMMAND "${REFX_CXX}" ${args_no_syntax_only} -x c++-header "${REFX_SOURCE}" -o "${REFX_SOURCE}.gch"
     RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "RefxCompileCheck.cmake: precompiling ${REFX_SOURCE} failed")

@@ -20,30 +20,22 @@
 #include <refx/core/error.hpp>
 #include <refx/ir/graph.hpp>
 #include <refx/ir/primitive.hpp>
+#include <refx/ir/uses.hpp>
 
 namespace refx {
 
 class Rewriter {
  public:
-  explicit Rewriter(Graph& g) : g_(g), uses_(g.num_values(), 0) {
-    for (BlockId b = 0; b < static_cast<BlockId>(g.num_blocks()); ++b) {
-      for (const OpId o : g.block(b).ops) {
-        if (static_cast<std::size_t>(o) >= block_of_.size()) block_of_.resize(static_cast<std::size_t>(o) + 1, no_id);
-        block_of_[static_cast<std::size_t>(o)] = b;
-        const Op& op = g.op(o);
-        for (const ValueId v : g.inputs(op)) ++uses_[static_cast<std::size_t>(v)];
-        for (const ViewId view : g.views(op))  // traced indices of the op's views
-          for (const DimIndex& d : g.dims(g.view(view)))
-            if (!d.start.is_static()) ++uses_[static_cast<std::size_t>(d.start.value)];
-      }
-      for (const ValueId v : g.block(b).results) ++uses_[static_cast<std::size_t>(v)];
-    }
+  explicit Rewriter(Graph& g) : g_(g), block_of_(g.num_ops(), no_id), uses_(g.num_values(), 0) {
+    for (BlockId b = 0; b < static_cast<BlockId>(g.num_blocks()); ++b)
+      for (const OpId o : g.block(b).ops) block_of_[static_cast<std::size_t>(o)] = b;
+    count_uses(g, 0, uses_, +1);
   }
 
   const Graph& graph() const noexcept { return g_; }
 
-  /// How many ops read value v now (as an operand, or as the traced index
-  /// of a view), plus the blocks that return it.
+  /// How many ops read value v now (as an operand, a view's Ref or a view's
+  /// traced index), plus the blocks that return it (ir/uses.hpp).
   std::int32_t uses(ValueId v) const { return uses_.at(static_cast<std::size_t>(v)); }
 
   /// The op that defines v, or no_id for a block parameter.
@@ -82,15 +74,15 @@ class Rewriter {
       for (const ValueType& t : c.outputs()) got.push_back(type_text(t));
       fail(at, fmt::format("'{}' gives ({}) where the op defines ({})", p.name, fmt::join(got, ", "), fmt::join(want, ", ")));
     }
-    for (const ValueId v : g_.inputs(old)) --uses_[static_cast<std::size_t>(v)];
-    for (const ValueId v : ins) ++uses_[static_cast<std::size_t>(v)];
+    for_each_use(g_, old, [&](ValueId v) { --uses_[static_cast<std::size_t>(v)]; });
+    for (const ValueId v : ins) ++uses_[static_cast<std::size_t>(v)];  // the new op has no views
     const SourceLoc loc = old.loc;  // `old` refers into the op pool, which add_op may move
     const OpId fresh =
         g_.add_op({.prim = &p, .inputs = ins, .outputs = outs, .attrs = at_attrs, .views = {}, .effects = {}, .bodies = {}, .loc = loc});
     for (const ValueId v : outs) g_.mutable_value(v).producer = fresh;
     for (OpId& o : g_.mutable_block(b).ops)
       if (o == at) o = fresh;
-    block_of_.resize(static_cast<std::size_t>(fresh) + 1, no_id);
+    block_of_.resize(g_.num_ops(), no_id);
     block_of_[static_cast<std::size_t>(fresh)] = b;
     block_of_[static_cast<std::size_t>(at)] = no_id;
     return fresh;
@@ -107,15 +99,17 @@ class Rewriter {
   /// `at` (or before the op whose body holds `at`) in its block.
   bool visible(ValueId v, OpId at) const {
     const ValueInfo& info = g_.value(v);
-    for (OpId here = at; here != no_id; here = g_.block(block_at(here)).owner) {
+    for (OpId here = at; here != no_id;) {
       const BlockId b = block_at(here);
-      if (info.block != b) continue;
-      if (info.producer == no_id) return true;
-      for (const OpId o : g_.block(b).ops) {
-        if (o == here) return false;
-        if (o == info.producer) return true;
+      if (info.block == b) {
+        if (info.producer == no_id) return true;
+        for (const OpId o : g_.block(b).ops) {
+          if (o == here) return false;
+          if (o == info.producer) return true;
+        }
+        return false;
       }
-      return false;
+      here = g_.block(b).owner;
     }
     return false;
   }

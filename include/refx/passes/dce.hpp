@@ -50,7 +50,7 @@ inline std::size_t dce_block(Graph& g, GraphFacts& facts, BlockId b, std::vector
     dead[i] = 1;
     ++removed;
     const Op& op = g.op(o);
-    GraphFacts::for_each_use(g, op, [&](ValueId v) { --uses[static_cast<std::size_t>(v)]; });
+    for_each_use(g, op, [&](ValueId v) { --uses[static_cast<std::size_t>(v)]; });
     for (BlockId body : g.bodies(op)) count_uses(g, body, uses, -1);
   }
   if (removed == 0) return 0;

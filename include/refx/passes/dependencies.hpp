@@ -215,7 +215,7 @@ class DepBuilder {
     const Op& op = g_.op(o);
     if (op.block_count == 0) {
       flags = facts_.leaf_flags(op);
-      GraphFacts::for_each_use(g_, op, [&](ValueId v) { use(b, i, v); });
+      for_each_use(g_, op, [&](ValueId v) { use(b, i, v); });
       facts_.for_each_data_effect(op, [&](std::uint8_t bits, ViewId view) { access(i, bits, view, g_.view(view).ref); });
       for (const Effect& e : g_.effects(op)) {
         if ((e.bits & effect_semaphore) && e.view != no_id) semaphore(i, g_.view(e.view).ref);

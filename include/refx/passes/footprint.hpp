@@ -23,6 +23,7 @@
 #include <refx/ir/primitives/comm.hpp>
 #include <refx/ir/primitives/structural.hpp>
 #include <refx/ir/regions.hpp>
+#include <refx/ir/uses.hpp>
 
 namespace refx::passes {
 
@@ -251,21 +252,6 @@ class GraphFacts {
     return s;
   }
 
- public:
-  /// Calls fn(v) for every value a leaf op reads: its inputs, the Refs of its
-  /// views and the traced starts of their dimensions.
-  template <class F>
-  static void for_each_use(const Graph& g, const Op& op, F&& fn) {
-    for (ValueId v : g.inputs(op)) fn(v);
-    for (ViewId vid : g.views(op)) {
-      const View& v = g.view(vid);
-      fn(v.ref);
-      for (const DimIndex& d : g.dims(v))
-        if (!d.start.is_static()) fn(static_cast<ValueId>(d.start.value));
-    }
-  }
-
- private:
   template <class T>
   static void dedupe(std::vector<T>& v) {
     std::sort(v.begin(), v.end());
@@ -281,17 +267,6 @@ class GraphFacts {
   const Primitive* barrier_ = nullptr;
   const Primitive* allocate_ = nullptr;
 };
-
-/// Adds `delta` to uses[v] for every use of v in block `b` and the blocks
-/// nested in it (op operands, view Refs and starts, block results).
-inline void count_uses(const Graph& g, BlockId b, std::vector<std::int32_t>& uses, int delta) {
-  for (ValueId r : g.block(b).results) uses[static_cast<std::size_t>(r)] += delta;
-  for (OpId o : g.block(b).ops) {
-    const Op& op = g.op(o);
-    GraphFacts::for_each_use(g, op, [&](ValueId v) { uses[static_cast<std::size_t>(v)] += delta; });
-    for (BlockId body : g.bodies(op)) count_uses(g, body, uses, delta);
-  }
-}
 
 // ---- regions
 
