@@ -1,13 +1,13 @@
-// Misuse: a Ref of an unsupported element type (uint8_t).
-// refx-expect: element type must be bool, int32_t, int64_t, float or double
+// Misuse: a Ref of an unsupported element type (uint16_t).
+// refx-expect: element type must be one of bool, i8, u8, i32, u32, i64, bf16, f16, f32, f64
 #include <cstdint>
 
 #include <refx/refx.hpp>
 
 using namespace refx;
 
-void bytes() {
-  trace([](VmemRef<const std::uint8_t, 64> x, VmemRef<float, 64> y) {
+void shorts() {
+  trace([](VmemRef<const std::uint16_t, 64> x, VmemRef<float, 64> y) {
     (void)x;
     y.store(0.0f);
   });

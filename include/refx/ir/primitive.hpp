@@ -47,7 +47,7 @@ class AbstractContext {
   /// Attribute i as an element type (a TraceError if it names none).
   DType dtype_attr(std::size_t i) const {
     const std::int64_t a = attr(i);
-    if (a < 0 || a > static_cast<std::int64_t>(DType::f64)) fail("attribute {} is {}, which is not an element type", i, a);
+    if (a < 0 || a > static_cast<std::int64_t>(last_dtype)) fail("attribute {} is {}, which is not an element type", i, a);
     return static_cast<DType>(a);
   }
   /// A shape stored as attributes: the rank at attribute i, then the extents

@@ -163,7 +163,7 @@ inline void max_view(const ResolvedView& v, const Buffer& in) {
         T& d = dst[off + i * stride];
         const T s = src[dense + i];
         bool take = d < s;
-        if constexpr (std::is_floating_point_v<T>) take = take || (s != s && d == d);  // s is NaN, d is not
+        if constexpr (is_floating_v<T>) take = take || (s != s && d == d);  // s is NaN, d is not
         if (take) d = s;
       }
     });

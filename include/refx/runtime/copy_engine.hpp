@@ -57,7 +57,7 @@ inline void copy_contiguous(const ResolvedView& src, const ResolvedView& dst, Co
       } else {
         for (std::int64_t i = 0; i < n; ++i) {
           bool take = o[i] < a[i];
-          if constexpr (std::is_floating_point_v<T>) take = take || (a[i] != a[i] && o[i] == o[i]);
+          if constexpr (is_floating_v<T>) take = take || (a[i] != a[i] && o[i] == o[i]);
           if (take) o[i] = a[i];
         }
       }

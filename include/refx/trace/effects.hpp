@@ -64,7 +64,7 @@ struct effect_arg<Value<T, E>> {
   }
 };
 template <class T>
-  requires(std::is_arithmetic_v<T> && Element<T>)
+  requires(is_number_v<T> && Element<T>)
 struct effect_arg<T> {
   static constexpr bool supported = true;
   using print_type = T;
@@ -84,7 +84,7 @@ template <class... V>
 constexpr void check_effect_args() {
   static_assert((effect_arg<V>::supported && ...),
                 "refx: debug_print / io_callback take traced Values (load() a Ref first) or numbers of an element "
-                "type (bool, int32_t, int64_t, float, double); put text in the format string");
+                "type (bool, int8_t, uint8_t, int32_t, uint32_t, int64_t, bf16, f16, float, double); put text in the format string");
 }
 
 template <class... V>

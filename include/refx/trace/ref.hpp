@@ -107,7 +107,7 @@ template <class T, class E = extents<>, class Space = Vmem>
 class Ref : public detail::ref_base {
   static_assert(!is_ref_v<T>, "refx: a Ref cannot hold Refs (no Ref of Refs); pass the inner Refs separately");
   static_assert(!is_value_v<T>, "refx: a Ref holds elements, not Values; write Ref<float, ...>, not Ref<Value<...>>");
-  static_assert(Element<T>, "refx: a Ref's element type must be bool, int32_t, int64_t, float or double");
+  static_assert(Element<T>, "refx: a Ref's element type must be one of bool, i8, u8, i32, u32, i64, bf16, f16, f32, f64 (std::int8_t, std::uint8_t, std::int32_t, std::uint32_t, std::int64_t, refx::bf16, refx::f16, float, double)");
   static_assert(is_extents<E>::value, "refx: the second argument of Ref must be refx::extents<...>");
   static_assert(MemorySpaceTag<Space>, "refx: the third argument of Ref must be a memory space: Hbm, Vmem or Smem");
 
@@ -202,11 +202,11 @@ class StoreArg {
     }
   }
   template <class U>
-    requires std::is_arithmetic_v<U>
+    requires is_number_v<U>
   StoreArg(U literal, std::source_location loc = std::source_location::current())  // NOLINT: implicit
       : loc_(loc), scalar_(true) {
     static_assert(!std::is_const_v<T>, "refx: cannot write through a read-only Ref<const T>; take a Ref<T> to write");
-    static_assert(!(std::is_integral_v<std::remove_const_t<T>> && std::is_floating_point_v<U>),
+    static_assert(!(std::is_integral_v<std::remove_const_t<T>> && is_floating_v<U>),
                   "refx: a floating-point literal stored into an integer Ref would be truncated; write an integer "
                   "literal or use refx::cast");
     using V = std::remove_const_t<T>;

@@ -51,7 +51,7 @@ class Value : public detail::value_base {
     requires(rank == 0)  // `x + 1` and `Scalar<int> i = 0` read naturally
   {
     auto& t = detail::Tracer::current(loc);
-    const std::int64_t bits = std::is_floating_point_v<T> ? std::bit_cast<std::int64_t>(static_cast<double>(literal))
+    const std::int64_t bits = is_floating_v<T> ? std::bit_cast<std::int64_t>(static_cast<double>(literal))
                                                           : static_cast<std::int64_t>(literal);
     const std::int64_t attrs[] = {static_cast<std::int64_t>(dtype_v<T>), bits};
     id_ = t.bind1(prim::constant, {}, {}, attrs, loc);
@@ -117,7 +117,7 @@ template <class T>
 ValueId constant(T v, const Shape& shape, SourceLoc loc = {}) {
   auto& t = Tracer::current(loc);
   const std::int64_t bits =
-      std::is_floating_point_v<T> ? std::bit_cast<std::int64_t>(static_cast<double>(v)) : static_cast<std::int64_t>(v);
+      is_floating_v<T> ? std::bit_cast<std::int64_t>(static_cast<double>(v)) : static_cast<std::int64_t>(v);
   const std::int64_t attrs[] = {static_cast<std::int64_t>(dtype_v<T>), bits};
   const ValueId c = t.bind1(prim::constant, {}, {}, attrs, loc);
   if (shape.rank() == 0) return c;
@@ -149,7 +149,7 @@ ValueId operand(const A& a) {
   if constexpr (is_value_v<A>) {
     return a.id();
   } else {
-    static_assert(!(std::is_integral_v<T> && std::is_floating_point_v<A>),
+    static_assert(!(std::is_integral_v<T> && is_floating_v<A>),
                   "refx: a floating-point literal with an integer Value would be truncated; write an integer literal "
                   "or use refx::cast");
     return constant<T>(literal_as<T>(a, "it is combined with", "near", Tracer::current().near()), Shape{});
@@ -171,7 +171,7 @@ struct operand_traits<Value<T, E>> {
 
 template <class A, class B>
 concept binary_operands = (is_value_v<A> || is_value_v<B>) &&
-                          (is_value_v<A> || std::is_arithmetic_v<A>) && (is_value_v<B> || std::is_arithmetic_v<B>);
+                          (is_value_v<A> || is_number_v<A>) && (is_value_v<B> || is_number_v<B>);
 
 template <class A, class B>
 using binary_element = std::conditional_t<operand_traits<A>::is_value, typename operand_traits<A>::element,
@@ -273,17 +273,17 @@ Value<T, E> abs(const Value<T, E>& a, std::source_location loc = std::source_loc
 }
 template <class T, class E>
 Value<T, E> exp(const Value<T, E>& a, std::source_location loc = std::source_location::current()) {
-  static_assert(std::is_floating_point_v<T>, "refx: exp needs a floating-point value; cast it first");
+  static_assert(is_floating_v<T>, "refx: exp needs a floating-point value; cast it first");
   return detail::wrap<T, E>(detail::apply(prim::exp, {a.id()}, {}, loc));
 }
 template <class T, class E>
 Value<T, E> log(const Value<T, E>& a, std::source_location loc = std::source_location::current()) {
-  static_assert(std::is_floating_point_v<T>, "refx: log needs a floating-point value; cast it first");
+  static_assert(is_floating_v<T>, "refx: log needs a floating-point value; cast it first");
   return detail::wrap<T, E>(detail::apply(prim::log, {a.id()}, {}, loc));
 }
 template <class T, class E>
 Value<T, E> sqrt(const Value<T, E>& a, std::source_location loc = std::source_location::current()) {
-  static_assert(std::is_floating_point_v<T>, "refx: sqrt needs a floating-point value; cast it first");
+  static_assert(is_floating_v<T>, "refx: sqrt needs a floating-point value; cast it first");
   return detail::wrap<T, E>(detail::apply(prim::sqrt, {a.id()}, {}, loc));
 }
 
@@ -333,6 +333,14 @@ auto reduce_max(const Value<T, E>& v, std::source_location loc = std::source_loc
   static_assert(Axis < E::rank, "refx: reduce_max axis is out of range for this value's rank");
   const std::int64_t attrs[] = {static_cast<std::int64_t>(Axis)};
   return detail::wrap<T, detail::drop_axis_t<Axis, E>>(detail::apply(prim::reduce_max, {v.id()}, attrs, loc));
+}
+
+/// Minimum along `Axis` (the axis is removed).
+template <std::size_t Axis, class T, class E>
+auto reduce_min(const Value<T, E>& v, std::source_location loc = std::source_location::current()) {
+  static_assert(Axis < E::rank, "refx: reduce_min axis is out of range for this value's rank");
+  const std::int64_t attrs[] = {static_cast<std::int64_t>(Axis)};
+  return detail::wrap<T, detail::drop_axis_t<Axis, E>>(detail::apply(prim::reduce_min, {v.id()}, attrs, loc));
 }
 
 /// Matrix product of (m, k) and (k, n) values.

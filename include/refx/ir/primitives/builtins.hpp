@@ -47,6 +47,7 @@ extern const Primitive& broadcast;
 extern const Primitive& cast;
 extern const Primitive& reduce_sum;
 extern const Primitive& reduce_max;
+extern const Primitive& reduce_min;
 extern const Primitive& dot;
 extern const Primitive& axis_index;
 extern const Primitive& axis_size;

@@ -83,14 +83,17 @@ struct Le { template <class T> static constexpr bool accepts = numeric<T>; templ
 struct Gt { template <class T> static constexpr bool accepts = numeric<T>; template <class T> bool operator()(T a, T b) const { return a > b; } };
 struct Ge { template <class T> static constexpr bool accepts = numeric<T>; template <class T> bool operator()(T a, T b) const { return a >= b; } };
 
+// Every functor sees compute_t<T>: bf16 and f16 elements are computed in
+// f32 and the result is rounded (to nearest even) when stored, as XLA does.
 template <class F>
 void unary_kernel(DType t, const void* const* ins, void* out, std::int64_t n) {
   visit_dtype(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (F::template accepts<T>) {
+    using C = compute_t<T>;
+    if constexpr (F::template accepts<C>) {
       const T* a = static_cast<const T*>(ins[0]);
       T* o = static_cast<T*>(out);
-      for (std::int64_t i = 0; i < n; ++i) o[i] = F{}(a[i]);
+      for (std::int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(F{}(static_cast<C>(a[i])));
     }
   });
 }
@@ -99,12 +102,13 @@ template <class F>
 void binary_kernel(DType t, const void* const* ins, void* out, std::int64_t n) {
   visit_dtype(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (F::template accepts<T>) {
-      using R = decltype(F{}(T{}, T{}));
+    using C = compute_t<T>;
+    if constexpr (F::template accepts<C>) {
+      using R = std::conditional_t<std::is_same_v<decltype(F{}(C{}, C{})), bool>, bool, T>;  // comparisons give bool
       const T* a = static_cast<const T*>(ins[0]);
       const T* b = static_cast<const T*>(ins[1]);
       R* o = static_cast<R*>(out);
-      for (std::int64_t i = 0; i < n; ++i) o[i] = F{}(a[i], b[i]);
+      for (std::int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(F{}(static_cast<C>(a[i]), static_cast<C>(b[i])));
     }
   });
 }
@@ -122,7 +126,7 @@ inline void select_kernel(DType t, const void* const* ins, void* out, std::int64
 
 template <class F>
 bool accepts_dtype(DType t) {
-  return visit_dtype(t, [](auto tag) { return F::template accepts<typename decltype(tag)::type>; });
+  return visit_dtype(t, [](auto tag) { return F::template accepts<compute_t<typename decltype(tag)::type>>; });
 }
 
 inline void expect_arrays(AbstractContext& c) {

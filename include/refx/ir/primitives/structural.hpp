@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include <refx/ir/eval.hpp>
 #include <refx/ir/primitive.hpp>
@@ -17,7 +18,7 @@ namespace detail {
 /// attrs: [dtype, bits]. The scalar's value, as its own type, from its bits.
 template <class T>
 T constant_value(std::int64_t bits) {
-  if constexpr (std::is_same_v<T, float>) return static_cast<float>(std::bit_cast<double>(bits));
+  if constexpr (is_floating_v<T> && !std::is_same_v<T, double>) return static_cast<T>(std::bit_cast<double>(bits));
   else if constexpr (std::is_same_v<T, double>) return std::bit_cast<double>(bits);
   else return static_cast<T>(bits);
 }
@@ -82,9 +83,15 @@ inline ExecStatus broadcast_impl(ExecContext& ctx, const Op& op) {
 /// One element converted to T. Floating point to integer rounds toward zero
 /// and saturates (NaN becomes 0), as XLA does; a plain static_cast would be
 /// undefined behaviour out of range. Integers narrow modulo 2^n.
+/// bf16 and f16 convert through f32 (exact); into them, values round to
+/// nearest even (a double directly, without a double rounding).
 template <class T, class F>
 T convert(F a) {
-  if constexpr (std::is_floating_point_v<F> && std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+  if constexpr (is_half_float_v<F> && !std::is_same_v<T, F>) {
+    return convert<T>(static_cast<float>(a));
+  } else if constexpr (is_half_float_v<T>) {
+    return static_cast<T>(a);
+  } else if constexpr (std::is_floating_point_v<F> && is_integer_v<T>) {
     if (std::isnan(a)) return T{};
     // F(max) is max itself or (rounded up) 2^k, F(min) is exactly -2^k: at or
     // beyond them the truncated value does not fit, or is the bound itself.
@@ -129,7 +136,34 @@ inline void reduce_abstract(AbstractContext& c) {
   t.shape = in.shape.without(static_cast<std::size_t>(c.attr(0)));
   c.add_output(t);
 }
-template <bool IsMax>
+/// The combining step of reduce_sum / reduce_max / reduce_min on elements of
+/// the accumulation type A. Integer sums wrap; a NaN anywhere along the axis
+/// makes the maximum or minimum NaN, as in XLA.
+enum class ReduceKind { sum, max, min };
+template <ReduceKind K, class A>
+A reduce_combine(A acc, A x) {
+  if constexpr (K == ReduceKind::sum) {
+    return refx::detail::wrapping_add(acc, x);
+  } else {
+    bool take = K == ReduceKind::max ? acc < x : x < acc;
+    if constexpr (is_floating_v<A>) take = take || (x != x && acc == acc);  // x is NaN, acc is not
+    return take ? x : acc;
+  }
+}
+/// The identity: 0, or -inf / +inf (the lowest / highest integer) for max / min.
+template <ReduceKind K, class A>
+A reduce_init() {
+  using L = std::numeric_limits<A>;
+  if constexpr (K == ReduceKind::sum) return A{};
+  else if constexpr (K == ReduceKind::max) return L::has_infinity ? -L::infinity() : L::lowest();
+  else return L::has_infinity ? L::infinity() : L::max();
+}
+
+// Elements accumulate in compute_t<T> (bf16 and f16 sums in f32, rounded
+// once when stored, as jnp.sum does). The order of a floating-point sum is
+// unspecified, as in XLA: a contiguous axis is summed in 8 interleaved
+// partial sums, so the loop runs at the adder's throughput, not its latency.
+template <ReduceKind K>
 ExecStatus reduce_impl(ExecContext& ctx, const Op& op) {
   const Buffer& in = ctx.in(op, 0);
   Buffer& out = ctx.out(op, 0);
@@ -141,29 +175,36 @@ ExecStatus reduce_impl(ExecContext& ctx, const Op& op) {
   visit_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!std::is_same_v<T, bool>) {
+      using A = compute_t<T>;
       const T* a = in.data<T>();
       T* o = out.data<T>();
-      // The identity of max is -inf for floating point (the max of nothing);
-      // a NaN anywhere along the axis makes the maximum NaN, as in XLA.
-      T init{};
-      if constexpr (IsMax) {
-        init = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+      if (inner == 1) {
+        constexpr std::int64_t lanes = 8;
+        for (std::int64_t i = 0; i < outer; ++i) {
+          const T* row = a + i * n;
+          A part[lanes];
+          std::fill_n(part, lanes, reduce_init<K, A>());
+          std::int64_t k = 0;
+          for (; k + lanes <= n; k += lanes)
+            for (std::int64_t l = 0; l < lanes; ++l) part[l] = reduce_combine<K, A>(part[l], static_cast<A>(row[k + l]));
+          for (; k < n; ++k) part[0] = reduce_combine<K, A>(part[0], static_cast<A>(row[k]));
+          for (std::int64_t l = 1; l < lanes; ++l) part[0] = reduce_combine<K, A>(part[0], part[l]);
+          o[i] = static_cast<T>(part[0]);
+        }
+        return;
       }
+      // Along an outer axis: whole rows combine elementwise (vectorised), into
+      // the output itself, or into f32 rows for bf16 and f16.
+      std::vector<A> wide(std::is_same_v<A, T> ? 0 : static_cast<std::size_t>(inner));
       for (std::int64_t i = 0; i < outer; ++i) {
-        T* row = o + i * inner;
-        std::fill_n(row, inner, init);
+        A* acc = std::is_same_v<A, T> ? reinterpret_cast<A*>(o + i * inner) : wide.data();
+        std::fill_n(acc, inner, reduce_init<K, A>());
         for (std::int64_t k = 0; k < n; ++k) {
           const T* src = a + (i * n + k) * inner;
-          for (std::int64_t j = 0; j < inner; ++j) {
-            if constexpr (IsMax) {
-              bool take = row[j] < src[j];
-              if constexpr (std::is_floating_point_v<T>) take = take || (std::isnan(src[j]) && !std::isnan(row[j]));
-              if (take) row[j] = src[j];
-            } else {
-              row[j] = refx::detail::wrapping_add(row[j], src[j]);
-            }
-          }
+          for (std::int64_t j = 0; j < inner; ++j) acc[j] = reduce_combine<K, A>(acc[j], static_cast<A>(src[j]));
         }
+        if constexpr (!std::is_same_v<A, T>)
+          for (std::int64_t j = 0; j < inner; ++j) o[i * inner + j] = static_cast<T>(acc[j]);
       }
     }
   });
@@ -252,8 +293,9 @@ REFX_DECL const Primitive& constant = define_primitive(detail::simple("constant"
 REFX_DECL const Primitive& iota = define_primitive(detail::simple("iota", detail::iota_abstract, detail::iota_impl));
 REFX_DECL const Primitive& broadcast = define_primitive(detail::simple("broadcast", detail::broadcast_abstract, detail::broadcast_impl));
 REFX_DECL const Primitive& cast = define_primitive(detail::simple("convert", detail::cast_abstract, detail::cast_impl));
-REFX_DECL const Primitive& reduce_sum = define_primitive(detail::simple("reduce_sum", detail::reduce_abstract, detail::reduce_impl<false>));
-REFX_DECL const Primitive& reduce_max = define_primitive(detail::simple("reduce_max", detail::reduce_abstract, detail::reduce_impl<true>));
+REFX_DECL const Primitive& reduce_sum = define_primitive(detail::simple("reduce_sum", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::sum>));
+REFX_DECL const Primitive& reduce_max = define_primitive(detail::simple("reduce_max", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::max>));
+REFX_DECL const Primitive& reduce_min = define_primitive(detail::simple("reduce_min", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::min>));
 REFX_DECL const Primitive& dot = define_primitive(detail::simple("dot", detail::dot_abstract, detail::dot_impl));
 REFX_DECL const Primitive& axis_index = define_primitive(detail::simple("axis_index", detail::axis_abstract, detail::axis_impl<false>, detail::axis_print));
 REFX_DECL const Primitive& index_check = define_primitive(detail::simple("index_check", detail::index_check_abstract, detail::index_check_impl));
