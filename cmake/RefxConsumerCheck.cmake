@@ -3,7 +3,7 @@
 #   2. configure tests/consumer against that prefix (find_package(refx CONFIG))
 #   3. build it and run the binary, which must print refx::version_string,
 #      the refx::compiled consumer, which must run a kernel, and the
-#      refx::mpi one
+#      refx::mpi one, and the refx::gemm one, which must run a dot
 #
 # Inputs (-D): REFX_BINARY_DIR REFX_CONSUMER_SOURCE_DIR REFX_PREFIX
 #   REFX_CONSUMER_BINARY_DIR REFX_GENERATOR REFX_MAKE_PROGRAM REFX_CXX_COMPILER
@@ -91,6 +91,7 @@ function(refx_run_consumer name expected text)
 endfunction()
 
 refx_run_consumer(refx_consumer ON "refx ${REFX_EXPECTED_VERSION}")
+refx_run_consumer(refx_consumer_gemm ON "gemm: 50")  # a dot on the installed refx::gemm
 # refx::compiled runs a kernel; refx::mpi runs in-process (outside mpirun).
 refx_run_consumer(refx_consumer_compiled "${REFX_EXPECT_COMPILED}" "compiled: 26")
 refx_run_consumer(refx_consumer_mpi "${REFX_EXPECT_MPI}" "refx ${REFX_EXPECTED_VERSION}")

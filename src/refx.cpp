@@ -14,6 +14,7 @@
 #include <refx/ir/interpret.hpp>
 #include <refx/ir/primitives/comm.hpp>
 #include <refx/ir/primitives/control.hpp>
+#include <refx/ir/primitives/dot.hpp>
 #include <refx/ir/primitives/effects.hpp>
 #include <refx/ir/primitives/elementwise.hpp>
 #include <refx/ir/primitives/fused.hpp>

@@ -48,10 +48,11 @@ extern const Primitive& cast;
 extern const Primitive& reduce_sum;
 extern const Primitive& reduce_max;
 extern const Primitive& reduce_min;
-extern const Primitive& dot;
 extern const Primitive& axis_index;
 extern const Primitive& axis_size;
 extern const Primitive& index_check;
+// dot.hpp
+extern const Primitive& dot;
 // comm.hpp
 extern const Primitive& semaphore_signal;
 extern const Primitive& semaphore_wait;
@@ -69,6 +70,7 @@ extern const Primitive& fused;
 #if REFX_HEADER_ONLY
 #include <refx/ir/primitives/comm.hpp>
 #include <refx/ir/primitives/control.hpp>
+#include <refx/ir/primitives/dot.hpp>
 #include <refx/ir/primitives/effects.hpp>
 #include <refx/ir/primitives/elementwise.hpp>
 #include <refx/ir/primitives/fused.hpp>

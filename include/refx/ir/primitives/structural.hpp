@@ -1,6 +1,6 @@
 #pragma once
 // Non-elementwise array primitives: constants, iota, broadcast, cast,
-// reductions along an axis, 2-D dot, and the mesh-position scalars.
+// reductions along an axis, and the mesh-position scalars (dot is in dot.hpp).
 
 #include <bit>
 #include <cmath>
@@ -211,39 +211,6 @@ ExecStatus reduce_impl(ExecContext& ctx, const Op& op) {
   return ExecStatus::done;
 }
 
-inline void dot_abstract(AbstractContext& c) {
-  const ValueType &a = c.input(0), &b = c.input(1);
-  if (a.is_ref() || b.is_ref()) c.fail("dot takes values; read the Refs with load() first");
-  if (a.dtype != b.dtype) c.fail("operands have different element types ({} and {})", a.dtype, b.dtype);
-  if (a.dtype == DType::pred) c.fail("cannot multiply bool matrices");
-  if (a.shape.rank() != 2 || b.shape.rank() != 2) c.fail("dot takes two matrices, got shapes {} and {}", a.shape, b.shape);
-  if (a.shape[1] != b.shape[0]) c.fail("contracting dimensions differ: {} x {}", a.shape, b.shape);
-  ValueType t = a;
-  t.shape = Shape{a.shape[0], b.shape[1]};
-  c.add_output(t);
-}
-inline ExecStatus dot_impl(ExecContext& ctx, const Op& op) {
-  const Buffer &a = ctx.in(op, 0), &b = ctx.in(op, 1);
-  Buffer& out = ctx.out(op, 0);
-  const std::int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-  visit_dtype(a.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (!std::is_same_v<T, bool>) {
-      const T* pa = a.data<T>();
-      const T* pb = b.data<T>();
-      T* po = out.data<T>();
-      std::fill_n(po, m * n, T{});
-      for (std::int64_t i = 0; i < m; ++i)
-        for (std::int64_t p = 0; p < k; ++p) {
-          const T av = pa[i * k + p];
-          for (std::int64_t j = 0; j < n; ++j)
-            po[i * n + j] = refx::detail::wrapping_add(po[i * n + j], refx::detail::wrapping_mul(av, pb[p * n + j]));
-        }
-    }
-  });
-  return ExecStatus::done;
-}
-
 // attrs: [axis name string]
 inline void axis_abstract(AbstractContext& c) {
   if (c.num_attrs() != 1) c.fail("takes one attribute (the axis name), got {}", c.num_attrs());
@@ -296,7 +263,6 @@ REFX_DECL const Primitive& cast = define_primitive(detail::simple("convert", det
 REFX_DECL const Primitive& reduce_sum = define_primitive(detail::simple("reduce_sum", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::sum>));
 REFX_DECL const Primitive& reduce_max = define_primitive(detail::simple("reduce_max", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::max>));
 REFX_DECL const Primitive& reduce_min = define_primitive(detail::simple("reduce_min", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::min>));
-REFX_DECL const Primitive& dot = define_primitive(detail::simple("dot", detail::dot_abstract, detail::dot_impl));
 REFX_DECL const Primitive& axis_index = define_primitive(detail::simple("axis_index", detail::axis_abstract, detail::axis_impl<false>, detail::axis_print));
 REFX_DECL const Primitive& index_check = define_primitive(detail::simple("index_check", detail::index_check_abstract, detail::index_check_impl));
 REFX_DECL const Primitive& axis_size = define_primitive(detail::simple("axis_size", detail::axis_abstract, detail::axis_impl<true>, detail::axis_print));
