@@ -19,6 +19,7 @@
 #include <refx/ir/primitives/elementwise.hpp>
 #include <refx/ir/primitives/fused.hpp>
 #include <refx/ir/primitives/ref_ops.hpp>
+#include <refx/ir/primitives/shape_ops.hpp>
 #include <refx/ir/primitives/structural.hpp>
 #include <refx/ir/printer.hpp>
 #include <refx/passes/pipeline.hpp>

@@ -1,5 +1,5 @@
-// Misuse: | on float Values (refx's & and | are logical, on bool Values).
-// refx-expect: refx: & and | combine bool values (comparisons)
+// Misuse: | on float Values (& | ^ are logical on bool Values, bitwise on integers).
+// refx-expect: refx: & | ^ combine bool values (comparisons) or integer values (bitwise), not floating point
 #include <refx/refx.hpp>
 
 using namespace refx;

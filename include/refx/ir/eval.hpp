@@ -281,6 +281,19 @@ inline ResolvedView ExecContext::resolve(ViewId id, SourceLoc loc) const {
       r.strides[k++] = di.stride * base_strides[d];
     }
   }
+  // A reshaped view of the Ref's own element type is its (contiguous, checked
+  // when traced) footprint with the new extents. A view that changes the
+  // element type resolves to its footprint in the Ref's elements: that is
+  // what the race detector and bounds need, and load / store / accum move its
+  // bytes themselves (ref_ops.hpp); copies through it are rejected when traced.
+  if (const ViewLayout* l = graph_.layout(v); l != nullptr && l->dtype == r.buffer->dtype() && !(l->shape == r.shape)) {
+    r.shape = l->shape;
+    std::int64_t run = 1;
+    for (std::size_t d = r.shape.rank(); d-- > 0;) {
+      r.strides[d] = run;
+      run *= r.shape[d];
+    }
+  }
   return r;
 }
 

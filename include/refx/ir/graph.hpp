@@ -102,11 +102,24 @@ struct DimIndex {
   bool squeezed = false;  ///< indexed by an integer: the dimension is dropped
 };
 
-/// A region of a Ref: one DimIndex per dimension of the base Ref.
+/// How a view presents a region whose elements it reinterprets
+/// (Ref::reshape, Ref::bitcast): another element type and/or other extents
+/// over the same bytes, read in row-major order.
+struct ViewLayout {
+  DType dtype = DType::f32;
+  Shape shape;
+};
+
+/// A region of a Ref: one DimIndex per dimension of the base Ref. A
+/// reinterpreting view (`layout` set) keeps the dims of the view it was made
+/// from: they are its footprint, exactly the bytes it reads or writes, so the
+/// region analyses (ir/regions.hpp, passes/footprint.hpp, dependencies) stay
+/// exact for it; only its shape and element type come from the layout.
 struct View {
   ValueId ref = no_id;
   std::uint32_t dim_begin = 0;
   std::uint8_t rank = 0;
+  std::int32_t layout = no_id;  ///< index of its ViewLayout, or no_id
 };
 
 /// Effect bits (a bit set, so conflict tests are one AND).
@@ -176,8 +189,21 @@ class Graph {
   std::size_t num_views() const noexcept { return views_.size(); }
   std::span<const DimIndex> dims(const View& v) const { return {dims_.data() + v.dim_begin, v.rank}; }
   ViewId add_view(ValueId ref, std::span<const DimIndex> dims);
+  /// A view of `parent`'s region that presents it as `layout` (same bytes).
+  ViewId add_reinterpreted_view(ViewId parent, ViewLayout layout);
+  /// The layout of a reinterpreting view, or null.
+  const ViewLayout* layout(const View& v) const {
+    return v.layout == no_id ? nullptr : &layouts_[static_cast<std::size_t>(v.layout)];
+  }
   /// The shape of the data a view designates (squeezed dimensions dropped).
   Shape view_shape(ViewId v) const;
+  /// The element type a view presents (its Ref's, unless bitcast).
+  DType view_dtype(ViewId v) const {
+    const View& w = view(v);
+    return w.layout == no_id ? type(w.ref).dtype : layouts_[static_cast<std::size_t>(w.layout)].dtype;
+  }
+  /// The shape of a view's footprint in its Ref (its dims, squeezed ones dropped).
+  Shape footprint_shape(ViewId v) const;
   std::int64_t view_elements(ViewId v) const { return view_shape(v).num_elements(); }
 
   // ---- blocks
@@ -265,6 +291,7 @@ class Graph {
   detail::Pool<BlockId> op_blocks_;
   detail::Pool<View> views_;
   detail::Pool<DimIndex> dims_;
+  std::vector<ViewLayout> layouts_;
   std::vector<std::string> strings_;
   std::unordered_map<std::string, std::int64_t> string_index_;
   std::vector<CopyDescriptor> descriptors_;
@@ -287,7 +314,23 @@ REFX_DECL ViewId Graph::add_view(ValueId ref, std::span<const DimIndex> dims) {
   return static_cast<ViewId>(views_.size() - 1);
 }
 
+REFX_DECL ViewId Graph::add_reinterpreted_view(ViewId parent, ViewLayout layout) {
+  const View p = view(parent);
+  View v{p.ref, static_cast<std::uint32_t>(dims_.size()), p.rank, static_cast<std::int32_t>(layouts_.size())};
+  const auto pd = dims(p);
+  const std::vector<DimIndex> copied(pd.begin(), pd.end());  // dims_ may reallocate while inserting
+  dims_.insert(dims_.end(), copied.begin(), copied.end());
+  layouts_.push_back(std::move(layout));
+  views_.push_back(v);
+  return static_cast<ViewId>(views_.size() - 1);
+}
+
 REFX_DECL Shape Graph::view_shape(ViewId v) const {
+  if (const ViewLayout* l = layout(view(v))) return l->shape;
+  return footprint_shape(v);
+}
+
+REFX_DECL Shape Graph::footprint_shape(ViewId v) const {
   Shape s;
   for (const auto& d : dims(view(v)))
     if (!d.squeezed) s.push_back(d.size);

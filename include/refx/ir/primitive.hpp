@@ -42,6 +42,8 @@ class AbstractContext {
   /// The Ref a view is into.
   const ValueType& view_ref(std::size_t i) const { return graph_.type(graph_.view(view(i)).ref); }
   Shape view_shape(std::size_t i) const { return graph_.view_shape(view(i)); }
+  /// The element type view i presents (its Ref's, unless the view is a bitcast).
+  DType view_dtype(std::size_t i) const { return graph_.view_dtype(view(i)); }
   std::size_t num_attrs() const noexcept { return attrs_.size(); }
   std::int64_t attr(std::size_t i) const { return attrs_[checked(i, attrs_.size(), "attribute")]; }
   /// Attribute i as an element type (a TraceError if it names none).

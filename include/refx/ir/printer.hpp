@@ -107,7 +107,9 @@ class GraphPrinter {
       }
     }
     s += whole ? "..." : fmt::format("{}", fmt::join(parts, ", "));
-    return s + "]";
+    s += "]";
+    if (const ViewLayout* l = g_.layout(v)) s += fmt::format(" as {}{}", l->dtype, l->shape);  // Ref::reshape / bitcast
+    return s;
   }
 
   void print_block(BlockId b, int indent) {

@@ -351,6 +351,11 @@ inline bool same_region(const Graph& g, ViewId a, ViewId b) {
   if (a == b) return true;
   const View &va = g.view(a), &vb = g.view(b);
   if (va.ref != vb.ref || va.rank != vb.rank) return false;
+  // Equal footprints presented differently (Ref::reshape / bitcast) are not
+  // the same elements in the same order.
+  const ViewLayout *la = g.layout(va), *lb = g.layout(vb);
+  if ((la == nullptr) != (lb == nullptr) || (la != nullptr && (la->dtype != lb->dtype || !(la->shape == lb->shape))))
+    return false;
   const auto da = g.dims(va), db = g.dims(vb);
   for (std::size_t d = 0; d < va.rank; ++d)
     if (!detail::same_start(da[d].start, db[d].start) || da[d].size != db[d].size ||

@@ -53,6 +53,13 @@ class Fuser {
     std::int32_t store = -1;
   };
 
+  // A load or store through a bitcast Ref view moves bytes the fused loop's
+  // gather / scatter (in the Ref's element type) would not: it stays alone.
+  bool bitcast(const Op& op) const {
+    const ViewId v = g_.views(op)[0];
+    return g_.view_dtype(v) != g_.type(g_.view(v).ref).dtype;
+  }
+
   bool member_candidate(const Op& op, const Shape& shape) const {
     if (op.prim->elementwise == nullptr || op.block_count != 0 || op.effect_count != 0 || op.out_count != 1 ||
         op.in_count == 0 || op.in_count > prim::fused_max_inputs || op.view_count != 0)
@@ -138,7 +145,7 @@ class Fuser {
         grp.broadcasts.push_back(j);
         part_[static_cast<std::size_t>(j)] = 2;
         seen.push_back(j);
-      } else if (p.prim == &prim::load && p.effect_count == 1 && g_.type(v).shape == shape &&
+      } else if (p.prim == &prim::load && p.effect_count == 1 && g_.type(v).shape == shape && !bitcast(p) &&
                  ++operands < prim::fused_max_operands / 2) {
         grp.loads.push_back(j);
         part_[static_cast<std::size_t>(j)] = 2;
@@ -153,7 +160,8 @@ class Fuser {
     const std::int32_t u = user_[static_cast<std::size_t>(result)];
     if (uses_[static_cast<std::size_t>(result)] == 1 && u > root) {
       const Op& s = g_.op(ops_[static_cast<std::size_t>(u)]);
-      if ((s.prim == &prim::store || s.prim == &prim::accum) && g_.inputs(s)[0] == result && !part_[static_cast<std::size_t>(u)]) {
+      if ((s.prim == &prim::store || s.prim == &prim::accum) && g_.inputs(s)[0] == result && !bitcast(s) &&
+          !part_[static_cast<std::size_t>(u)]) {
         bool ok = true;
         for (std::int32_t l : grp.loads) {
           const ViewId lv = g_.views(g_.op(ops_[static_cast<std::size_t>(l)]))[0], sv = g_.views(s)[0];

@@ -4,6 +4,7 @@
 // the widening conversion Ref<T> -> Ref<const T> exists. `.at(...)` makes a
 // view (reads nothing); load / store / accum record Read / Write / Accum.
 
+#include <algorithm>
 #include <array>
 #include <source_location>
 #include <tuple>
@@ -101,6 +102,32 @@ IndexEntry index_entry(const I& i) {
 }
 /// A view of `parent` through `entries`, in the coordinates of the base Ref.
 ViewId make_view(ViewId parent, std::initializer_list<IndexEntry> entries);
+
+/// A view presenting `parent`'s bytes as elements of `to`, with the extents
+/// `reshape_to` (Ref::reshape) or, when null, the parent's extents with the
+/// last one scaled by the ratio of the element sizes (Ref::bitcast).
+ViewId reinterpret_view(ViewId parent, DType to, const Shape* reshape_to, SourceLoc loc);
+
+/// The static extents of a bitcast from elements of `From` bytes to `To` bytes.
+template <class E, std::size_t From, std::size_t To, class I = std::make_index_sequence<E::rank>>
+struct bitcast_extents;
+template <class E, std::size_t From, std::size_t To, std::size_t... I>
+struct bitcast_extents<E, From, To, std::index_sequence<I...>> {
+  static constexpr std::int64_t scaled(std::int64_t e) {
+    return e == dyn ? dyn : e * static_cast<std::int64_t>(From) / static_cast<std::int64_t>(To);
+  }
+  using type = extents<(I + 1 == E::rank ? scaled(E::values[I]) : E::values[I])...>;
+};
+
+template <class E>
+inline constexpr std::int64_t static_count = [] {
+  std::int64_t n = 1;
+  for (std::size_t i = 0; i < E::rank; ++i) {
+    if (E::values[i] == dyn) return dyn;
+    n *= E::values[i];
+  }
+  return n;
+}();
 }  // namespace detail
 
 template <class T, class E = extents<>, class Space = Vmem>
@@ -135,6 +162,45 @@ class Ref : public detail::ref_base {
                   "refx: .at(...) takes integers, integer Scalars, ds(start, size[, stride]), ds<N>(start) or refx::all");
     using NE = typename detail::view_extents<E, I...>::type;
     return Ref<T, NE, Space>::from_view(detail::make_view(view(), {detail::index_entry(idx)...}));
+  }
+
+  /// The same bytes as elements of U, as Pallas' `ref.bitcast`: with
+  /// sizeof(U) != sizeof(T) the last dimension scales by sizeof(T) /
+  /// sizeof(U), and the view must be contiguous along it. Loads, stores and
+  /// accumulations go through it; copies do not (copy the Refs themselves).
+  template <class U>
+  auto bitcast(std::source_location loc = std::source_location::current()) const {
+    static_assert(Element<U> && !std::is_const_v<U>,
+                  "refx: bitcast<U> takes an element type without const (a read-only Ref's view stays read-only)");
+    using V = std::remove_const_t<U>;
+    static_assert(!std::is_same_v<value_type, bool> && !std::is_same_v<V, bool>,
+                  "refx: bitcast does not take bool elements (not every byte is a bool); bitcast u8 or i8 instead");
+    constexpr std::size_t from = size_of(dtype_v<value_type>), to = size_of(dtype_v<V>);
+    static_assert(from == to || rank > 0,
+                  "refx: a bitcast to an element of another size scales the last dimension; a rank-0 Ref has none");
+    if constexpr (from != to && rank > 0) {
+      constexpr std::int64_t last = E::values[rank - 1];
+      static_assert(last == dyn || (last * static_cast<std::int64_t>(from)) % static_cast<std::int64_t>(to) == 0,
+                    "refx: bitcast to a wider element needs the last extent's bytes to be a multiple of the new "
+                    "element's size");
+    }
+    using NE = typename detail::bitcast_extents<E, from, to>::type;
+    using NT = std::conditional_t<read_only, const V, V>;
+    return Ref<NT, NE, Space>::from_view(detail::reinterpret_view(view(), dtype_v<V>, nullptr, loc));
+  }
+
+  /// The same elements, in row-major order, with the static extents
+  /// `Dims...` (Pallas' `ref.reshape`). The view must be contiguous (one
+  /// dense run in its Ref), and the element count must stay the same. The
+  /// result cannot be indexed further with `.at(...)`; index first.
+  template <std::int64_t... Dims>
+  Ref<T, extents<Dims...>, Space> reshape(std::source_location loc = std::source_location::current()) const {
+    static_assert(((Dims != dyn) && ...), "refx: Ref::reshape<Dims...> takes static extents (no refx::dyn)");
+    static_assert(detail::static_count<E> == dyn || detail::static_count<E> == (std::int64_t{1} * ... * Dims),
+                  "refx: reshape must keep the element count; the target extents hold a different number of elements "
+                  "than the Ref");
+    const Shape to{Dims...};
+    return Ref<T, extents<Dims...>, Space>::from_view(detail::reinterpret_view(view(), dtype_v<value_type>, &to, loc));
   }
 
   /// Reads the whole view into a Value.
@@ -250,6 +316,10 @@ inline ViewId detail::make_view(ViewId parent_id, std::initializer_list<IndexEnt
   if (parent_id < 0 || static_cast<std::size_t>(parent_id) >= g.num_views())
     throw TraceError(fmt::format("refx: .at(...) on an empty (default-constructed) Ref (near {})", t.near()));
   const View parent = g.view(parent_id);
+  if (parent.layout != no_id)
+    throw TraceError(fmt::format("refx: .at(...) on a reshaped or bitcast Ref view (near {}); index the Ref first, then "
+                                 "reshape or bitcast the indexed view",
+                                 t.near()));
   std::string error;  // reported, with the user's line, by the op that uses the view
   std::array<DimIndex, max_rank> dims{};
   const auto pd = g.dims(parent);
@@ -304,6 +374,62 @@ inline ViewId detail::make_view(ViewId parent_id, std::initializer_list<IndexEnt
   }
   const ViewId v = g.add_view(parent.ref, std::span<const DimIndex>(dims.data(), parent.rank));
   t.inherit_view_error(parent_id, v, std::move(error));
+  return v;
+}
+
+inline ViewId detail::reinterpret_view(ViewId parent_id, DType to, const Shape* reshape_to, SourceLoc loc) {
+  auto& t = detail::Tracer::current(loc);
+  Graph& g = t.graph();
+  const char* what = reshape_to ? "reshape" : "bitcast";
+  if (parent_id < 0 || static_cast<std::size_t>(parent_id) >= g.num_views())
+    throw TraceError(fmt::format("refx: {} of an empty (default-constructed) Ref (at {})", what, loc));
+  const View parent = g.view(parent_id);
+  const Shape from = g.view_shape(parent_id), foot = g.footprint_shape(parent_id);
+  // The footprint's strides in the Ref's elements (squeezed dimensions dropped).
+  const auto base_strides = g.type(parent.ref).shape.strides();
+  std::array<std::int64_t, max_rank> strides{};
+  std::size_t k = 0;
+  for (std::size_t d = 0; d < parent.rank; ++d)
+    if (const DimIndex& di = g.dims(parent)[d]; !di.squeezed) strides[k++] = di.stride * base_strides[d];
+  const bool dense = is_dense_run(foot.dims(), strides.data());
+  Shape shape = from;
+  if (reshape_to != nullptr) {
+    shape = *reshape_to;
+    if (shape.num_elements() != from.num_elements())
+      throw TraceError(fmt::format("refx: Ref::reshape: cannot reshape a {} view ({} elements) to {} ({} elements); the "
+                                   "element count must stay the same (at {})",
+                                   from, from.num_elements(), shape, shape.num_elements(), loc));
+    if (!dense)
+      throw TraceError(fmt::format("refx: Ref::reshape: the {} view is not contiguous in its {} Ref (strided, or a "
+                                   "window of an inner dimension); reshape a contiguous view, or load it and reshape "
+                                   "the Value (at {})",
+                                   foot, g.type(parent.ref).shape, loc));
+  } else {
+    const std::size_t sf = size_of(g.view_dtype(parent_id)), st = size_of(to);
+    if (sf != st) {
+      const std::size_t r = from.rank();
+      const bool last_contiguous = dense || foot.rank() == 0 || foot[foot.rank() - 1] <= 1 || strides[foot.rank() - 1] == 1;
+      if (r == 0 || !last_contiguous)
+        throw TraceError(fmt::format("refx: Ref::bitcast: a {} view of {} elements is not contiguous along its last "
+                                     "dimension, which a bitcast from {} to {} rescales; bitcast a view with a unit "
+                                     "stride along the last dimension (at {})",
+                                     from, g.view_dtype(parent_id), g.view_dtype(parent_id), to, loc));
+      const std::int64_t bytes = from[r - 1] * static_cast<std::int64_t>(sf);
+      if (bytes % static_cast<std::int64_t>(st) != 0)
+        throw TraceError(fmt::format("refx: Ref::bitcast: the last dimension of a {} view of {} holds {} bytes, not a "
+                                     "multiple of the {} bytes of {} (at {})",
+                                     from, g.view_dtype(parent_id), bytes, st, to, loc));
+      shape[r - 1] = bytes / static_cast<std::int64_t>(st);
+    }
+  }
+  ViewId v;
+  if (to == g.type(parent.ref).dtype && shape == foot) {  // presents its footprint as it is: a plain view
+    std::array<DimIndex, max_rank> dims{};
+    std::ranges::copy(g.dims(parent), dims.begin());  // (add_view appends to the pool the span points into)
+    v = g.add_view(parent.ref, std::span<const DimIndex>(dims.data(), parent.rank));
+  } else
+    v = g.add_reinterpreted_view(parent_id, ViewLayout{to, shape});
+  t.inherit_view_error(parent_id, v, {});
   return v;
 }
 

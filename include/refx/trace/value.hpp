@@ -248,15 +248,53 @@ template <class A, class B> requires detail::binary_operands<A, B>
 auto operator>(const A& a, const B& b) { return detail::binary<true>(prim::gt, a, b); }
 template <class A, class B> requires detail::binary_operands<A, B>
 auto operator>=(const A& a, const B& b) { return detail::binary<true>(prim::ge, a, b); }
+/// & | ^: logical on bool Values (comparisons), bitwise on integer Values.
 template <class A, class B> requires detail::binary_operands<A, B>
 auto operator&(const A& a, const B& b) {
-  static_assert(std::is_same_v<detail::binary_element<A, B>, bool>, "refx: & and | combine bool values (comparisons)");
+  static_assert(std::is_integral_v<detail::binary_element<A, B>>,
+                "refx: & | ^ combine bool values (comparisons) or integer values (bitwise), not floating point");
   return detail::binary<false>(prim::logical_and, a, b);
 }
 template <class A, class B> requires detail::binary_operands<A, B>
 auto operator|(const A& a, const B& b) {
-  static_assert(std::is_same_v<detail::binary_element<A, B>, bool>, "refx: & and | combine bool values (comparisons)");
+  static_assert(std::is_integral_v<detail::binary_element<A, B>>,
+                "refx: & | ^ combine bool values (comparisons) or integer values (bitwise), not floating point");
   return detail::binary<false>(prim::logical_or, a, b);
+}
+template <class A, class B> requires detail::binary_operands<A, B>
+auto operator^(const A& a, const B& b) {
+  static_assert(std::is_integral_v<detail::binary_element<A, B>>,
+                "refx: & | ^ combine bool values (comparisons) or integer values (bitwise), not floating point");
+  return detail::binary<false>(prim::logical_xor, a, b);
+}
+
+namespace detail {
+/// Records a shift of the integer Value side by an integer amount (a Value of
+/// the same element type, or a literal that the element type holds).
+template <class A, class B>
+auto shift(const Primitive& p, const A& a, const B& b) {
+  static_assert(is_integer_v<binary_element<A, B>>, "refx: shifts need integer values (bool and floating point have no bits to shift)");
+  static_assert(!is_floating_v<A> && !is_floating_v<B>,
+                "refx: a shift amount must be an integer; write an integer literal (or an integer Value)");
+  return binary<false>(p, a, b);
+}
+}  // namespace detail
+
+/// XLA's shifts: by the bit width or more, shift_left and shift_right_logical
+/// give 0 and shift_right_arithmetic gives 0 or -1 (the sign filled in). The
+/// amount is read as unsigned (a negative amount shifts everything out).
+template <class A, class B> requires detail::binary_operands<A, B>
+auto shift_left(const A& a, const B& b) { return detail::shift(prim::shift_left, a, b); }
+template <class A, class B> requires detail::binary_operands<A, B>
+auto shift_right_logical(const A& a, const B& b) { return detail::shift(prim::shift_right_logical, a, b); }
+template <class A, class B> requires detail::binary_operands<A, B>
+auto shift_right_arithmetic(const A& a, const B& b) { return detail::shift(prim::shift_right_arithmetic, a, b); }
+
+/// Elementwise a^b of floating-point values (a literal exponent is allowed).
+template <class A, class B> requires detail::binary_operands<A, B>
+auto pow(const A& a, const B& b) {
+  static_assert(is_floating_v<detail::binary_element<A, B>>, "refx: pow needs floating-point values; cast them first");
+  return detail::binary<false>(prim::pow, a, b);
 }
 /// Elementwise minimum / maximum of two values (or a value and a literal).
 template <class A, class B> requires detail::binary_operands<A, B>
@@ -268,6 +306,12 @@ template <class T, class E>
 Value<T, E> operator-(const Value<T, E>& a) { return detail::wrap<T, E>(detail::apply(prim::neg, {a.id()})); }
 template <class E>
 Value<bool, E> operator!(const Value<bool, E>& a) { return detail::wrap<bool, E>(detail::apply(prim::logical_not, {a.id()})); }
+/// Bitwise not of an integer Value (logical not of a bool one).
+template <class T, class E>
+Value<T, E> operator~(const Value<T, E>& a) {
+  static_assert(std::is_integral_v<T>, "refx: ~ flips the bits of integer values (or negates bool ones), not floating point");
+  return detail::wrap<T, E>(detail::apply(prim::logical_not, {a.id()}));
+}
 template <class T, class E>
 Value<T, E> abs(const Value<T, E>& a, std::source_location loc = std::source_location::current()) {
   return detail::wrap<T, E>(detail::apply(prim::abs, {a.id()}, {}, loc));
@@ -286,6 +330,23 @@ template <class T, class E>
 Value<T, E> sqrt(const Value<T, E>& a, std::source_location loc = std::source_location::current()) {
   static_assert(is_floating_v<T>, "refx: sqrt needs a floating-point value; cast it first");
   return detail::wrap<T, E>(detail::apply(prim::sqrt, {a.id()}, {}, loc));
+}
+/// 1 / sqrt(a).
+template <class T, class E>
+Value<T, E> rsqrt(const Value<T, E>& a, std::source_location loc = std::source_location::current()) {
+  static_assert(is_floating_v<T>, "refx: rsqrt needs a floating-point value; cast it first");
+  return detail::wrap<T, E>(detail::apply(prim::rsqrt, {a.id()}, {}, loc));
+}
+template <class T, class E>
+Value<T, E> tanh(const Value<T, E>& a, std::source_location loc = std::source_location::current()) {
+  static_assert(is_floating_v<T>, "refx: tanh needs a floating-point value; cast it first");
+  return detail::wrap<T, E>(detail::apply(prim::tanh, {a.id()}, {}, loc));
+}
+/// The sigmoid 1 / (1 + exp(-a)) (lax.logistic).
+template <class T, class E>
+Value<T, E> logistic(const Value<T, E>& a, std::source_location loc = std::source_location::current()) {
+  static_assert(is_floating_v<T>, "refx: logistic needs a floating-point value; cast it first");
+  return detail::wrap<T, E>(detail::apply(prim::logistic, {a.id()}, {}, loc));
 }
 
 /// `c ? a : b` elementwise; a scalar condition or branch is broadcast.
@@ -426,6 +487,36 @@ Value<T, extents<Dims...>> iota(std::size_t dim, std::source_location loc = std:
 template <class T, class E>
 Value<T, E> broadcast(const Scalar<T>& v, TypedShape<E> s, std::source_location loc = std::source_location::current()) {
   return detail::wrap<T, E>(detail::broadcast_to(v.id(), s.shape, loc));
+}
+
+/// The same elements, in row-major order, with the static extents `Dims...`.
+template <std::int64_t... Dims, class T, class E>
+Value<T, extents<Dims...>> reshape(const Value<T, E>& v, std::source_location loc = std::source_location::current()) {
+  static_assert(((Dims != dyn) && ...), "refx: reshape<Dims...> takes static extents (no refx::dyn)");
+  constexpr bool known = [] {
+    for (std::size_t i = 0; i < E::rank; ++i)
+      if (E::values[i] == dyn) return false;
+    return true;
+  }();
+  constexpr std::int64_t from = [] {
+    std::int64_t n = 1;
+    for (std::size_t i = 0; i < E::rank; ++i) n *= E::values[i];
+    return n;
+  }();
+  static_assert(!known || from == (std::int64_t{1} * ... * Dims),
+                "refx: reshape must keep the element count; the target extents hold a different number of elements "
+                "than the Value");
+  const std::int64_t attrs[] = {static_cast<std::int64_t>(sizeof...(Dims)), Dims...};
+  return detail::wrap<T, extents<Dims...>>(detail::apply(prim::reshape, {v.id()}, attrs, loc));
+}
+
+/// The transpose of a matrix (rank-2 value).
+template <class T, class E>
+auto transpose(const Value<T, E>& v, std::source_location loc = std::source_location::current()) {
+  static_assert(E::rank == 2, "refx: transpose takes a matrix (a rank-2 Value)");
+  if constexpr (E::rank == 2) {
+    return detail::wrap<T, extents<E::values[1], E::values[0]>>(detail::apply(prim::transpose, {v.id()}, {}, loc));
+  }
 }
 
 namespace detail {

@@ -23,7 +23,10 @@ extern const Primitive& abs;
 extern const Primitive& exp;
 extern const Primitive& log;
 extern const Primitive& sqrt;
-extern const Primitive& logical_not;
+extern const Primitive& logical_not;  // bitwise for integers
+extern const Primitive& rsqrt;
+extern const Primitive& tanh;
+extern const Primitive& logistic;
 extern const Primitive& add;
 extern const Primitive& sub;
 extern const Primitive& mul;
@@ -31,8 +34,13 @@ extern const Primitive& div;
 extern const Primitive& rem;
 extern const Primitive& min;
 extern const Primitive& max;
-extern const Primitive& logical_and;
-extern const Primitive& logical_or;
+extern const Primitive& logical_and;  // bitwise for integers
+extern const Primitive& logical_or;   // bitwise for integers
+extern const Primitive& logical_xor;  // bitwise for integers
+extern const Primitive& pow;
+extern const Primitive& shift_left;
+extern const Primitive& shift_right_logical;
+extern const Primitive& shift_right_arithmetic;
 extern const Primitive& eq;
 extern const Primitive& ne;
 extern const Primitive& lt;
@@ -65,6 +73,9 @@ extern const Primitive& debug_print;
 extern const Primitive& io_callback;
 // fused.hpp
 extern const Primitive& fused;
+// shape_ops.hpp
+extern const Primitive& reshape;
+extern const Primitive& transpose;
 }  // namespace refx::prim
 
 #if REFX_HEADER_ONLY
@@ -75,5 +86,6 @@ extern const Primitive& fused;
 #include <refx/ir/primitives/elementwise.hpp>
 #include <refx/ir/primitives/fused.hpp>
 #include <refx/ir/primitives/ref_ops.hpp>
+#include <refx/ir/primitives/shape_ops.hpp>
 #include <refx/ir/primitives/structural.hpp>
 #endif

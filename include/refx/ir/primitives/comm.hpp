@@ -92,6 +92,10 @@ inline void copy_abstract(AbstractContext& c) {
   if (c.num_inputs() == 1) expect_i32_scalar(c, 0, "the device id");
   const ValueType &src = c.view_ref(0), &dst = c.view_ref(1);
   if (src.is_semaphore() || dst.is_semaphore()) c.fail("cannot copy semaphores");
+  for (std::size_t v = 0; v < 2; ++v)
+    if (c.view_dtype(v) != c.view_ref(v).dtype)
+      c.fail("cannot copy through a bitcast Ref view (the {} is a {} view of a {} Ref); copy the Refs themselves "
+             "and bitcast the destination", v == 0 ? "source" : "destination", c.view_dtype(v), c.view_ref(v).dtype);
   if (src.dtype != dst.dtype) c.fail("source and destination element types differ ({} and {})", src.dtype, dst.dtype);
   if (c.attr(1) != 0 && src.dtype == DType::pred) c.fail("a combining copy needs numeric elements, not bool");
   if (!(c.view_shape(0) == c.view_shape(1)))

@@ -1,6 +1,6 @@
 #pragma once
 // Elementwise primitives: unary math, binary arithmetic, comparisons, logic
-// and select. Each provides an ElementwiseFn, so the fusion pass can chain
+// and bitwise ops, shifts, and select. Each provides an ElementwiseFn, so the fusion pass can chain
 // them into one loop.
 
 #include <cmath>
@@ -39,7 +39,15 @@ struct Abs { template <class T> static constexpr bool accepts = !std::is_same_v<
 struct Exp { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::exp(a); } };
 struct Log { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::log(a); } };
 struct Sqrt { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::sqrt(a); } };
-struct Not { template <class T> static constexpr bool accepts = std::is_same_v<T, bool>; template <class T> T operator()(T a) const { return !a; } };
+struct Rsqrt { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return T{1} / std::sqrt(a); } };
+struct Tanh { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::tanh(a); } };
+// 1 / (1 + exp(-x)): exp(-x) overflows to +inf for very negative x, and the
+// result is then 0, not NaN.
+struct Logistic { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return T{1} / (T{1} + std::exp(-a)); } };
+// Logical for bool, bitwise (every bit flipped) for integers, as XLA's Not.
+struct Not { template <class T> static constexpr bool accepts = std::is_integral_v<T>; template <class T> T operator()(T a) const {
+  if constexpr (std::is_same_v<T, bool>) return !a;
+  else return static_cast<T>(~a); } };
 
 template <class T> inline constexpr bool numeric = !std::is_same_v<T, bool>;
 template <class T, class F>
@@ -74,8 +82,31 @@ struct Min { template <class T> static constexpr bool accepts = numeric<T>; temp
 struct Max { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const {
   if constexpr (std::is_floating_point_v<T>) if (std::isnan(b)) return b;
   return a < b ? b : a; } };
-struct And { template <class T> static constexpr bool accepts = std::is_same_v<T, bool>; template <class T> T operator()(T a, T b) const { return a && b; } };
-struct Or { template <class T> static constexpr bool accepts = std::is_same_v<T, bool>; template <class T> T operator()(T a, T b) const { return a || b; } };
+struct Pow { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a, T b) const { return std::pow(a, b); } };
+// And, Or, Xor: logical for bool, bitwise for integers (XLA's And / Or / Xor).
+struct And { template <class T> static constexpr bool accepts = std::is_integral_v<T>; template <class T> T operator()(T a, T b) const { return static_cast<T>(a & b); } };
+struct Or { template <class T> static constexpr bool accepts = std::is_integral_v<T>; template <class T> T operator()(T a, T b) const { return static_cast<T>(a | b); } };
+struct Xor { template <class T> static constexpr bool accepts = std::is_integral_v<T>; template <class T> T operator()(T a, T b) const { return static_cast<T>(a ^ b); } };
+// Shifts, as XLA defines them: the amount is read as unsigned, and one of the
+// bit width or more shifts every bit out (0), or, for the arithmetic right
+// shift, fills with the sign bit (0 or -1). The arithmetic shift reads the top
+// bit as a sign for unsigned types too (XLA's ashr on the bit pattern).
+template <class T> inline constexpr bool shiftable = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+template <class T>
+constexpr bool shifted_out(T b) { return static_cast<std::make_unsigned_t<T>>(b) >= sizeof(T) * 8; }
+struct ShiftLeft { template <class T> static constexpr bool accepts = shiftable<T>; template <class T> T operator()(T a, T b) const {
+  using U = std::make_unsigned_t<T>;
+  if (shifted_out(b)) return T{};
+  return static_cast<T>(static_cast<U>(static_cast<U>(a) << static_cast<U>(b))); } };
+struct ShiftRightLogical { template <class T> static constexpr bool accepts = shiftable<T>; template <class T> T operator()(T a, T b) const {
+  using U = std::make_unsigned_t<T>;
+  if (shifted_out(b)) return T{};
+  return static_cast<T>(static_cast<U>(static_cast<U>(a) >> static_cast<U>(b))); } };
+struct ShiftRightArithmetic { template <class T> static constexpr bool accepts = shiftable<T>; template <class T> T operator()(T a, T b) const {
+  using S = std::make_signed_t<T>;
+  const S s = static_cast<S>(a);  // modulo 2^n (C++20)
+  if (shifted_out(b)) return static_cast<T>(s < 0 ? S{-1} : S{0});
+  return static_cast<T>(static_cast<S>(s >> static_cast<std::make_unsigned_t<T>>(b))); } };  // C++20: >> of a negative is arithmetic
 struct Eq { template <class T> static constexpr bool accepts = true; template <class T> bool operator()(T a, T b) const { return a == b; } };
 struct Ne { template <class T> static constexpr bool accepts = true; template <class T> bool operator()(T a, T b) const { return a != b; } };
 struct Lt { template <class T> static constexpr bool accepts = numeric<T>; template <class T> bool operator()(T a, T b) const { return a < b; } };
@@ -193,6 +224,9 @@ REFX_DECL const Primitive& exp = define_primitive(unary<detail::Exp>("exp"));
 REFX_DECL const Primitive& log = define_primitive(unary<detail::Log>("log"));
 REFX_DECL const Primitive& sqrt = define_primitive(unary<detail::Sqrt>("sqrt"));
 REFX_DECL const Primitive& logical_not = define_primitive(unary<detail::Not>("not"));
+REFX_DECL const Primitive& rsqrt = define_primitive(unary<detail::Rsqrt>("rsqrt"));
+REFX_DECL const Primitive& tanh = define_primitive(unary<detail::Tanh>("tanh"));
+REFX_DECL const Primitive& logistic = define_primitive(unary<detail::Logistic>("logistic"));
 REFX_DECL const Primitive& add = define_primitive(binary<detail::Add>("add"));
 REFX_DECL const Primitive& sub = define_primitive(binary<detail::Sub>("sub"));
 REFX_DECL const Primitive& mul = define_primitive(binary<detail::Mul>("mul"));
@@ -202,6 +236,11 @@ REFX_DECL const Primitive& min = define_primitive(binary<detail::Min>("min"));
 REFX_DECL const Primitive& max = define_primitive(binary<detail::Max>("max"));
 REFX_DECL const Primitive& logical_and = define_primitive(binary<detail::And>("and"));
 REFX_DECL const Primitive& logical_or = define_primitive(binary<detail::Or>("or"));
+REFX_DECL const Primitive& logical_xor = define_primitive(binary<detail::Xor>("xor"));
+REFX_DECL const Primitive& pow = define_primitive(binary<detail::Pow>("pow"));
+REFX_DECL const Primitive& shift_left = define_primitive(binary<detail::ShiftLeft>("shift_left"));
+REFX_DECL const Primitive& shift_right_logical = define_primitive(binary<detail::ShiftRightLogical>("shift_right_logical"));
+REFX_DECL const Primitive& shift_right_arithmetic = define_primitive(binary<detail::ShiftRightArithmetic>("shift_right_arithmetic"));
 REFX_DECL const Primitive& eq = define_primitive(binary<detail::Eq, true>("eq"));
 REFX_DECL const Primitive& ne = define_primitive(binary<detail::Ne, true>("ne"));
 REFX_DECL const Primitive& lt = define_primitive(binary<detail::Lt, true>("lt"));

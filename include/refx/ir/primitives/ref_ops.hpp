@@ -2,6 +2,8 @@
 // State primitives: read a region of a Ref (load), write it (store), add
 // into it (accum). Each carries one Read / Write / Accum effect on its view.
 
+#include <cstring>
+
 #include <refx/ir/eval.hpp>
 #include <refx/ir/primitive.hpp>
 #include <refx/ir/primitives/builtins.hpp>
@@ -17,11 +19,36 @@ inline void expect_compute_ref(AbstractContext& c, const char* what) {
 
 inline void load_abstract(AbstractContext& c) {
   expect_compute_ref(c, "read");
-  c.add_output(ValueType{c.view_ref(0).dtype, ValueKind::array, MemorySpace::vmem, SemaphoreKind::none, c.view_shape(0)});
+  c.add_output(ValueType{c.view_dtype(0), ValueKind::array, MemorySpace::vmem, SemaphoreKind::none, c.view_shape(0)});
   c.add_effect(effect_read, c.view(0));
 }
+
+// A bitcast view (Ref::bitcast) presents its footprint's bytes, read densely
+// in row-major order, as elements of another type: ctx.view() resolves its
+// footprint in the Ref's elements, and these move the bytes through a dense
+// buffer of the Ref's type.
+inline bool moves_bytes(const ExecContext& ctx, const Op& op) {
+  const ViewId v = ctx.graph().views(op)[0];
+  return ctx.graph().view_dtype(v) != ctx.graph().type(ctx.graph().view(v).ref).dtype;
+}
+inline Buffer read_footprint(const ResolvedView& r) {
+  Buffer raw(r.buffer->dtype(), r.shape);
+  read_view(r, raw);
+  return raw;
+}
+inline void write_footprint(const ResolvedView& r, const std::byte* bytes) {
+  Buffer raw(r.buffer->dtype(), r.shape);
+  std::memcpy(raw.data(), bytes, raw.bytes());
+  write_view(r, raw);
+}
+
 inline ExecStatus load_impl(ExecContext& ctx, const Op& op) {
-  read_view(ctx.view(op, 0), ctx.out(op, 0));
+  if (!moves_bytes(ctx, op)) {
+    read_view(ctx.view(op, 0), ctx.out(op, 0));
+  } else {
+    Buffer& out = ctx.out(op, 0);
+    std::memcpy(out.data(), read_footprint(ctx.view(op, 0)).data(), out.bytes());
+  }
   return ExecStatus::done;
 }
 
@@ -30,18 +57,35 @@ void store_abstract(AbstractContext& c) {
   expect_compute_ref(c, "write");
   const ValueType& v = c.input(0);
   if (v.is_ref()) c.fail("expected a Value to store, got a Ref; read it with load() first");
-  if (v.dtype != c.view_ref(0).dtype)
-    c.fail("cannot store a {} value into a {} Ref (no implicit conversion; use cast)", v.dtype, c.view_ref(0).dtype);
+  if (v.dtype != c.view_dtype(0))
+    c.fail("cannot store a {} value into a {} Ref (no implicit conversion; use cast)", v.dtype, c.view_dtype(0));
   if (!(v.shape == c.view_shape(0)))
     c.fail("shape mismatch: storing a {} value into a {} region", v.shape, c.view_shape(0));
   c.add_effect(Bits, c.view(0));
 }
 inline ExecStatus store_impl(ExecContext& ctx, const Op& op) {
-  write_view(ctx.view(op, 0), ctx.in(op, 0));
+  if (!moves_bytes(ctx, op)) write_view(ctx.view(op, 0), ctx.in(op, 0));
+  else write_footprint(ctx.view(op, 0), ctx.in(op, 0).data());
   return ExecStatus::done;
 }
 inline ExecStatus accum_impl(ExecContext& ctx, const Op& op) {
-  accum_view(ctx.view(op, 0), ctx.in(op, 0));
+  if (!moves_bytes(ctx, op)) {
+    accum_view(ctx.view(op, 0), ctx.in(op, 0));
+    return ExecStatus::done;
+  }
+  // Adds in the view's element type: read, add densely, write back.
+  const ResolvedView r = ctx.view(op, 0);
+  const Buffer& in = ctx.in(op, 0);
+  Buffer cur(in.dtype(), in.shape());
+  std::memcpy(cur.data(), read_footprint(r).data(), cur.bytes());
+  ResolvedView dense{&cur, 0, cur.shape(), {}};
+  std::int64_t run = 1;
+  for (std::size_t d = cur.shape().rank(); d-- > 0;) {
+    dense.strides[d] = run;
+    run *= cur.shape()[d];
+  }
+  accum_view(dense, in);
+  write_footprint(r, cur.data());
   return ExecStatus::done;
 }
 
