@@ -170,8 +170,8 @@ void all_collectives(int ranks, int per_rank) {
 /// small integers (every partial sum exact, so the result is exact), the
 /// all-gather, and one case whose rounding shows the accumulation in the
 /// element type (docs/collectives.md): 256 on device 0 and 1 elsewhere sums
-/// to 256 in device order (each + 1 ties back to 256); 256 on the last
-/// device sums to half(n - 1 + 256).
+/// to 256 in bf16 (each + 1 ties back to 256; f16 has the bits for 256 + k);
+/// 256 on the last device sums to half(n - 1 + 256).
 template <class H>
 void half_collectives(int ranks, int per_rank, const char* type) {
   const int n = ranks * per_rank;
@@ -211,7 +211,10 @@ void half_collectives(int ranks, int per_rank, const char* type) {
     });
     const auto out = coll::all_reduce_program<H>(mesh, 2, {.algorithm = coll::Algorithm::one_shot})(x)[0];
     expect(fmt::format("all_reduce {} rounding per hop", tag), out, [&](int, std::int64_t i) {
-      return i == 0 ? float(H(256.0f)) : float(H(static_cast<float>(n - 1) + 256.0f));
+      // One-shot adds the slots in device order, rounding each partial sum to H.
+      H acc(i == 0 ? 256.0f : 1.0f);
+      for (int e = 1; e < n; ++e) acc = H(float(acc) + ((i == 1 && e == n - 1) ? 256.0f : 1.0f));
+      return float(acc);
     });
   }
   for (const std::int64_t block : {std::int64_t{16}, std::int64_t{1 << 16}}) {
