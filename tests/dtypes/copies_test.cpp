@@ -102,7 +102,7 @@ TYPED_TEST_SUITE(Halves, HalfTypes);
 /// with start(accumulate). The copies go to y.at(ds(0, len, stride)) so both
 /// the contiguous and the strided combine are exercised.
 template <class H>
-Executable accumulate_in_turn(int n, CopyReduce reduce, std::int64_t stride) {
+Executable accumulate_in_turn(int n, CopyReduce reduce, std::int64_t stride, Runtime& rt = Runtime::global()) {
   return kernel([n, reduce, stride](HbmRef<const H, kBlock> x, HbmRef<H, kBlock * 2> y) {
            const auto me = axis_index("x");
            const auto dst = y.at(ds(0, kBlock, stride));
@@ -123,12 +123,24 @@ Executable accumulate_in_turn(int n, CopyReduce reduce, std::int64_t stride) {
              });
            });
          })
-      .compile(Mesh{{"x", n}});
+      .compile(Mesh{{"x", n}}, {}, rt);
+}
+
+/// A runtime that splits every copy into 64-byte chunks run by pool tasks
+/// (the copy engine's chunked path combines each chunk separately).
+RuntimeOptions tiny_chunks() {
+  RuntimeOptions o;
+  o.workers = 2;
+  o.inline_copy_bytes = 0;
+  o.copy_chunk_bytes = 64;
+  return o;
 }
 
 TYPED_TEST(Halves, AccumulatingCopiesRoundOncePerBlock) {
   using H = TypeParam;
   Watchdog dog(kTestLimit, "accumulating copies");
+  Runtime chunky(tiny_chunks());
+  for (Runtime* rt : {&Runtime::global(), &chunky})  // copies whole, and in 64-byte chunks
   for (int n : {2, 4})
     for (std::int64_t stride : {1, 2}) {
       // Element 0: 256 + 1 + 1 + 1 -- per-block rounding gives 256 for bf16
@@ -137,8 +149,8 @@ TYPED_TEST(Halves, AccumulatingCopiesRoundOncePerBlock) {
         if (i == 0) return H(d == 0 ? 256.0f : 1.0f);
         if (i == 1) return H(d == 0 ? 2048.0f : 1.0f);  // f16's tie at 2048 (spacing 2)
         return sample<H>(d, i);
-      });
-      const auto y = accumulate_in_turn<H>(n, CopyReduce::sum, stride)(x)[0].template to_host<H>(0);
+      }, *rt);
+      const auto y = accumulate_in_turn<H>(n, CopyReduce::sum, stride, *rt)(x)[0].template to_host<H>(0);
       std::vector<H> want = x.template to_host<H>(0);
       for (int d = 1; d < n; ++d) {
         const std::vector<H> xd = x.template to_host<H>(d);
@@ -146,7 +158,7 @@ TYPED_TEST(Halves, AccumulatingCopiesRoundOncePerBlock) {
       }
       for (std::int64_t i = 0; i < kBlock; ++i)
         ASSERT_EQ(y[static_cast<std::size_t>(i * stride)].bits(), want[static_cast<std::size_t>(i)].bits())
-            << "N=" << n << " stride " << stride << " element " << i << ": got " << float(y[static_cast<std::size_t>(i * stride)])
+            << "N=" << n << " stride " << stride << (rt == &chunky ? " (64-byte chunks)" : "") << " element " << i << ": got " << float(y[static_cast<std::size_t>(i * stride)])
             << ", expected " << float(want[static_cast<std::size_t>(i)]);
       if constexpr (std::is_same_v<H, bf16>) {
         EXPECT_EQ(float(y[0]), 256.0f) << "bf16: each +1 ties back to 256";
