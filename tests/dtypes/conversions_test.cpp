@@ -383,3 +383,26 @@ TEST(InKernelCast, ChecklistIntegerConversions) {  // item 30's converts
 }
 
 }  // namespace
+
+namespace {
+
+// Item 31: the product of two bf16 values is exact in f32. refx's dot has no
+// preferred element type: a bf16 dot computes in f32 and rounds its result
+// once; casting the operands to f32 first keeps the exact product.
+TEST(Dot, Bf16ProductsAreExactInF32) {
+  const Graph g = trace([](VmemRef<const bf16, 1, 2> a, VmemRef<const bf16, 2, 1> b, VmemRef<bf16, 1, 1> low,
+                           VmemRef<float, 1, 1> high) {
+    low.store(dot(a.load(), b.load()));
+    high.store(dot(cast<float>(a.load()), cast<float>(b.load())));
+  });
+  const bf16 x(1.0078125f), z(0.0f);
+  Buffer a = Buffer::from<bf16>(Shape{1, 2}, std::vector<bf16>{x, z});
+  Buffer b = Buffer::from<bf16>(Shape{2, 1}, std::vector<bf16>{x, z});
+  Buffer low(DType::bf16, Shape{1, 1}), high(DType::f32, Shape{1, 1});
+  interpret(g, a, b, low, high);
+  EXPECT_EQ(high.data<float>()[0], 1.01568603515625f);  // 1 + 2^-6 + 2^-14, exactly
+  EXPECT_EQ(low.data<bf16>()[0].bits(), bf16(1.01568603515625f).bits());
+  EXPECT_EQ(float(low.data<bf16>()[0]), 1.015625f);
+}
+
+}  // namespace
