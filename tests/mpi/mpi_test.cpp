@@ -2,6 +2,8 @@
 //
 //   mpi_test collectives D   every collective on a mesh of ranks x D devices
 //                            equals the host reference on each rank's devices
+//                            (f32 throughout; bf16 and f16 all-reduces and
+//                            all-gathers too, with their rounding per hop)
 //   mpi_test errors D        a deadlock across ranks, a failure on one rank
 //                            and a semaphore left up on another rank are
 //                            reported on every rank with the same message,
@@ -164,6 +166,64 @@ void all_collectives(int ranks, int per_rank) {
   }
 }
 
+/// bf16 / f16 over MPI: all-reduce (sum and max) with every algorithm, of
+/// small integers (every partial sum exact, so the result is exact), the
+/// all-gather, and one case whose rounding shows the accumulation in the
+/// element type (docs/collectives.md): 256 on device 0 and 1 elsewhere sums
+/// to 256 in bf16 (each + 1 ties back to 256; f16 has the bits for 256 + k);
+/// 256 on the last device sums to half(n - 1 + 256).
+template <class H>
+void half_collectives(int ranks, int per_rank, const char* type) {
+  const int n = ranks * per_rank;
+  const Mesh mesh{{"x", n}};
+  const std::string tag = fmt::format("{} {} ranks x {} devices", type, ranks, per_rank);
+  const auto small = [](int d, std::int64_t i) { return static_cast<float>((d * 5 + i * 3) % 9 - 4); };
+  const auto expect = [&](const std::string& what, const Array& a, auto want) {
+    for (int d = 0; d < a.num_devices(); ++d) {
+      if (!a.is_local(d)) continue;
+      const std::vector<H> got = a.to_host<H>(d);
+      for (std::size_t i = 0; i < got.size(); ++i)
+        if (got[i].bits() != H(want(d, static_cast<std::int64_t>(i))).bits()) {
+          check(false, fmt::format("{}: device {} element {} is {}, wants {}", what, d, i, got[i],
+                                   want(d, static_cast<std::int64_t>(i))));
+          return;
+        }
+    }
+  };
+  for (const std::int64_t len : {std::int64_t{1000}, std::int64_t{70000}}) {
+    for (const auto alg : {coll::Algorithm::ring, coll::Algorithm::direct, coll::Algorithm::one_shot}) {
+      for (const auto op : {ReduceOp::sum, ReduceOp::max}) {
+        const std::string what = fmt::format("all_reduce {} {} {} elements, algorithm {}", tag,
+                                             op == ReduceOp::sum ? "sum" : "max", len, static_cast<int>(alg));
+        const auto x = Array::generate<H>(n, Shape{len}, small);
+        const auto out = coll::all_reduce_program<H>(mesh, len, {.op = op, .algorithm = alg})(x)[0];
+        expect(what, out, [&](int, std::int64_t i) {
+          float r = small(0, i);
+          for (int e = 1; e < n; ++e) r = op == ReduceOp::sum ? r + small(e, i) : std::max(r, small(e, i));
+          return r;
+        });
+      }
+    }
+  }
+  {
+    const auto x = Array::generate<H>(n, Shape{2}, [&](int d, std::int64_t i) {
+      return (i == 0 && d == 0) || (i == 1 && d == n - 1) ? 256.0f : 1.0f;
+    });
+    const auto out = coll::all_reduce_program<H>(mesh, 2, {.algorithm = coll::Algorithm::one_shot})(x)[0];
+    expect(fmt::format("all_reduce {} rounding per hop", tag), out, [&](int, std::int64_t i) {
+      // One-shot adds the slots in device order, rounding each partial sum to H.
+      H acc(i == 0 ? 256.0f : 1.0f);
+      for (int e = 1; e < n; ++e) acc = H(float(acc) + ((i == 1 && e == n - 1) ? 256.0f : 1.0f));
+      return float(acc);
+    });
+  }
+  for (const std::int64_t block : {std::int64_t{16}, std::int64_t{1 << 16}}) {
+    const auto g = coll::all_gather_program<H>(mesh, block)(Array::generate<H>(n, Shape{block}, input))[0];
+    expect(fmt::format("all_gather {} block {}", tag, block), g,
+           [&](int, std::int64_t i) { return input(static_cast<int>(i / block), i % block); });
+  }
+}
+
 std::string error_of(const Array& a) {
   try {
     a.block_until_ready();
@@ -267,7 +327,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mpi_test: run me under mpirun with 2 or more ranks\n");
     return 2;
   }
-  if (mode == "collectives") all_collectives(rt.ranks(), per_rank);
+  if (mode == "collectives") {
+    all_collectives(rt.ranks(), per_rank);
+    half_collectives<bf16>(rt.ranks(), per_rank, "bf16");
+    half_collectives<f16>(rt.ranks(), per_rank, "f16");
+  }
   else if (mode == "errors") errors(rt.ranks(), per_rank);
   else return 2;
   if (g_failures == 0) std::printf("[rank %d] %s: %d ranks x %d devices: ok\n", g_rank, mode.c_str(), rt.ranks(), per_rank);

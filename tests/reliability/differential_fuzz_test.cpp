@@ -109,7 +109,11 @@ TEST_P(DifferentialFuzz, RuntimeMatchesTheReferenceOnRandomPrograms) {
   for (std::int64_t i = begin; i < end; ++i) {
     const auto seed = static_cast<std::uint32_t>(base + i);
     dog.beat(fmt::format("differential fuzz, seed {}", seed));
+    // One program in four computes in int32, one in eight in bf16 (rounded
+    // per op), one in eight in u8 (wrapping); the rest in f32.
     if (seed % 4 == 0) fuzz_one<std::int32_t>(seed, rng, cov, runs);
+    else if (seed % 8 == 2) fuzz_one<bf16>(seed, rng, cov, runs);
+    else if (seed % 8 == 6) fuzz_one<std::uint8_t>(seed, rng, cov, runs);
     else fuzz_one<float>(seed, rng, cov, runs);
     if (HasFatalFailure()) return;
   }
@@ -117,7 +121,7 @@ TEST_P(DifferentialFuzz, RuntimeMatchesTheReferenceOnRandomPrograms) {
   report(n, "programs fuzzed (differential: runtime vs reference)");
   report(runs, "runtime runs compared with the reference");
   std::printf("shard %d: %d programs: remote copies in %d (combining %d), loops %d, whens %d, barriers %d, "
-              "all-reduces %d, callbacks %d, prints %d, 2-D meshes %d, int32 %d, >1 KiB buffers %d\n",
+              "all-reduces %d, callbacks %d, prints %d, 2-D meshes %d, integer %d, >1 KiB buffers %d\n",
               shard, n, cov.remote, cov.remote_combining, cov.loops, cov.whens, cov.barriers, cov.all_reduces,
               cov.callbacks, cov.prints, cov.meshes_2d, cov.ints, cov.chunky);
   // The generator must exercise what it claims to (checked on full shards).

@@ -203,7 +203,7 @@ T input_value(const Spec& s, int d, int k, std::int64_t i) {
                               static_cast<std::uint64_t>(d) * 0x632be59bd9b4e019ULL ^
                               static_cast<std::uint64_t>(k) * 0x8cb92ba72f3d8dd7ULL ^ static_cast<std::uint64_t>(i));
   if (s.specials && h % 37 == 0) {
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (refx::is_floating_v<T>) {
       const T specials[] = {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity(),
                             -std::numeric_limits<T>::infinity(), T(-0.0), std::numeric_limits<T>::max()};
       return specials[(h >> 8) % 5];
@@ -213,7 +213,7 @@ T input_value(const Spec& s, int d, int k, std::int64_t i) {
     }
   }
   const auto v = static_cast<std::int64_t>((h >> 11) % 401) - 200;
-  if constexpr (std::is_floating_point_v<T>) return static_cast<T>(v) * T(0.125);
+  if constexpr (refx::is_floating_v<T>) return static_cast<T>(v) * T(0.125);
   else return static_cast<T>(v);
 }
 
@@ -359,7 +359,7 @@ class Generator {
     if (k == 5) return iota<T>(shape, static_cast<std::size_t>(between(0, 1))) - cast<T>(me_);
     if (k == 6 && loop_) return full<T>(shape, static_cast<T>(between(-3, 3))) + cast<T>(*loop_);
     if (k == 7) return full<T>(shape, static_cast<T>(between(-4, 4))) * cast<T>(me_ + 1);
-    if constexpr (std::is_floating_point_v<T>) return full<T>(shape, static_cast<T>(between(-8, 8)) * T(0.5));
+    if constexpr (refx::is_floating_v<T>) return full<T>(shape, static_cast<T>(between(-8, 8)) * T(0.5));
     else return full<T>(shape, static_cast<T>(between(-8, 8)));
   }
   Val<T> expr(std::int64_t h, std::int64_t w, int budget) {
@@ -375,7 +375,7 @@ class Generator {
       case 6: return abs(a);
       case 7: return select(a > expr(h, w, budget - 1), a, expr(h, w, budget - 1));
       default:
-        if constexpr (std::is_floating_point_v<T>) return a * T(0.75) + T(1);
+        if constexpr (refx::is_floating_v<T>) return a * T(0.75) + T(1);
         else return a * T(3) + T(1);
     }
   }
@@ -405,7 +405,7 @@ class Generator {
         [&](Scalar<std::int32_t> i, Val<T> c) {
           loop_ = i;
           loop_hi_ = hi;
-          if constexpr (std::is_floating_point_v<T>) return c * T(0.5) + expr(h, w, 2);
+          if constexpr (refx::is_floating_v<T>) return c * T(0.5) + expr(h, w, 2);
           else return c * T(-3) + expr(h, w, 2);
         },
         init);
@@ -583,7 +583,7 @@ class Generator {
       std::uint64_t hash = 1469598103934665603ULL;
       for (T x : data) {
         std::uint64_t bits = 0;
-        if constexpr (std::is_floating_point_v<T>) {
+        if constexpr (refx::is_floating_v<T>) {
           if (std::isnan(x)) x = std::numeric_limits<T>::quiet_NaN();  // one NaN (payloads may differ)
         }
         std::memcpy(&bits, &x, sizeof x);
@@ -818,7 +818,7 @@ template <class T>
       const T* wp = w.data<T>();
       for (std::int64_t i = 0; i < w.size(); ++i) {
         bool ok = std::memcmp(&gp[i], &wp[i], sizeof(T)) == 0;
-        if constexpr (std::is_floating_point_v<T>) ok = ok || (std::isnan(gp[i]) && std::isnan(wp[i]));
+        if constexpr (refx::is_floating_v<T>) ok = ok || (std::isnan(gp[i]) && std::isnan(wp[i]));
         if (!ok)
           return ::testing::AssertionFailure() << "output " << k << " device " << d << " element " << i << " (row "
                                                << i / g.shape()[1] << ", col " << i % g.shape()[1] << "): got "

@@ -158,10 +158,13 @@ class numeric_limits<refx::detail::half_float<Format>> {
 };
 }  // namespace std
 
-/// Formats as the f32 value (with f32's format specifiers).
+/// Formats as the f32 value (with f32's format specifiers). Any context, not
+/// only format_context: a block of halves in debug_print is formatted element
+/// by element through this formatter in fmt's compile-time format check too.
 template <class Format>
 struct fmt::formatter<refx::detail::half_float<Format>> : fmt::formatter<float> {
-  auto format(refx::detail::half_float<Format> h, format_context& ctx) const {
+  template <class FormatContext>
+  auto format(refx::detail::half_float<Format> h, FormatContext& ctx) const {
     return fmt::formatter<float>::format(static_cast<float>(h), ctx);
   }
 };

@@ -62,17 +62,19 @@ T wrapping(T a, T b, F f) {
 struct Add { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const { return wrapping(a, b, [](auto x, auto y) { return x + y; }); } };
 struct Sub { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const { return wrapping(a, b, [](auto x, auto y) { return x - y; }); } };
 struct Mul { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const { return wrapping(a, b, [](auto x, auto y) { return x * y; }); } };
-// Integer x / 0 and x % 0 are 0; INT_MIN / -1 wraps to INT_MIN and INT_MIN % -1 is 0.
+// Integer division as XLA defines it (lax.div / lax.rem): x / 0 is -1 (all
+// ones: 0xFF..FF for unsigned types), INT_MIN / -1 wraps to INT_MIN; x % 0 is
+// x and INT_MIN % -1 is 0. None of them traps.
 struct Div { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const {
   if constexpr (std::is_integral_v<T>) {
-    if (b == 0) return T{};
+    if (b == 0) return static_cast<T>(-1);
     if constexpr (wraps<T>) if (b == T(-1)) return wrap_neg(a);
     return static_cast<T>(a / b);
   } else {
     return a / b;
   } } };
 struct Rem { template <class T> static constexpr bool accepts = std::is_integral_v<T> && numeric<T>; template <class T> T operator()(T a, T b) const {
-  if (b == 0) return T{};
+  if (b == 0) return a;
   if constexpr (wraps<T>) if (b == T(-1)) return T{};
   return static_cast<T>(a % b); } };
 // min and max propagate NaN from either side (as XLA does), so they commute.
