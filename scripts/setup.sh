@@ -11,6 +11,7 @@ PACKAGES=(
   ninja-build
   libfmt-dev
   librange-v3-dev
+  libeigen3-dev       # the GEMM behind dot (include/refx/ir/gemm.hpp)
   libgtest-dev
   libbenchmark-dev
   libtbb-dev

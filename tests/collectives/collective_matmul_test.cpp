@@ -86,4 +86,44 @@ std::vector<Case> cases() {
 
 INSTANTIATE_TEST_SUITE_P(Sweep, CollectiveMatmul, ::testing::ValuesIn(cases()), case_name);
 
+// bf16 a and b, f32 out (dot<float> per block): products of bf16 are exact
+// in f32 and the sums stay f32. The inputs are multiples of 1/128 below 2
+// (exact in bf16), so with k = 8 every sum is exact in f32 and out equals
+// the double-precision product of the gathered a exactly; a bf16 result
+// would have been rounded to 8 significant bits, which the check below sees.
+TEST(CollectiveMatmulMixed, Bf16InputsIntoF32Out) {
+  constexpr std::int64_t m = 3, k = 8, cols = 5;
+  for (int n : {1, 2, 4}) {
+    Watchdog dog(kTestLimit, "bf16 -> f32, N" + std::to_string(n));
+    auto exe = kernel([](Mat<const bf16> a, Mat<const bf16> b, Mat<float> out) { collectives::collective_matmul(a, b, out, "x"); })
+                   .compile(Mesh{{"x", n}}, {Shape{m, k}, Shape{k, cols}, Shape{n * m, cols}});
+    auto value = [](int d, std::int64_t i, int salt) {
+      return static_cast<double>((d * 53 + i * 37 + salt * 11) % 255 - 127) / 128.0 + 0.0078125 * static_cast<double>(i % 2);
+    };
+    std::vector<std::vector<bf16>> a(static_cast<std::size_t>(n)), b(static_cast<std::size_t>(n));
+    for (int d = 0; d < n; ++d) {
+      for (std::int64_t i = 0; i < m * k; ++i) a[static_cast<std::size_t>(d)].push_back(bf16(value(d, i, 1)));
+      for (std::int64_t i = 0; i < k * cols; ++i) b[static_cast<std::size_t>(d)].push_back(bf16(value(d, i, 2)));
+    }
+    const Array out = exe(array_of(a, Shape{m, k}), array_of(b, Shape{k, cols}))[0];
+    bool any_not_bf16 = false;
+    for (int d = 0; d < n; ++d) {
+      const std::vector<float> got = out.to_host<float>(d);
+      ASSERT_EQ(got.size(), static_cast<std::size_t>(n * m * cols));
+      for (std::int64_t i = 0; i < n * m; ++i)
+        for (std::int64_t j = 0; j < cols; ++j) {
+          const auto& ad = a[static_cast<std::size_t>(i / m)];
+          double want = 0;
+          for (std::int64_t p = 0; p < k; ++p)
+            want += static_cast<double>(static_cast<float>(ad[static_cast<std::size_t>((i % m) * k + p)])) *
+                    static_cast<double>(static_cast<float>(b[static_cast<std::size_t>(d)][static_cast<std::size_t>(p * cols + j)]));
+          const float g = got[static_cast<std::size_t>(i * cols + j)];
+          EXPECT_EQ(static_cast<double>(g), want) << "device " << d << ", out[" << i << "][" << j << "]";
+          any_not_bf16 = any_not_bf16 || static_cast<float>(bf16(g)) != g;
+        }
+    }
+    EXPECT_TRUE(any_not_bf16) << "some sums should need more than bf16's 8 significant bits";
+  }
+}
+
 }  // namespace

@@ -1,7 +1,9 @@
 #pragma once
 // Collective matmul: out = all_gather(a) @ b, with the all-gather of a's
 // row blocks overlapped with the local matmul of the block already here.
-// a (m, k) and b (k, n) per device, out (N*m, n); all in Vmem.
+// a (m, k) and b (k, n) per device, out (N*m, n); all in Vmem. out's
+// element type may be wider than a's and b's: bf16 blocks multiply into an
+// f32 out through dot<float> (JAX's preferred_element_type), unrounded.
 
 #include <refx/collectives/ring.hpp>
 #include <refx/trace/scopes.hpp>
@@ -15,6 +17,9 @@ void collective_matmul(const A& a, const B& b, const Out& out, std::string_view 
   static_assert(!std::is_same_v<std::remove_const_t<typename A::value_type>, bool>,
                 "refx: collective_matmul multiplies numbers; a bool matrix has no product");
   using T = typename A::value_type;
+  using R = std::remove_const_t<typename Out::value_type>;  // the local products' element type
+  static_assert(std::is_same_v<std::remove_const_t<T>, std::remove_const_t<typename B::value_type>>,
+                "refx: collective_matmul: a and b must have one element type; cast one of them first");
   const detail::Ring ring(axis, loc);
   const std::int64_t m = a.shape()[0], k = a.shape()[1];
   if (out.shape()[0] != m * ring.size || out.shape()[1] != b.shape()[1] || b.shape()[0] != k)
@@ -38,7 +43,7 @@ void collective_matmul(const A& a, const B& b, const Out& out, std::string_view 
                  }
                  // The block held now came from device me - s: its rows of the product.
                  const auto owner = ring.offset(-s);
-                 out.at(ds(owner * static_cast<std::int32_t>(m), m)).store(dot(cur.load(loc), rhs));
+                 out.at(ds(owner * static_cast<std::int32_t>(m), m)).store(dot<R>(cur.load(loc), rhs, loc));
                  if (c) c->wait(loc);
                }
              },

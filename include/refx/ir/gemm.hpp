@@ -31,6 +31,12 @@
 #endif
 
 #if REFX_GEMM_DEFINITIONS
+// GCC 12 at -O3 with AVX-512 reports false -Wmaybe-uninitialized positives
+// inside the intrinsics Eigen's kernels inline (GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <Eigen/Core>
 #endif
 
@@ -67,3 +73,7 @@ REFX_GEMM_DECL void gemm(DType t, const void* a, const void* b, void* out, std::
 #endif  // REFX_GEMM_DEFINITIONS
 
 }  // namespace refx::detail
+
+#if REFX_GEMM_DEFINITIONS && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
