@@ -47,7 +47,7 @@ TEST(Literals, FloatLiteralsOnHalfValuesRoundOnce) {
   // literal, and a bf16 literal; on f16 the same through 65504 + 16 = inf.
   auto exe = kernel([](VmemRef<const bf16, 4> x, VmemRef<bf16, 4> a, VmemRef<bf16, 4> b, VmemRef<f16, 4> c) {
                a.store(x.load() + 1.5f);
-               const Scalar<bf16> k = bf16(0.1f);
+               const Scalar<bf16> k = 0.1f;  // a C++ float, rounded into bf16
                b.store(x.load() * k + 0.1);
                c.store(cast<f16>(x.load()) * 2.0f + f16(16.0f));
              })

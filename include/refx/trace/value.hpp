@@ -59,6 +59,13 @@ class Value : public detail::value_base {
     trace_ = t.serial();
   }
 
+  /// A bf16 or f16 scalar from a C++ number, rounded to nearest even
+  /// (`Scalar<bf16> k = 0.5f`, as JAX's weakly typed literals).
+  template <class U>
+    requires(rank == 0 && is_half_float_v<T> && std::is_arithmetic_v<U>)
+  Value(U literal, std::source_location loc = std::source_location::current())  // NOLINT: implicit, as above
+      : Value(static_cast<T>(literal), loc) {}
+
   /// The traced value; checks that the handle belongs to the active trace.
   ValueId id() const {
     detail::Tracer::check_serial(trace_);
