@@ -119,12 +119,13 @@ TEST(FuseReduce, ReductionsOfLoadedRefsReadTheRefAndMatchUnfused) {
   }
   EXPECT_TRUE(std::isnan(m0[17]));
   EXPECT_EQ(m0[3], inf);
-  // Row 0 summed by hand in the documented order: element k into partial sum k mod 32.
+  // Row 0 summed by hand in the documented order: element k into partial sum
+  // k mod 32, then the partial sums pairwise, halving.
   float part[32] = {};
   for (std::int64_t k = 0; k < c; ++k) part[k % 32] += data[static_cast<std::size_t>(k)];
-  float s = part[0];
-  for (int l = 1; l < 32; ++l) s += part[l];
-  EXPECT_EQ(contents<float>(args[2])[0], s);
+  for (int w = 16; w > 0; w /= 2)
+    for (int l = 0; l < w; ++l) part[l] += part[l + w];
+  EXPECT_EQ(contents<float>(args[2])[0], part[0]);
 }
 
 TEST(FuseReduce, StridedAndOffsetViewsAreReadCorrectly) {

@@ -117,7 +117,9 @@ class Fuser {
     const std::int32_t l = position(b, v);
     if (l < 0 || l >= r || part_[static_cast<std::size_t>(l)] || uses_[static_cast<std::size_t>(v)] != 1) return false;
     const Op& load = g_.op(ops_[static_cast<std::size_t>(l)]);
-    if (load.prim != &prim::load || load.effect_count != 1 || load.view_count != 1) return false;
+    if (load.prim != &prim::load || load.effect_count != 1 || load.view_count != 1 ||
+        g_.type(v).shape.num_elements() < options_.min_elements)
+      return false;
     for (std::int32_t s : deps(b).successors(static_cast<std::size_t>(l)))
       if (s > l && s < r) return false;
     const ViewId view = g_.views(load)[0];

@@ -164,9 +164,10 @@ A reduce_init() {
 // Elements accumulate in compute_t<T> (bf16 and f16 sums in f32, rounded
 // once when stored, as jnp.sum does). The order of a floating-point sum is
 // unspecified, as in XLA: a contiguous axis is summed in 32 interleaved
-// partial sums (element k into sum k mod 32, then the sums in order), a
-// loop the compiler vectorises, so it runs at the adder's throughput, not
-// its latency (8 partial sums did not vectorise and ran 6x slower).
+// partial sums (element k into sum k mod 32; then sum l += sum l + 16 for
+// l < 16, l += l + 8 for l < 8, ..., down to sum 0), loops the compiler
+// vectorises, so they run at the adder's throughput, not its latency (8
+// partial sums did not vectorise and ran 6x slower).
 //
 // Max and min of floats first run without NaN tests while summing the same
 // elements on the side (two instructions per element instead of four); a
@@ -194,10 +195,15 @@ bool reduce_row(const T* row, std::int64_t n, T& out) {
     part[l] = reduce_combine<K, A, Exact>(part[l], x);
     if constexpr (watch) seen[l] += x;
   }
+  // The lanes combine pairwise (vectorised too; one after another, they took
+  // as long as the row itself for 1024 elements).
+  for (std::int64_t w = lanes / 2; w > 0; w /= 2)
+    for (std::int64_t l = 0; l < w; ++l) {
+      part[l] = reduce_combine<K, A>(part[l], part[l + w]);
+      if constexpr (watch) seen[l] += seen[l + w];
+    }
   if constexpr (watch)
-    for (std::int64_t l = 0; l < lanes; ++l)
-      if (seen[l] != seen[l]) return false;
-  for (std::int64_t l = 1; l < lanes; ++l) part[0] = reduce_combine<K, A>(part[0], part[l]);
+    if (seen[0] != seen[0]) return false;
   out = static_cast<T>(part[0]);
   return true;
 }
