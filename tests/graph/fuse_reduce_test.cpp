@@ -13,6 +13,7 @@
 #include <random>
 
 #include "graph/graph_testing.hpp"
+#include "support/runtime_testing.hpp"
 
 using namespace refx;
 using refx::testing::contents;
@@ -227,6 +228,32 @@ TEST(FuseReduce, RunsOnTheThreadedRuntimeOnEveryDevice) {
     EXPECT_EQ(out[0].to_host<float>(d)[10], float(64 * (10 + d)));
     EXPECT_EQ(out[1].to_host<float>(d)[5], float(127 + d));
   }
+}
+
+// The fused reduction carries the load's Read effect: the race detector sees
+// a reduction of a copy's destination before the copy's wait, at the
+// reduction's line.
+TEST(FuseReduce, AFusedReductionIsCheckedForRacesLikeALoad) {
+  if (refx::testing::kThreadSanitizer) GTEST_SKIP() << "plants a real data race, which ThreadSanitizer aborts on";
+  Runtime rt(RuntimeOptions{.workers = 2, .detect_races = true});
+  int line = 0;
+  auto exe = kernel([&line](HbmRef<const float, 4, 256> x, VmemRef<float, 256> y) {
+               run_scoped([&](VmemRef<float, 4, 256> tmp, DmaSemaphore sem) {
+                 auto c = make_async_copy(x, tmp, sem);
+                 c.start();
+                 line = __LINE__; y.store(reduce_sum<0>(tmp.load()));  // too early
+                 c.wait();
+               });
+             })
+                 .name("early_reduce")
+                 .passes(refx::testing::unverified())
+                 .compile(Mesh{{"x", 1}}, {}, rt);
+  EXPECT_EQ(live_ops(exe.graph(), "load"), 0u) << to_text(exe.graph());
+  auto x = Array::generate<float>(1, Shape{4, 256}, [](int, std::int64_t i) { return float(i); }, rt);
+  auto out = exe(x);
+  const std::string msg = refx::testing::runtime_error_of([&] { out[0].block_until_ready(); });
+  EXPECT_NE(msg.find("data race in kernel 'early_reduce'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(refx::testing::here(__FILE__, line)), std::string::npos) << msg;
 }
 
 }  // namespace
