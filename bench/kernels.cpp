@@ -18,8 +18,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
-#include <cstring>
+#include <limits>
 #include <vector>
 
 #include <refx/refx.hpp>
@@ -111,7 +112,6 @@ void BM_Reduce(benchmark::State& state) {
   const Array x = Array::generate<float>(1, Shape{kN, kN}, [](int, std::int64_t i) { return float(i % 1013) * 0.25f; });
   const float* px = x.shard(0).data<float>();
   std::vector<float> out(kN);
-  std::vector<float> refx_out;
   compare(
       state,
       [&] {
