@@ -178,7 +178,7 @@ template <ReduceKind K, class T, bool Exact>
 bool reduce_row(const T* row, std::int64_t n, T& out) {
   using A = compute_t<T>;
   constexpr bool watch = !Exact && K != ReduceKind::sum;
-  constexpr std::int64_t lanes = 32;
+  constexpr std::int64_t lanes = watch ? 64 : 32;  // watch: more chains hide the adds' latency
   alignas(64) A part[lanes];
   alignas(64) A seen[lanes];
   std::fill_n(part, lanes, reduce_init<K, A>());
@@ -199,7 +199,7 @@ bool reduce_row(const T* row, std::int64_t n, T& out) {
   // as long as the row itself for 1024 elements).
   for (std::int64_t w = lanes / 2; w > 0; w /= 2)
     for (std::int64_t l = 0; l < w; ++l) {
-      part[l] = reduce_combine<K, A>(part[l], part[l + w]);
+      part[l] = reduce_combine<K, A, Exact>(part[l], part[l + w]);  // a NaN here makes seen NaN too
       if constexpr (watch) seen[l] += seen[l + w];
     }
   if constexpr (watch)
