@@ -2,7 +2,9 @@
 // Fusion: a chain of elementwise ops over one shape whose intermediate
 // values have no other users becomes one `fused` op (ir/primitives/fused.hpp):
 // one loop over the output, tile by tile, with no full-size intermediates.
-// Reductions, dot and everything else stay separate. The chain also absorbs
+// Dot and everything else stay separate; a reduction stays its own op, but
+// reads a loaded Ref directly when the load has no other use (below). The
+// chain also absorbs
 //   - broadcasts of a scalar (the loop reads the scalar),
 //   - loads of a Ref region (the loop reads the Ref), when nothing between
 //     the load and the fused op depends on it (dependencies.hpp),
@@ -91,6 +93,7 @@ class Fuser {
       Group grp = grow(b, static_cast<std::int32_t>(i), shape);
       if (emit(b, grp, shape)) ++made;
     }
+    for (std::size_t i = 0; i < n; ++i) made += fuse_reduce_load(b, static_cast<std::int32_t>(i)) ? 1 : 0;
     for (std::size_t i = 0; i < n; ++i)
       for (ValueId v : g_.inputs(g_.op(ops_[i]))) user_[static_cast<std::size_t>(v)] = -1;
     if (made == 0) return 0;
@@ -101,6 +104,41 @@ class Fuser {
     }
     g_.mutable_block(b).ops = std::move(out);
     return made;
+  }
+
+  static bool is_reduction(const Primitive* p) {
+    return p == &prim::reduce_sum || p == &prim::reduce_max || p == &prim::reduce_min;
+  }
+
+  // A reduction whose operand is a load with no other use reads the Ref
+  // itself (a view with a Read effect instead of the value input), when
+  // nothing between the load and the reduction depends on the load: the
+  // read then happens at the reduction, and no copy of the region is made.
+  bool fuse_reduce_load(BlockId b, std::int32_t r) {
+    if (part_[static_cast<std::size_t>(r)] || replace_[static_cast<std::size_t>(r)] != no_id) return false;
+    const Op& red = g_.op(ops_[static_cast<std::size_t>(r)]);
+    if (!is_reduction(red.prim) || red.in_count != 1 || red.view_count != 0 || red.effect_count != 0 ||
+        red.block_count != 0 || red.out_count != 1)
+      return false;
+    const ValueId v = g_.inputs(red)[0];
+    const std::int32_t l = position(b, v);
+    if (l < 0 || l >= r || part_[static_cast<std::size_t>(l)] || uses_[static_cast<std::size_t>(v)] != 1) return false;
+    const Op& load = g_.op(ops_[static_cast<std::size_t>(l)]);
+    if (load.prim != &prim::load || load.effect_count != 1 || load.view_count != 1 ||
+        g_.type(v).shape.num_elements() < options_.min_elements)
+      return false;
+    for (std::int32_t s : deps(b).successors(static_cast<std::size_t>(l)))
+      if (s > l && s < r) return false;
+    const ViewId view = g_.views(load)[0];
+    const std::vector<ViewId> views{view};
+    const std::vector<Effect> effects{Effect{effect_read, 0, view}};
+    const ValueId out = g_.outputs(red)[0];
+    const std::vector<std::int64_t> attrs(g_.attrs(red).begin(), g_.attrs(red).end());
+    const OpId f = g_.add_op({red.prim, {}, std::span<const ValueId>(&out, 1), attrs, views, effects, {}, red.loc});
+    g_.mutable_value(out).producer = f;
+    part_[static_cast<std::size_t>(l)] = 1;
+    replace_[static_cast<std::size_t>(r)] = f;
+    return true;
   }
 
   std::int32_t position(BlockId b, ValueId v) const {

@@ -138,15 +138,17 @@ inline void reduce_abstract(AbstractContext& c) {
 }
 /// The combining step of reduce_sum / reduce_max / reduce_min on elements of
 /// the accumulation type A. Integer sums wrap; a NaN anywhere along the axis
-/// makes the maximum or minimum NaN, as in XLA.
+/// makes the maximum or minimum NaN, as in XLA. `Exact = false`: max and
+/// min ignore a NaN x (one max / min instruction; see reduce_dense).
 enum class ReduceKind { sum, max, min };
-template <ReduceKind K, class A>
+template <ReduceKind K, class A, bool Exact = true>
 A reduce_combine(A acc, A x) {
   if constexpr (K == ReduceKind::sum) {
     return refx::detail::wrapping_add(acc, x);
   } else {
+    // Taking a NaN x when acc is NaN too keeps a NaN; no branches, so loops vectorise.
     bool take = K == ReduceKind::max ? acc < x : x < acc;
-    if constexpr (is_floating_v<A>) take = take || (x != x && acc == acc);  // x is NaN, acc is not
+    if constexpr (Exact && is_floating_v<A>) take = take | (x != x);
     return take ? x : acc;
   }
 }
@@ -161,52 +163,129 @@ A reduce_init() {
 
 // Elements accumulate in compute_t<T> (bf16 and f16 sums in f32, rounded
 // once when stored, as jnp.sum does). The order of a floating-point sum is
-// unspecified, as in XLA: a contiguous axis is summed in 8 interleaved
-// partial sums, so the loop runs at the adder's throughput, not its latency.
-template <ReduceKind K>
-ExecStatus reduce_impl(ExecContext& ctx, const Op& op) {
-  const Buffer& in = ctx.in(op, 0);
-  Buffer& out = ctx.out(op, 0);
-  const auto axis = static_cast<std::size_t>(ctx.attr(op, 0));
-  std::int64_t outer = 1, inner = 1;
-  for (std::size_t d = 0; d < axis; ++d) outer *= in.shape()[d];
-  for (std::size_t d = axis + 1; d < in.shape().rank(); ++d) inner *= in.shape()[d];
-  const std::int64_t n = in.shape()[axis];
-  visit_dtype(in.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (!std::is_same_v<T, bool>) {
-      using A = compute_t<T>;
-      const T* a = in.data<T>();
-      T* o = out.data<T>();
-      if (inner == 1) {
-        constexpr std::int64_t lanes = 8;
-        for (std::int64_t i = 0; i < outer; ++i) {
-          const T* row = a + i * n;
-          A part[lanes];
-          std::fill_n(part, lanes, reduce_init<K, A>());
-          std::int64_t k = 0;
-          for (; k + lanes <= n; k += lanes)
-            for (std::int64_t l = 0; l < lanes; ++l) part[l] = reduce_combine<K, A>(part[l], static_cast<A>(row[k + l]));
-          for (; k < n; ++k) part[0] = reduce_combine<K, A>(part[0], static_cast<A>(row[k]));
-          for (std::int64_t l = 1; l < lanes; ++l) part[0] = reduce_combine<K, A>(part[0], part[l]);
-          o[i] = static_cast<T>(part[0]);
+// unspecified, as in XLA: a contiguous axis is summed in 32 interleaved
+// partial sums (element k into sum k mod 32; then sum l += sum l + 16 for
+// l < 16, l += l + 8 for l < 8, ..., down to sum 0), loops the compiler
+// vectorises, so they run at the adder's throughput, not its latency (8
+// partial sums did not vectorise and ran 6x slower).
+//
+// Max and min of floats first run without NaN tests while summing the same
+// elements on the side (two instructions per element instead of four); a
+// NaN among the elements makes that sum NaN (so do infinities of both
+// signs), and only then does the row or column run again exactly. Without a
+// NaN both give the same result.
+template <ReduceKind K, class T, bool Exact>
+bool reduce_row(const T* row, std::int64_t n, T& out) {
+  using A = compute_t<T>;
+  constexpr bool watch = !Exact && K != ReduceKind::sum;
+  constexpr std::int64_t lanes = watch ? 64 : 32;  // watch: more chains hide the adds' latency
+  alignas(64) A part[lanes];
+  alignas(64) A seen[lanes];
+  std::fill_n(part, lanes, reduce_init<K, A>());
+  std::fill_n(seen, lanes, A{});
+  std::int64_t k = 0;
+  for (; k + lanes <= n; k += lanes)
+    for (std::int64_t l = 0; l < lanes; ++l) {
+      const auto x = static_cast<A>(row[k + l]);
+      part[l] = reduce_combine<K, A, Exact>(part[l], x);
+      if constexpr (watch) seen[l] += x;
+    }
+  for (std::int64_t l = 0; k + l < n; ++l) {
+    const auto x = static_cast<A>(row[k + l]);
+    part[l] = reduce_combine<K, A, Exact>(part[l], x);
+    if constexpr (watch) seen[l] += x;
+  }
+  // The lanes combine pairwise (vectorised too; one after another, they took
+  // as long as the row itself for 1024 elements).
+  for (std::int64_t w = lanes / 2; w > 0; w /= 2)
+    for (std::int64_t l = 0; l < w; ++l) {
+      part[l] = reduce_combine<K, A, Exact>(part[l], part[l + w]);  // a NaN here makes seen NaN too
+      if constexpr (watch) seen[l] += seen[l + w];
+    }
+  if constexpr (watch)
+    if (seen[0] != seen[0]) return false;
+  out = static_cast<T>(part[0]);
+  return true;
+}
+
+// `a` is dense: outer x n x inner elements, reduced along n into `o`.
+template <ReduceKind K, class T>
+void reduce_dense(const T* a, std::int64_t outer, std::int64_t n, std::int64_t inner, T* o) {
+  using A = compute_t<T>;
+  constexpr bool watch = K != ReduceKind::sum && is_floating_v<A>;
+  if (inner == 1) {
+    for (std::int64_t i = 0; i < outer; ++i)
+      if (!reduce_row<K, T, !watch>(a + i * n, n, o[i])) reduce_row<K, T, true>(a + i * n, n, o[i]);
+    return;
+  }
+  // Along an outer axis: whole rows combine elementwise (vectorised), into
+  // the output itself, or into f32 rows for bf16 and f16.
+  std::vector<A> wide(std::is_same_v<A, T> ? 0 : static_cast<std::size_t>(inner));
+  std::vector<A> seen(watch ? static_cast<std::size_t>(inner) : 0);
+  for (std::int64_t i = 0; i < outer; ++i) {
+    A* acc = std::is_same_v<A, T> ? reinterpret_cast<A*>(o + i * inner) : wide.data();
+    std::fill_n(acc, inner, reduce_init<K, A>());
+    std::fill(seen.begin(), seen.end(), A{});
+    for (std::int64_t k = 0; k < n; ++k) {
+      const T* src = a + (i * n + k) * inner;
+      if constexpr (watch) {
+        A* s = seen.data();
+        for (std::int64_t j = 0; j < inner; ++j) {
+          const auto x = static_cast<A>(src[j]);
+          acc[j] = reduce_combine<K, A, false>(acc[j], x);
+          s[j] += x;
         }
-        return;
-      }
-      // Along an outer axis: whole rows combine elementwise (vectorised), into
-      // the output itself, or into f32 rows for bf16 and f16.
-      std::vector<A> wide(std::is_same_v<A, T> ? 0 : static_cast<std::size_t>(inner));
-      for (std::int64_t i = 0; i < outer; ++i) {
-        A* acc = std::is_same_v<A, T> ? reinterpret_cast<A*>(o + i * inner) : wide.data();
-        std::fill_n(acc, inner, reduce_init<K, A>());
-        for (std::int64_t k = 0; k < n; ++k) {
-          const T* src = a + (i * n + k) * inner;
-          for (std::int64_t j = 0; j < inner; ++j) acc[j] = reduce_combine<K, A>(acc[j], static_cast<A>(src[j]));
-        }
-        if constexpr (!std::is_same_v<A, T>)
-          for (std::int64_t j = 0; j < inner; ++j) o[i * inner + j] = static_cast<T>(acc[j]);
+      } else {
+        for (std::int64_t j = 0; j < inner; ++j) acc[j] = reduce_combine<K, A>(acc[j], static_cast<A>(src[j]));
       }
     }
+    if constexpr (watch)
+      for (std::int64_t j = 0; j < inner; ++j)
+        if (seen[static_cast<std::size_t>(j)] != seen[static_cast<std::size_t>(j)]) {
+          A r = reduce_init<K, A>();
+          for (std::int64_t k = 0; k < n; ++k) r = reduce_combine<K, A>(r, static_cast<A>(a[(i * n + k) * inner + j]));
+          acc[j] = r;
+        }
+    if constexpr (!std::is_same_v<A, T>)
+      for (std::int64_t j = 0; j < inner; ++j) o[i * inner + j] = static_cast<T>(acc[j]);
+  }
+}
+
+// The operand is a value (input 0), or -- made by the fusion pass from a
+// load with no other use -- a region of a Ref (view 0), read in place when
+// it is one dense run.
+template <ReduceKind K>
+ExecStatus reduce_impl(ExecContext& ctx, const Op& op) {
+  Buffer& out = ctx.out(op, 0);
+  const auto axis = static_cast<std::size_t>(ctx.attr(op, 0));
+  const Buffer* in = nullptr;
+  const std::byte* data = nullptr;
+  Shape shape;
+  Buffer gathered;
+  if (op.view_count == 1) {
+    const ResolvedView v = ctx.view(op, 0);
+    shape = v.shape;
+    if (is_contiguous(v)) {
+      data = v.buffer->data() + v.offset * static_cast<std::int64_t>(size_of(v.buffer->dtype()));
+    } else {
+      gathered = Buffer(v.buffer->dtype(), v.shape);
+      read_view(v, gathered);
+      data = gathered.data();
+    }
+    in = v.buffer;
+  } else {
+    in = &ctx.in(op, 0);
+    shape = in->shape();
+    data = in->data();
+  }
+  std::int64_t outer = 1, inner = 1;
+  for (std::size_t d = 0; d < axis; ++d) outer *= shape[d];
+  for (std::size_t d = axis + 1; d < shape.rank(); ++d) inner *= shape[d];
+  const std::int64_t n = shape[axis];
+  visit_dtype(in->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, bool>)
+      reduce_dense<K, T>(reinterpret_cast<const T*>(data), outer, n, inner, out.data<T>());
   });
   return ExecStatus::done;
 }
