@@ -65,7 +65,7 @@ Executable local() {
 /// The collective's communication alone: the all-gather of A.
 template <class T>
 Executable gather() {
-  return kernel([](VmemRef<const T, kM, kK> a, VmemRef<T, kN * kM, kK> all) { collectives::all_gather(a, all, "x"); })
+  return kernel([](VmemRef<const T, kM, kK> a, VmemRef<T, kN, kM, kK> all) { collectives::all_gather(a, all, "x"); })
       .compile(Mesh{{"x", kN}});
 }
 

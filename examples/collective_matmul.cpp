@@ -110,7 +110,7 @@ bool run(bool with_hand_written) {
                              const auto r = rhs.load();
                              for (int s = 0; s < kN; ++s) out.at(ds(s * kM, kM)).store(dot<float>(lhs.load(), r));
                            }).compile(mesh);
-  const Executable gather = kernel([](VmemRef<const T, kM, kK> lhs, VmemRef<T, kN * kM, kK> all) {
+  const Executable gather = kernel([](VmemRef<const T, kM, kK> lhs, VmemRef<T, kN, kM, kK> all) {
                               collectives::all_gather(lhs, all, "x");
                             }).compile(mesh);
   const std::string_view type = name_of(dtype_v<T>);

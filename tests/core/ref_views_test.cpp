@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -273,6 +274,30 @@ TEST(RefViews, BitcastAndReshapeThroughACompiledKernel) {
   auto want_bytes = reinterpret<std::uint8_t>(want);
   for (std::size_t i = 0; i < 64; ++i) want_bytes[i] = static_cast<std::uint8_t>(want_bytes[i] + 1);  // row 0, bytewise
   EXPECT_EQ(reinterpret<std::uint8_t>(y), want_bytes);
+}
+
+// A reduction of a loaded Ref reads the Ref in place (passes/fuse.hpp); through
+// a bitcast view it must see the view's elements, through a reshaped one its extents.
+TEST(RefViews, ReductionsOfLoadedReinterpretedViews) {
+  auto exe = kernel([](VmemRef<const float, 4096> x, VmemRef<std::uint32_t, 64> bit_sums, VmemRef<float, 64> col_max) {
+               bit_sums.store(reduce_sum<1>(x.reshape<64, 64>().bitcast<std::uint32_t>().load()));
+               col_max.store(reduce_max<0>(x.reshape<64, 64>().load()));
+             }).compile(Mesh{{"x", 1}});
+  const auto x = Array::generate<float>(1, Shape{4096}, [](int, std::int64_t i) { return static_cast<float>((i * 37) % 101) - 50.5f; });
+  const auto out = exe(x);
+  const auto host = x.to_host<float>(0);
+  const auto sums = out[0].to_host<std::uint32_t>(0);
+  const auto maxima = out[1].to_host<float>(0);
+  for (std::size_t r = 0; r < 64; ++r) {
+    std::uint32_t want = 0;
+    float most = -INFINITY;
+    for (std::size_t c = 0; c < 64; ++c) {
+      want += std::bit_cast<std::uint32_t>(host[r * 64 + c]);  // wraps, as the u32 sum does
+      most = std::max(most, host[c * 64 + r]);
+    }
+    EXPECT_EQ(sums[r], want) << r;
+    EXPECT_EQ(maxima[r], most) << r;
+  }
 }
 
 // ---------------------------------------------------------------- the verifier sees the footprint

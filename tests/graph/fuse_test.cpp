@@ -14,40 +14,12 @@ using namespace refx;
 using refx::testing::contents;
 using refx::testing::count_ops;
 using refx::testing::make_buffer_fn;
+using refx::graph_testing::fused_matches_unfused;
+using refx::graph_testing::no_fusion;
+using refx::graph_testing::same_bits;
 
 namespace {
 
-passes::Options no_fusion() {
-  passes::Options o;
-  o.fuse = false;
-  return o;
-}
-
-bool same_bits(const Buffer& a, const Buffer& b) {
-  return a.bytes() == b.bytes() && std::memcmp(a.data(), b.data(), a.bytes()) == 0;
-}
-
-/// Traces `f`, runs it unfused and fused on copies of `args`, and checks that
-/// every argument ends bit-identical. Returns the fused graph.
-template <class F>
-Graph fused_matches_unfused(F&& f, std::vector<Buffer>& args) {
-  Graph plain = trace(f), fused = trace(f);
-  passes::run_pipeline(plain, no_fusion());
-  passes::run_pipeline(fused);
-  std::vector<Buffer> a, b;
-  for (const Buffer& x : args) {
-    a.push_back(x.clone());
-    b.push_back(x.clone());
-  }
-  std::vector<Buffer*> pa, pb;
-  for (auto& x : a) pa.push_back(&x);
-  for (auto& x : b) pb.push_back(&x);
-  interpret(plain, pa);
-  interpret(fused, pb);
-  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(same_bits(a[i], b[i])) << "argument " << i << "\n" << to_text(fused);
-  args = std::move(b);
-  return fused;
-}
 
 std::vector<float> awkward_floats(std::size_t n, unsigned seed) {
   std::mt19937 rng(seed);

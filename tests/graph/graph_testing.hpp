@@ -1,7 +1,11 @@
 #pragma once
 // Helpers shared by the graph-pass tests (label graph).
 
+#include <cstring>
 #include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
 
 #include <refx/passes/pipeline.hpp>
 #include <refx/refx.hpp>
@@ -15,6 +19,40 @@ inline std::string line_of(const char* file, int line) {
   std::string f = file;
   if (auto cut = f.rfind('/'); cut != std::string::npos) f = f.substr(cut + 1);
   return f + ":" + std::to_string(line);
+}
+
+/// Pipeline options with fusion off.
+inline passes::Options no_fusion() {
+  passes::Options o;
+  o.fuse = false;
+  return o;
+}
+
+inline bool same_bits(const Buffer& a, const Buffer& b) {
+  return a.bytes() == b.bytes() && std::memcmp(a.data(), b.data(), a.bytes()) == 0;
+}
+
+/// Traces `f`, runs it unfused and fused on copies of `args`, and checks that
+/// every argument ends bit-identical. Returns the fused graph; `args` holds
+/// the fused results.
+template <class F>
+Graph fused_matches_unfused(F&& f, std::vector<Buffer>& args) {
+  Graph plain = trace(f), fused = trace(f);
+  passes::run_pipeline(plain, no_fusion());
+  passes::run_pipeline(fused);
+  std::vector<Buffer> a, b;
+  for (const Buffer& x : args) {
+    a.push_back(x.clone());
+    b.push_back(x.clone());
+  }
+  std::vector<Buffer*> pa, pb;
+  for (auto& x : a) pa.push_back(&x);
+  for (auto& x : b) pb.push_back(&x);
+  interpret(plain, pa);
+  interpret(fused, pb);
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(same_bits(a[i], b[i])) << "argument " << i << "\n" << to_text(fused);
+  args = std::move(b);
+  return fused;
 }
 
 /// Traces `f` for a mesh (device ids and axis names resolve) without compiling.

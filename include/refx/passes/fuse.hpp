@@ -124,7 +124,7 @@ class Fuser {
     const std::int32_t l = position(b, v);
     if (l < 0 || l >= r || part_[static_cast<std::size_t>(l)] || uses_[static_cast<std::size_t>(v)] != 1) return false;
     const Op& load = g_.op(ops_[static_cast<std::size_t>(l)]);
-    if (load.prim != &prim::load || load.effect_count != 1 || load.view_count != 1 ||
+    if (load.prim != &prim::load || load.effect_count != 1 || load.view_count != 1 || bitcast(load) ||
         g_.type(v).shape.num_elements() < options_.min_elements)
       return false;
     for (std::int32_t s : deps(b).successors(static_cast<std::size_t>(l)))

@@ -29,7 +29,7 @@
 #include <refx/ir/eval.hpp>
 #include <refx/ir/primitive.hpp>
 #include <refx/ir/primitives/builtins.hpp>
-#include <refx/ir/primitives/elementwise.hpp>
+#include <refx/ir/primitives/elementwise_fns.hpp>
 
 namespace refx::prim {
 
