@@ -20,6 +20,7 @@
 
 #include <refx/ir/attrs.hpp>
 #include <refx/ir/buffer.hpp>
+#include <refx/ir/convert.hpp>
 #include <refx/ir/eval.hpp>
 #include <refx/ir/gemm.hpp>
 #include <refx/ir/primitive.hpp>
@@ -63,28 +64,11 @@ inline void dot_abstract(AbstractContext& c) {
   c.add_output(t);
 }
 
-/// d[i] = s[i] as D (floating results round to nearest even; integers wrap).
-template <class D, class S>
-void convert_n(const S* s, D* d, std::int64_t n) {
-  for (std::int64_t i = 0; i < n; ++i) d[i] = static_cast<D>(static_cast<compute_t<S>>(s[i]));
-}
-/// Every element of `from` converted into `to` (same number of elements).
-inline void convert_into(const Buffer& from, Buffer& to) {
-  visit_dtype(from.dtype(), [&](auto f) {
-    visit_dtype(to.dtype(), [&](auto t) {
-      using F = typename decltype(f)::type;
-      using T = typename decltype(t)::type;
-      // Operands go to f32 or f64, f32 sums to bf16 or f16: nothing else is instantiated.
-      if constexpr ((std::is_floating_point_v<T> && !std::is_same_v<F, bool>) || (std::is_same_v<F, float> && is_half_float_v<T>))
-        convert_n(from.data<F>(), to.data<T>(), from.size());
-    });
-  });
-}
 /// `b` as a dense array of element type `to`: `b` itself, or `scratch` filled with it.
 inline const void* as_dtype(const Buffer& b, DType to, Buffer& scratch) {
   if (b.dtype() == to) return b.data();
   scratch = Buffer(to, b.shape());
-  convert_into(b, scratch);
+  convert_buffer(b, scratch);
   return scratch.data();
 }
 
@@ -126,7 +110,7 @@ inline ExecStatus dot_impl(ExecContext& ctx, const Op& op) {
     const void* pb = as_dtype(b, acc, sb);
     if (at.result != acc) so = Buffer(acc, out.shape());
     refx::detail::gemm(acc, pa, pb, at.result == acc ? out.data() : so.data(), m, k, n, at.trans_b);
-    if (at.result != acc) convert_into(so, out);
+    if (at.result != acc) convert_buffer(so, out);
     return ExecStatus::done;
   }
   visit_dtype(a.dtype(), [&](auto operand) {

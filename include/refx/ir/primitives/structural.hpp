@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include <refx/ir/convert.hpp>
 #include <refx/ir/eval.hpp>
 #include <refx/ir/primitive.hpp>
 #include <refx/ir/primitives/builtins.hpp>
@@ -80,29 +81,6 @@ inline ExecStatus broadcast_impl(ExecContext& ctx, const Op& op) {
   return ExecStatus::done;
 }
 
-/// One element converted to T. Floating point to integer rounds toward zero
-/// and saturates (NaN becomes 0), as XLA does; a plain static_cast would be
-/// undefined behaviour out of range. Integers narrow modulo 2^n.
-/// bf16 and f16 convert through f32 (exact); into them, values round to
-/// nearest even (a double directly, without a double rounding).
-template <class T, class F>
-T convert(F a) {
-  if constexpr (is_half_float_v<F> && !std::is_same_v<T, F>) {
-    return convert<T>(static_cast<float>(a));
-  } else if constexpr (is_half_float_v<T>) {
-    return static_cast<T>(a);
-  } else if constexpr (std::is_floating_point_v<F> && is_integer_v<T>) {
-    if (std::isnan(a)) return T{};
-    // F(max) is max itself or (rounded up) 2^k, F(min) is exactly -2^k: at or
-    // beyond them the truncated value does not fit, or is the bound itself.
-    if (a >= static_cast<F>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-    if (a <= static_cast<F>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
-    return static_cast<T>(a);
-  } else {
-    return static_cast<T>(a);
-  }
-}
-
 // attrs: [dtype]
 inline void cast_abstract(AbstractContext& c) {
   if (c.input(0).is_ref()) c.fail("cast takes a value; read the Ref with load() first");
@@ -111,17 +89,7 @@ inline void cast_abstract(AbstractContext& c) {
   c.add_output(t);
 }
 inline ExecStatus cast_impl(ExecContext& ctx, const Op& op) {
-  const Buffer& in = ctx.in(op, 0);
-  Buffer& out = ctx.out(op, 0);
-  visit_dtype(in.dtype(), [&](auto from) {
-    visit_dtype(out.dtype(), [&](auto to) {
-      using F = typename decltype(from)::type;
-      using T = typename decltype(to)::type;
-      const F* a = in.data<F>();
-      T* o = out.data<T>();
-      for (std::int64_t i = 0; i < out.size(); ++i) o[i] = convert<T>(a[i]);
-    });
-  });
+  convert_buffer(ctx.in(op, 0), ctx.out(op, 0));
   return ExecStatus::done;
 }
 
