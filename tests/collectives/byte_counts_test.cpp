@@ -26,6 +26,7 @@
 #include <gtest/gtest.h>
 
 #include "support/collectives_testing.hpp"
+#include <refx/runtime/runtime.hpp>
 
 namespace {
 using namespace refx;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <refx/refx.hpp>
+#include <refx/ir/interpret.hpp>
 
 #include "support/testing.hpp"
 

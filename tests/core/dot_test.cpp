@@ -19,6 +19,7 @@
 
 #include <refx/extend.hpp>
 #include <refx/refx.hpp>
+#include <refx/ir/interpret.hpp>
 
 #include "support/testing.hpp"
 

@@ -17,6 +17,8 @@
 
 #include <refx/passes/pipeline.hpp>
 #include <refx/refx.hpp>
+#include <refx/runtime/runtime.hpp>
+#include <refx/ir/interpret.hpp>
 
 #include "support/testing.hpp"
 

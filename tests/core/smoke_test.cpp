@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <refx/refx.hpp>
+#include <refx/ir/interpret.hpp>
 
 using namespace refx;
 

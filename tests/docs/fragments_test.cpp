@@ -24,6 +24,8 @@
 #include <refx/collectives.hpp>
 #include <refx/extend.hpp>
 #include <refx/refx.hpp>
+#include <refx/runtime/runtime.hpp>
+#include <refx/ir/interpret.hpp>
 
 #include "docs/doc_outputs.hpp"
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <refx/refx.hpp>
+#include <refx/ir/interpret.hpp>
 
 namespace {
 

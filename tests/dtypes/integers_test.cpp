@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <refx/refx.hpp>
+#include <refx/ir/interpret.hpp>
 
 namespace {
 

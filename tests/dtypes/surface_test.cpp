@@ -14,6 +14,9 @@
 
 #include <refx/extend.hpp>
 #include <refx/refx.hpp>
+#include <refx/runtime/runtime.hpp>
+#include <refx/ir/interpret.hpp>
+#include <refx/ir/eval.hpp>
 
 #include "support/runtime_testing.hpp"
 

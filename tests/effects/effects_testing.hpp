@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <refx/refx.hpp>
+#include <refx/runtime/runtime.hpp>
 
 #include "support/runtime_testing.hpp"
 

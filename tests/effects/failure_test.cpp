@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <refx/refx.hpp>
+#include <refx/runtime/runtime.hpp>
 
 #include "effects/effects_testing.hpp"
 

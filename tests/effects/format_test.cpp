@@ -9,6 +9,8 @@
 #include <vector>
 
 #include <refx/refx.hpp>
+#include <refx/ir/interpret.hpp>
+#include <refx/ir/eval.hpp>
 
 #include "effects/effects_testing.hpp"
 

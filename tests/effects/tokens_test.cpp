@@ -11,6 +11,8 @@
 #include <vector>
 
 #include <refx/refx.hpp>
+#include <refx/runtime/runtime.hpp>
+#include <refx/runtime/effects.hpp>
 
 #include "effects/effects_testing.hpp"
 

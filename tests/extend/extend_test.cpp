@@ -10,6 +10,8 @@
 
 #include <refx/extend.hpp>
 #include <refx/refx.hpp>
+#include <refx/ir/interpret.hpp>
+#include <refx/ir/eval.hpp>
 
 using namespace refx;
 

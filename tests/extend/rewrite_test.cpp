@@ -11,6 +11,7 @@
 
 #include <refx/extend.hpp>
 #include <refx/refx.hpp>
+#include <refx/ir/eval.hpp>
 
 using namespace refx;
 

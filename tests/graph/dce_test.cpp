@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/graph_testing.hpp"
+#include <refx/ir/interpret.hpp>
 
 using namespace refx;
 using refx::testing::count_ops;

@@ -15,6 +15,8 @@
 #include <random>
 
 #include "graph/graph_testing.hpp"
+#include <refx/ir/interpret.hpp>
+#include <refx/ir/eval.hpp>
 
 using namespace refx;
 

@@ -14,6 +14,7 @@
 
 #include "graph/graph_testing.hpp"
 #include "support/runtime_testing.hpp"
+#include <refx/runtime/runtime.hpp>
 
 using namespace refx;
 using refx::testing::contents;

@@ -9,6 +9,7 @@
 
 #include <refx/passes/pipeline.hpp>
 #include <refx/refx.hpp>
+#include <refx/ir/interpret.hpp>
 
 #include "support/testing.hpp"
 

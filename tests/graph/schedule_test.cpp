@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include <refx/extend.hpp>
+#include <refx/ir/interpret.hpp>
+#include <refx/ir/eval.hpp>
 
 #include "graph/graph_testing.hpp"
 

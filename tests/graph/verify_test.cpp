@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/graph_testing.hpp"
+#include <refx/ir/interpret.hpp>
 
 using namespace refx;
 using refx::graph_testing::line_of;

@@ -12,6 +12,8 @@
 
 #include <refx/collectives.hpp>
 #include <refx/extend.hpp>
+#include <refx/runtime/runtime.hpp>
+#include <refx/ir/interpret.hpp>
 
 #include "reliability/reliability_testing.hpp"
 #include "support/collectives_testing.hpp"

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "reliability/spmd_programs.hpp"
+#include <refx/runtime/runtime.hpp>
 
 namespace {
 

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "reliability/spmd_programs.hpp"
+#include <refx/runtime/runtime.hpp>
 
 namespace {
 

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include <refx/refx.hpp>
+#include <refx/ir/eval.hpp>
 
 #include "support/runtime_testing.hpp"
 

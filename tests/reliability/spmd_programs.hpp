@@ -49,6 +49,8 @@
 #include <refx/collectives.hpp>
 #include <refx/extend.hpp>
 #include <refx/refx.hpp>
+#include <refx/runtime/runtime.hpp>
+#include <refx/ir/eval.hpp>
 
 #include "reliability/reliability_testing.hpp"
 

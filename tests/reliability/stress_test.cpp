@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <refx/collectives.hpp>
+#include <refx/runtime/runtime.hpp>
 
 #include "reliability/reliability_testing.hpp"
 #include "support/collectives_testing.hpp"

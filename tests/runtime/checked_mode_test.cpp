@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include <refx/refx.hpp>
+#include <refx/runtime/runtime.hpp>
 
 #include "support/runtime_testing.hpp"
 

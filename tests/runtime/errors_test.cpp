@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <refx/refx.hpp>
+#include <refx/runtime/runtime.hpp>
 
 #include "support/runtime_testing.hpp"
 

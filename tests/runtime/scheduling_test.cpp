@@ -9,6 +9,7 @@
 #include <thread>
 
 #include <refx/refx.hpp>
+#include <refx/runtime/runtime.hpp>
 
 #include "support/runtime_testing.hpp"
 

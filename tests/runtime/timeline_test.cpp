@@ -20,6 +20,7 @@
 #include <vector>
 
 #include <refx/refx.hpp>
+#include <refx/runtime/runtime.hpp>
 
 #include "support/json.hpp"
 #include "support/runtime_testing.hpp"

@@ -19,6 +19,7 @@
 
 #include <refx/collectives.hpp>
 #include <refx/refx.hpp>
+#include <refx/runtime/runtime.hpp>
 
 #include "support/runtime_testing.hpp"
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <refx/refx.hpp>
+#include <refx/ir/interpret.hpp>
 
 using namespace refx;
 

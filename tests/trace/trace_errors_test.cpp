@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include <refx/refx.hpp>
+#include <refx/ir/interpret.hpp>
 
 #include "support/testing.hpp"
 
