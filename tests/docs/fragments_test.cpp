@@ -26,6 +26,7 @@
 #include <refx/refx.hpp>
 #include <refx/runtime/runtime.hpp>
 #include <refx/ir/interpret.hpp>
+#include <refx/passes/pipeline.hpp>
 
 #include "docs/doc_outputs.hpp"
 

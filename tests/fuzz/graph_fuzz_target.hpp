@@ -24,6 +24,7 @@
 
 #include <refx/extend.hpp>
 #include <refx/refx.hpp>
+#include <refx/passes/pipeline.hpp>
 
 namespace refx::fuzz {
 

@@ -4,6 +4,7 @@
 
 #include "graph/graph_testing.hpp"
 #include <refx/ir/interpret.hpp>
+#include <refx/passes/pipeline.hpp>
 
 using namespace refx;
 using refx::testing::count_ops;

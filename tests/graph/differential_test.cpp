@@ -17,6 +17,7 @@
 #include "graph/graph_testing.hpp"
 #include <refx/ir/interpret.hpp>
 #include <refx/ir/eval.hpp>
+#include <refx/passes/pipeline.hpp>
 
 using namespace refx;
 

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "graph/graph_testing.hpp"
+#include <refx/passes/pipeline.hpp>
 
 using namespace refx;
 using refx::testing::contents;

@@ -11,6 +11,7 @@
 #include <refx/extend.hpp>
 #include <refx/ir/interpret.hpp>
 #include <refx/ir/eval.hpp>
+#include <refx/passes/pipeline.hpp>
 
 #include "graph/graph_testing.hpp"
 

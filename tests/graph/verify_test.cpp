@@ -6,6 +6,7 @@
 
 #include "graph/graph_testing.hpp"
 #include <refx/ir/interpret.hpp>
+#include <refx/passes/pipeline.hpp>
 
 using namespace refx;
 using refx::graph_testing::line_of;

@@ -51,6 +51,7 @@
 #include <refx/refx.hpp>
 #include <refx/runtime/runtime.hpp>
 #include <refx/ir/eval.hpp>
+#include <refx/passes/pipeline.hpp>
 
 #include "reliability/reliability_testing.hpp"
 
