@@ -205,14 +205,23 @@ REFX_DECL void Executable::launch(const std::vector<Array>& args) const {
   for (const Array& a : args) keep.push_back(a.keep_alive());
   keep.push_back(program_);
   // Arrays still being produced (possibly on another Runtime), or produced
-  // by a failed call: the launch waits for them / fails with the cause.
+  // by a failed call: the launch waits for them / fails with the cause. An
+  // Array this launch writes may still be read by launches of other Runtimes
+  // (a Runtime runs its own launches in order): it waits for them too.
   std::vector<InputDependency> deps;
-  for (std::size_t i = 0; i < args.size(); ++i)
+  for (std::size_t i = 0; i < args.size(); ++i) {
     if (const auto& e = args[i].ready_event(); e && (!e->ready() || e->error()))
       deps.push_back(InputDependency{i, params_[i].input, e});
+    if (!params_[i].input)
+      for (const auto& r : args[i].reader_events())
+        if (!r->ready()) deps.push_back(InputDependency{i, false, r});
+  }
   auto l = rt_->enqueue(program_, std::move(per_device), std::move(keep), launch_effects_, std::move(deps));
-  for (std::size_t i = 0; i < args.size(); ++i)
-    if (!params_[i].input) const_cast<Array&>(args[i]).set_ready_event(l->event());
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    Array& a = const_cast<Array&>(args[i]);
+    if (params_[i].input) a.add_reader(l->event());
+    else a.set_ready_event(l->event());
+  }
 }
 
 REFX_DECL Executable detail::compile_traced(Graph g, const Mesh& mesh, std::string name, const passes::Options& passes,

@@ -148,6 +148,41 @@ TEST(InKernelMesh, AllReduceAlongOneAxisThenTheOther) {
   }
 }
 
+// The ops a collective traces (its axis index, ring arithmetic, copies and
+// handshakes) belong to the user's call, not to lines inside refx's headers:
+// printed graphs, the timeline and trace errors point at the user's line.
+TEST(Attribution, EveryOpOfACollectiveIsAtTheCallersLine) {
+  constexpr int n = 4;
+  const Mesh mesh{{"x", n}};
+  using Block = VmemRef<const float, 8>;
+  const auto refx_lines = [](const Graph& g) {
+    std::vector<std::string> found;
+    for (std::size_t o = 0; o < g.num_ops(); ++o) {
+      const Op& op = g.op(static_cast<OpId>(o));
+      if (std::string_view(op.loc.file).find("include/refx/") != std::string_view::npos)
+        found.push_back(fmt::format("{} at {}", op.prim->name, op.loc));
+    }
+    return found;
+  };
+  const auto gather = kernel([](Block x, VmemRef<float, n, 8> out) { collectives::all_gather(x, out, "x"); }).compile(mesh);
+  const auto ring = kernel([](Block x, VmemRef<float, 8> out) {
+                      collectives::all_reduce(x, out, "x", ReduceOp::sum, Direction::bidirectional, Algorithm::ring);
+                    }).compile(mesh);
+  const auto direct = kernel([](Block x, VmemRef<float, 8> out) {
+                        collectives::all_reduce(x, out, "x", ReduceOp::max, Direction::unidirectional, Algorithm::direct);
+                      }).compile(mesh);
+  const auto scatter = kernel([](VmemRef<const float, n * 2> x, VmemRef<float, 2> out) {
+                         collectives::reduce_scatter(x, out, "x");
+                       }).compile(mesh);
+  const auto matmul = kernel([](VmemRef<const float, 2, 4> a, VmemRef<const float, 4, 3> b, VmemRef<float, n * 2, 3> out) {
+                        collectives::collective_matmul(a, b, out, "x");
+                      }).compile(mesh);
+  for (const auto* exe : {&gather, &ring, &direct, &scatter, &matmul}) {
+    ASSERT_GT(exe->graph().num_ops(), 0u);
+    EXPECT_EQ(refx_lines(exe->graph()), std::vector<std::string>{}) << to_text(exe->graph());
+  }
+}
+
 }  // namespace
 
 // ------------------------------------------------------------ kernel entry

@@ -260,7 +260,7 @@ void errors(int ranks, int per_rank) {
   check(has(dead, fmt::format("refx: deadlock in kernel 'stuck' on mesh {} over {} MPI ranks", mesh.describe(), ranks)),
         "deadlock reported: " + dead);
   for (int d = 0; d < n; ++d)
-    check(has(dead, fmt::format("device {}: semaphore_wait on 'handshake' has 1, wants 2", d)),
+    check(has(dead, fmt::format("device {}: semaphore_wait on regular semaphore 'handshake' has 1, wants 2", d)),
           fmt::format("deadlock report lists device {}: {}", d, dead));
 
   // The last device fails while every other device waits for it.
@@ -299,7 +299,7 @@ void errors(int ranks, int per_rank) {
                    .compile(mesh);
   const std::string leak = error_of(leaky(ones())[0]);
   check(has(leak, "kernel 'leaky' ended with semaphores not back to 0") &&
-            has(leak, fmt::format("device {}: 'leftover' ends at 5", n - 1)),
+            has(leak, fmt::format("device {}: regular semaphore 'leftover' ends at 5", n - 1)),
         "unbalanced semaphore on another rank reported: " + leak);
 
   // Still usable, barrier semaphores included.

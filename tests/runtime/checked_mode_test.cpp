@@ -246,7 +246,7 @@ TEST_P(CheckedMode, LazyCopiesKeepDeadlockDetectionExact) {
   auto out = exe(Array::generate<float>(n, Shape{2, kBlock}, tag, rt));
   const std::string msg = runtime_error_of([&] { out[0].block_until_ready(); });
   EXPECT_EQ(lines_with(msg, "  device ").size(), static_cast<std::size_t>(n)) << msg;
-  EXPECT_NE(msg.find(fmt::format("dma_wait on 'recv' has {}, wants {} (at {})", kBlock * 4, 2 * kBlock * 4,
+  EXPECT_NE(msg.find(fmt::format("dma_wait on dma semaphore 'recv' has {}, wants {} (at {})", kBlock * 4, 2 * kBlock * 4,
                                  here(__FILE__, g_line))),
             std::string::npos)
       << msg;

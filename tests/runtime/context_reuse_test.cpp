@@ -91,7 +91,7 @@ TEST_P(ContextReuse, AFailedLaunchsStatesAreNotReused) {
   EXPECT_EQ(delta.get().contexts_built, n);
   auto bad = exe(flag(true), tagged(n, 0, rt));
   const std::string msg = runtime_error_of([&] { bad[0].block_until_ready(); });
-  EXPECT_NE(msg.find("device 0: 'counted' ends at 1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("device 0: regular semaphore 'counted' ends at 1"), std::string::npos) << msg;
   // The failed call's semaphores are not carried into the next one.
   good_call();
   good_call();

@@ -77,7 +77,7 @@ TEST_P(Errors, RegularSemaphoreSignalledAndNeverWaited) {
   auto out = exe(tagged(n));
   const std::string msg = runtime_error_of([&] { out[0].block_until_ready(); });
   EXPECT_NE(msg.find("kernel 'leaky' ended with semaphores not back to 0"), std::string::npos) << msg;
-  EXPECT_NE(msg.find(fmt::format("device {}: 'leftover' ends at 3", n - 1)), std::string::npos) << msg;
+  EXPECT_NE(msg.find(fmt::format("device {}: regular semaphore 'leftover' ends at 3", n - 1)), std::string::npos) << msg;
   EXPECT_EQ(lines_with(msg, "ends at").size(), 1u) << msg;
   // The error belongs to the call; the runtime goes on.
   EXPECT_TRUE(is_right_permute(good_permute(n)(tagged(n))[0], n));
@@ -112,8 +112,30 @@ TEST_P(Errors, UnnamedSemaphoreIsNamedByItsAllocationLine) {
   auto out = exe(tagged(n));
   const std::string msg = runtime_error_of([&] { out[0].block_until_ready(); });
   EXPECT_EQ(lines_with(msg, "ends at 2").size(), static_cast<std::size_t>(n)) << msg;
-  EXPECT_NE(msg.find("regular semaphore allocated at " + here(__FILE__, g_scope_line)), std::string::npos) << msg;
+  EXPECT_NE(msg.find("regular semaphore allocated by the scope at " + here(__FILE__, g_scope_line)), std::string::npos)
+      << msg;
   for (int d = 0; d < n; ++d) EXPECT_NE(msg.find(fmt::format("device {}:", d)), std::string::npos) << msg;
+}
+
+// Two unnamed semaphores of one scope (a send and a receive semaphore, say)
+// are told apart: the report says which parameter of the scope each is.
+TEST_P(Errors, UnnamedSemaphoresOfOneScopeAreToldApart) {
+  Watchdog dog(kTestLimit, "two unnamed leftovers");
+  const int n = GetParam();
+  auto exe = kernel([](In x, Out y) {
+               sync_copy(x, y);
+               g_scope_line = __LINE__; run_scoped([&](RegularSemaphore a, RegularSemaphore b) {
+                 semaphore_signal(a, 1);
+                 semaphore_signal(b, 2);
+               });
+             })
+                 .passes(unverified())
+                 .compile(Mesh{{"x", n}});
+  auto out = exe(tagged(n));
+  const std::string msg = runtime_error_of([&] { out[0].block_until_ready(); });
+  const std::string scope = "regular semaphore allocated by the scope at " + here(__FILE__, g_scope_line);
+  EXPECT_EQ(lines_with(msg, scope + " (its parameter 1 of 2) ends at 1").size(), static_cast<std::size_t>(n)) << msg;
+  EXPECT_EQ(lines_with(msg, scope + " (its parameter 2 of 2) ends at 2").size(), static_cast<std::size_t>(n)) << msg;
 }
 
 TEST_P(Errors, LocalCopyStartedAndNeverWaited) {
@@ -224,7 +246,7 @@ TEST_P(Errors, DeadlockOnAWaitNobodySignals) {
   const auto lines = lines_with(msg, "  device ");
   EXPECT_EQ(lines.size(), static_cast<std::size_t>(n)) << msg;
   for (int d = 0; d < n; ++d)
-    EXPECT_NE(msg.find(fmt::format("device {}: semaphore_wait on 'never' has 0, wants 1 (at {})", d,
+    EXPECT_NE(msg.find(fmt::format("device {}: semaphore_wait on regular semaphore 'never' has 0, wants 1 (at {})", d,
                                    here(__FILE__, g_wait_line))),
               std::string::npos)
         << msg;
@@ -250,7 +272,7 @@ TEST_P(Errors, DeadlockListsOnlyParkedDevices) {
   const std::string msg = runtime_error_of([&] { out[0].block_until_ready(); });
   const auto lines = lines_with(msg, "  device ");
   ASSERT_EQ(lines.size(), 1u) << msg;
-  EXPECT_NE(lines[0].find(fmt::format("device {}: semaphore_wait on 's' has {}, wants {} (at {})", n - 1, n, n + 1,
+  EXPECT_NE(lines[0].find(fmt::format("device {}: semaphore_wait on regular semaphore 's' has {}, wants {} (at {})", n - 1, n, n + 1,
                                       here(__FILE__, g_wait_line))),
             std::string::npos)
       << msg;
@@ -285,7 +307,7 @@ TEST_P(Errors, ReportsNameArrayElementsAndBarriers) {
                    .compile(Mesh{{"x", n}});
   out = stuck(tagged(n));
   msg = runtime_error_of([&] { out[0].block_until_ready(); });
-  EXPECT_EQ(lines_with(msg, fmt::format("semaphore_wait on 'sems'[3] has 0, wants 2 (at {})", here(__FILE__, g_wait_line)))
+  EXPECT_EQ(lines_with(msg, fmt::format("semaphore_wait on regular semaphore 'sems'[3] has 0, wants 2 (at {})", here(__FILE__, g_wait_line)))
                 .size(),
             static_cast<std::size_t>(n))
       << msg;
@@ -344,7 +366,7 @@ TEST_P(Errors, DeadlockWhenTheReceiveViewIsLargerThanTheCopy) {
   const auto lines = lines_with(msg, "  device ");
   EXPECT_EQ(lines.size(), static_cast<std::size_t>(n)) << msg;
   for (int d = 0; d < n; ++d)
-    EXPECT_NE(msg.find(fmt::format("device {}: dma_wait on 'recv' has {}, wants {} (at {})", d, kBlock * 4,
+    EXPECT_NE(msg.find(fmt::format("device {}: dma_wait on dma semaphore 'recv' has {}, wants {} (at {})", d, kBlock * 4,
                                    2 * kBlock * 4, here(__FILE__, g_wait_line))),
               std::string::npos)
         << msg;
@@ -373,7 +395,7 @@ TEST_P(Errors, DeadlockDeclaredOnlyAfterCopiesInFlightLanded) {
   auto out = exe(Array::generate<float>(n, Shape{big}, [](int d, std::int64_t i) { return static_cast<float>(d + i % 7); }, rt));
   const std::string msg = runtime_error_of([&] { out[0].block_until_ready(); });
   EXPECT_EQ(lines_with(msg, "  device ").size(), 1u) << msg;
-  EXPECT_NE(msg.find(fmt::format("device 0: semaphore_wait on 'never' has 0, wants 1 (at {})", here(__FILE__, g_wait_line))),
+  EXPECT_NE(msg.find(fmt::format("device 0: semaphore_wait on regular semaphore 'never' has 0, wants 1 (at {})", here(__FILE__, g_wait_line))),
             std::string::npos)
       << msg;
   EXPECT_EQ(delta.get().copies, n) << "every started copy completed before the launch ended";

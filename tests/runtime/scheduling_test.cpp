@@ -464,4 +464,30 @@ TEST(Dispatch, InputFromAnotherRuntime) {
   EXPECT_EQ(mid.to_host<float>(0)[0], 7.0f);
 }
 
+// A call that overwrites an Array on one runtime while a kernel of another
+// runtime still reads it: the writer must wait for the reader, which computes
+// from the value it was given. (The reader reads x only after a loop, through
+// a slice whose start depends on the loop's result.)
+TEST(Dispatch, WriterWaitsForAReaderOnAnotherRuntime) {
+  Watchdog dog(kTestLimit, "cross-runtime reader");
+  Runtime reader_rt(RuntimeOptions{.workers = 1}), writer_rt(RuntimeOptions{.workers = 1});
+  static constexpr std::int32_t kIters = kSanitized ? 20000 : 200000;
+  auto reader = kernel([](VmemRef<const float, 64> x, VmemRef<float, 64> y) {
+                  const auto k = fori_loop(0, kIters, [](Scalar<std::int32_t>, Scalar<std::int32_t> c) { return c + 1; },
+                                           Scalar<std::int32_t>(0));
+                  y.store(x.at(ds(k - kIters, 64)).load() + 1.0f);
+                })
+                    .compile(Mesh{{"x", 1}}, {}, reader_rt);
+  auto writer = kernel([](VmemRef<float, 64> x) { x.store(full<float, 64>(100.0f)); })
+                    .compile(Mesh{{"x", 1}}, {}, writer_rt);
+  Array x = Array::generate<float>(1, Shape{64}, [](int, std::int64_t i) { return static_cast<float>(i); }, reader_rt);
+  const auto y = reader(x)[0];
+  writer.call_in_place({x});
+  const auto got = y.to_host<float>(0);
+  for (std::int64_t i = 0; i < 64; ++i)
+    ASSERT_EQ(got[static_cast<std::size_t>(i)], static_cast<float>(i) + 1.0f)
+        << "the reader saw the other runtime's write at element " << i;
+  EXPECT_EQ(x.to_host<float>(0)[5], 100.0f);
+}
+
 }  // namespace

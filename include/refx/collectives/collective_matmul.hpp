@@ -25,27 +25,40 @@ void collective_matmul(const A& a, const B& b, const Out& out, std::string_view 
   if (out.shape()[0] != m * ring.size || out.shape()[1] != b.shape()[1] || b.shape()[0] != k)
     throw TraceError(fmt::format("refx: collective_matmul: shapes a{} b{} out{} do not fit {} devices (at {})", a.shape(),
                                  b.shape(), out.shape(), ring.size, SourceLoc(loc)));
+  // bf16 / f16 blocks multiplying into f32: b is widened once here, not
+  // inside each of the N products (exact either way: a half widens exactly).
+  constexpr bool widen = is_half_float_v<T> && std::is_same_v<R, float>;
   run_scoped({Shape{2, m, k}, Shape{}, Shape{}, Shape{}},
              [&](Ref<T, extents<2, dyn, dyn>, Vmem> blocks, RegularSemaphore capacity, DmaSemaphore send,
                  DmaSemaphore recv) {
-               blocks.at(0).store(a.load(loc));
-               const auto rhs = b.load(loc);
-               for (int s = 0; s < ring.size; ++s) {
-                 const auto cur = blocks.at(s % 2), next = blocks.at((s + 1) % 2);
-                 const bool more = s + 1 < ring.size;
+               const auto rhs = [&] {
+                 if constexpr (widen) return cast<float>(b.load(loc), loc);
+                 else return b.load(loc);
+               }();
+               // Step s multiplies the block of device me - s (a itself at
+               // step 0, then the one received into slot (s - 1) % 2) while
+               // sending it on into the right neighbour's slot s % 2.
+               const auto step = [&](const auto& cur, int s) {
                  std::optional<AsyncRemoteCopy> c;
-                 if (more) {
-                   // At kernel entry the right neighbour's slot 1 is free
-                   // before step 0 (docs/collectives.md, "At kernel entry").
+                 if (s + 1 < ring.size) {
+                   // The neighbour's slot s % 2 held the block it multiplied
+                   // at step s - 1: wait until it says it is done. At kernel
+                   // entry, before step 0, the slot was never used
+                   // (docs/collectives.md, "At kernel entry").
                    if (s > 0 || !ring.entry) detail::handshake(capacity, ring.peer(-1));
-                   c = make_async_remote_copy(cur, next, send, recv, ring.peer(1), loc);
+                   c = make_async_remote_copy(cur, blocks.at(s % 2), send, recv, ring.peer(1), loc);
                    c->start(loc);
                  }
-                 // The block held now came from device me - s: its rows of the product.
+                 const auto lhs = [&] {
+                   if constexpr (widen) return cast<float>(cur.load(loc), loc);
+                   else return cur.load(loc);
+                 }();
                  const auto owner = ring.offset(-s);
-                 out.at(ds(owner * static_cast<std::int32_t>(m), m)).store(dot<R>(cur.load(loc), rhs, loc));
+                 out.at(ds(owner * static_cast<std::int32_t>(m), m)).store(dot<R>(lhs, rhs, loc));
                  if (c) c->wait(loc);
-               }
+               };
+               step(a, 0);
+               for (int s = 1; s < ring.size; ++s) step(blocks.at((s - 1) % 2), s);
              },
              loc);
 }

@@ -48,8 +48,11 @@ inline std::int32_t static_axis_size(std::string_view axis, SourceLoc loc) {
   throw TraceError(fmt::format("refx: the mesh {} has no axis \"{}\" (at {})", mesh->describe(), axis, loc));
 }
 
-/// This device's position on a ring along one mesh axis.
+/// This device's position on a ring along one mesh axis. A collective
+/// makes one first; while it lives, the ops the collective traces are
+/// attributed to the caller's line (`user_line`).
 struct Ring {
+  refx::detail::AttributeTo user_line;
   std::string axis;
   std::int32_t size = 1;
   Scalar<std::int32_t> me;
@@ -58,7 +61,7 @@ struct Ring {
   bool entry = false;
 
   Ring(std::string_view a, std::source_location loc)
-      : axis(a), size(static_axis_size(a, loc)), me(axis_index(a)), entry(at_kernel_entry(loc)) {}
+      : user_line(loc), axis(a), size(static_axis_size(a, loc)), me(axis_index(a)), entry(at_kernel_entry(loc)) {}
 
   /// The ring position `me + k` (k may be negative), wrapped.
   Scalar<std::int32_t> offset(std::int64_t k) const {

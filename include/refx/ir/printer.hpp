@@ -22,6 +22,11 @@ namespace refx {
 /// The graph as jaxpr-like text.
 REFX_DECL std::string to_text(const Graph& g);
 
+/// How messages name semaphore `v`: the user's name (`.name(...)`), the
+/// barrier semaphore of a collective, or where it was allocated; of a scope
+/// that allocates several handles, which of its parameters it is.
+REFX_DECL std::string semaphore_name(const Graph& g, ValueId v);
+
 }  // namespace refx
 
 template <>
@@ -30,6 +35,10 @@ struct fmt::formatter<refx::Graph> : fmt::formatter<std::string_view> {
 };
 
 #if REFX_DEFINITIONS
+#include <algorithm>
+
+#include <refx/ir/primitives/builtins.hpp>
+
 namespace refx {
 namespace detail {
 class GraphPrinter {
@@ -172,6 +181,25 @@ class GraphPrinter {
 }  // namespace detail
 
 REFX_DECL std::string to_text(const Graph& g) { return detail::GraphPrinter(g).print(); }
+
+REFX_DECL std::string semaphore_name(const Graph& g, ValueId v) {
+  const ValueType& t = g.type(v);
+  if (auto n = g.name(v); !n.empty()) return fmt::format("{} semaphore '{}'", t.semaphore, n);
+  const ValueInfo& info = g.value(v);
+  if (info.producer != no_id) {
+    const Op& op = g.op(info.producer);
+    if (op.prim == &prim::barrier_semaphore)
+      return fmt::format("barrier semaphore (collective id {})", g.attrs(op)[0]);
+    return fmt::format("the {} semaphore allocated at {}", t.semaphore, op.loc);
+  }
+  const Block& b = g.block(info.block);
+  if (b.owner == no_id) return fmt::format("{} semaphore #{}", t.semaphore, v);
+  std::string s = fmt::format("the {} semaphore allocated by the scope at {}", t.semaphore, g.op(b.owner).loc);
+  if (b.params.size() > 1)
+    if (const auto at = std::find(b.params.begin(), b.params.end(), v); at != b.params.end())
+      s += fmt::format(" (its parameter {} of {})", at - b.params.begin() + 1, b.params.size());
+  return s;
+}
 }  // namespace refx
 
 REFX_DECL fmt::format_context::iterator fmt::formatter<refx::Graph>::format(const refx::Graph& g,

@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include <refx/ir/printer.hpp>
 #include <refx/passes/footprint.hpp>
 #include <refx/passes/options.hpp>
 
@@ -34,17 +35,6 @@ struct VerifyOptions {
 struct VerifyReport {
   std::vector<std::string> warnings;
 };
-
-/// A semaphore's name in messages: the user's, else where it was allocated.
-inline std::string semaphore_name(const Graph& g, ValueId v) {
-  const ValueType& t = g.type(v);
-  if (auto n = g.name(v); !n.empty()) return fmt::format("{} semaphore '{}'", t.semaphore, n);
-  const ValueInfo& info = g.value(v);
-  if (info.producer != no_id) return fmt::format("the {} semaphore allocated at {}", t.semaphore, g.op(info.producer).loc);
-  const OpId owner = g.block(info.block).owner;
-  if (owner != no_id) return fmt::format("the {} semaphore allocated by the scope at {}", t.semaphore, g.op(owner).loc);
-  return fmt::format("{} semaphore #{}", t.semaphore, v);
-}
 
 namespace detail {
 

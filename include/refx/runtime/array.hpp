@@ -72,9 +72,16 @@ class Array {
   const Buffer& shard(std::int32_t device) const { return state().shards[index(device)]; }
   Buffer& shard(std::int32_t device) { return state().shards[index(device)]; }
 
-  // For the runtime: the array will be (re)written by the launch behind `ready`.
-  void set_ready_event(std::shared_ptr<Event> e) { state().ready = std::move(e); }
+  // For the runtime: the array will be (re)written by the launch behind
+  // `ready`, which first waits for the launches still reading it (`readers`,
+  // those of other Runtimes included).
+  void set_ready_event(std::shared_ptr<Event> e) {
+    state().ready = std::move(e);
+    state().readers.clear();
+  }
   const std::shared_ptr<Event>& ready_event() const { return state().ready; }
+  void add_reader(std::shared_ptr<Event> e);
+  const std::vector<std::shared_ptr<Event>>& reader_events() const { return state().readers; }
   std::shared_ptr<const void> keep_alive() const { return s_; }
   Runtime& runtime() const { return *state().runtime; }
 
@@ -84,6 +91,7 @@ class Array {
     Shape shape;
     std::vector<Buffer> shards;
     std::shared_ptr<Event> ready;
+    std::vector<std::shared_ptr<Event>> readers;  // launches reading it that may not have finished
     Runtime* runtime = nullptr;
   };
   /// Throws unless device d's shard is in this process.
@@ -128,6 +136,12 @@ REFX_DECL Array Array::empty(std::int32_t devices, DType dtype, Shape shape, Run
 REFX_DECL const Array& Array::block_until_ready() const {
   if (state().ready) state().ready->wait(&state().runtime->pool());
   return *this;
+}
+
+REFX_DECL void Array::add_reader(std::shared_ptr<Event> e) {
+  auto& r = state().readers;
+  std::erase_if(r, [](const std::shared_ptr<Event>& x) { return x->ready(); });
+  r.push_back(std::move(e));
 }
 
 REFX_DECL bool Array::is_ready() const { return !state().ready || state().ready->ready(); }

@@ -10,11 +10,13 @@
 namespace refx {
 
 // Input dependencies. An argument Array may still be in production when this
-// launch starts: on this Runtime that cannot happen (launches run one at a
-// time, in dispatch order), on another one it can, and then this launch
-// waits (its worker helps this runtime's pool meanwhile; the launch queue is
-// blocked behind it anyway). An input produced by a failed call has no
-// result: this launch fails with the cause instead of computing on garbage.
+// launch starts, or, if this launch writes it, still be read by an earlier
+// launch: on this Runtime that cannot happen (launches run one at a time, in
+// dispatch order), on another one it can, and then this launch waits (its
+// worker helps this runtime's pool meanwhile; the launch queue is blocked
+// behind it anyway). An input produced by a failed call has no result: this
+// launch fails with the cause instead of computing on garbage (a failed
+// reader of an output is no reason to fail).
 inline std::exception_ptr Launch::wait_for_inputs() {
   std::exception_ptr failure;
   for (const InputDependency& dep : inputs_) {

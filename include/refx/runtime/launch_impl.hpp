@@ -526,7 +526,7 @@ inline std::string Launch::unbalanced_lines() {
       if (!g.type(v).is_semaphore()) return;
       for (std::int64_t i = 0; i < b.size(); ++i)
         if (const std::int64_t c = b.data<std::int64_t>()[i]; c != 0)
-          problems.push_back(fmt::format("  device {}: {}{} ends at {}{}", dev->id, program_->semaphore_name(v),
+          problems.push_back(fmt::format("  device {}: {}{} ends at {}{}", dev->id, semaphore_name(program_->graph, v),
                                          b.size() > 1 ? fmt::format("[{}]", i) : "", c,
                                          g.type(v).semaphore == SemaphoreKind::dma
                                              ? " (bytes of a copy started and never waited, or sent and not received)"
@@ -551,7 +551,7 @@ inline std::string Launch::parked_lines() const {
     if (!dev || dev->state != State::parked) continue;
     const Op* op = dev->park_op;
     lines.push_back(fmt::format("  device {}: {} on {}{} has {}, wants {} (at {})", dev->id,
-                                op ? op->prim->name : "wait", program_->semaphore_name(dev->park_sem),
+                                op ? op->prim->name : "wait", semaphore_name(program_->graph, dev->park_sem),
                                 g.type(dev->park_sem).shape.rank() ? fmt::format("[{}]", dev->park_index) : "",
                                 dev->park_counter ? *dev->park_counter : 0, dev->park_wanted,
                                 op ? op->loc : SourceLoc{}));

@@ -10,6 +10,7 @@
 #include <refx/core/mesh.hpp>
 #include <refx/ir/eval.hpp>
 #include <refx/ir/graph.hpp>
+#include <refx/ir/printer.hpp>
 #include <refx/ir/primitives/builtins.hpp>
 
 namespace refx {
@@ -55,8 +56,6 @@ struct Program {
 
   Program(Graph g, Mesh m, std::string n);
 
-  /// A semaphore's name for error messages: the user's, else where it was allocated.
-  std::string semaphore_name(ValueId v) const;
 };
 
 /// Counters of one launch (and, summed, of a runtime).
@@ -91,16 +90,6 @@ REFX_DECL Program::Program(Graph g, Mesh m, std::string n) : graph(std::move(g))
   }
 }
 
-REFX_DECL std::string Program::semaphore_name(ValueId v) const {
-  if (auto n = graph.name(v); !n.empty()) return fmt::format("'{}'", n);
-  const ValueInfo& info = graph.value(v);
-  if (info.producer != no_id && graph.op(info.producer).prim == &prim::barrier_semaphore)
-    return fmt::format("barrier semaphore (collective id {})", graph.attrs(graph.op(info.producer))[0]);
-  if (info.producer != no_id) return fmt::format("the {} semaphore allocated at {}", graph.type(v).semaphore, graph.op(info.producer).loc);
-  const OpId owner = graph.block(info.block).owner;
-  if (owner != no_id) return fmt::format("the {} semaphore allocated at {}", graph.type(v).semaphore, graph.op(owner).loc);
-  return fmt::format("semaphore #{}", v);
-}
 #endif  // REFX_DEFINITIONS
 
 }  // namespace refx

@@ -374,7 +374,7 @@ inline void launch_json(const LaunchTimeline& t, std::string& out, std::set<std:
                       f.device, json_us(inside(f.at, to.begin, to.end))));
   }
   for (const LaunchTimeline::Sample& s : t.samples()) {
-    const std::string sem = p.semaphore_name(s.sem) + (g.type(s.sem).shape.rank() ? fmt::format("[{}]", s.index) : "");
+    const std::string sem = semaphore_name(g, s.sem) + (g.type(s.sem).shape.rank() ? fmt::format("[{}]", s.index) : "");
     event(fmt::format(R"({{"ph":"C","name":{},"pid":{},"tid":{},"ts":{},"args":{{"value":{}}}}})",
                       json_quoted(fmt::format("device {} {}", s.device, sem)), pid, s.device, json_us(s.at), s.value));
   }

@@ -58,6 +58,10 @@ class Tracer {
   const Graph& graph() const noexcept { return graph_; }
   BlockId current_block() const noexcept { return open_.back(); }
 
+  /// While known, every op is recorded at `loc` (the user's line), whatever
+  /// line traced it: see AttributeTo. Returns the previous one.
+  SourceLoc attribute_to(SourceLoc loc) noexcept { return std::exchange(attribute_to_, loc); }
+
   /// The most recent user source line seen (operators cannot take one).
   SourceLoc near() const noexcept { return last_loc_; }
   void note(SourceLoc loc) noexcept {
@@ -108,6 +112,7 @@ class Tracer {
   std::vector<char> block_open_;
   std::vector<char> scope_alive_;
   std::vector<SourceLoc> scope_loc_;
+  SourceLoc attribute_to_;
   std::vector<ValueId> out_scratch_;
   std::unordered_map<ViewId, std::string> view_errors_;
   bool effects_traced_ = false;
@@ -286,7 +291,7 @@ REFX_DECL std::span<const ValueId> Tracer::bind(const Primitive& p, std::span<co
                                                 std::span<const ViewId> views, std::span<const std::int64_t> attrs,
                                                 SourceLoc loc) {
   note(loc);
-  const SourceLoc at = loc.known() ? loc : near();
+  const SourceLoc at = attribute_to_.known() ? attribute_to_ : loc.known() ? loc : near();
   for (ValueId v : inputs) check_value(v, at);
   for (ViewId v : views) check_view(v, at);
   // Pure ops with equal inputs and attributes are recorded once (CSE):
@@ -326,6 +331,7 @@ REFX_DECL std::span<const ValueId> Tracer::record(const Primitive& p, std::span<
                                                   std::span<const ViewId> views, std::span<const std::int64_t> attrs,
                                                   std::span<const ValueType> outs, std::span<const Effect> effects,
                                                   std::span<const BlockId> bodies, SourceLoc loc) {
+  if (attribute_to_.known()) loc = attribute_to_;
   const BlockId b = current_block();
   const auto op = static_cast<OpId>(graph_.num_ops());
   out_scratch_.clear();
@@ -337,6 +343,21 @@ REFX_DECL std::span<const ValueId> Tracer::record(const Primitive& p, std::span<
   return graph_.outputs(graph_.op(op));
 }
 #endif  // REFX_DEFINITIONS
+
+/// Ops traced during this object's lifetime are recorded at `loc`, the
+/// user's line, not at the line inside refx that traced them: a library
+/// collective's axis index and device-id arithmetic belong to its call.
+class AttributeTo {
+ public:
+  explicit AttributeTo(SourceLoc loc) : t_(Tracer::current(loc)), prev_(t_.attribute_to(loc)) {}
+  ~AttributeTo() { t_.attribute_to(prev_); }
+  AttributeTo(const AttributeTo&) = delete;
+  AttributeTo& operator=(const AttributeTo&) = delete;
+
+ private:
+  Tracer& t_;
+  SourceLoc prev_;
+};
 
 /// Makes `t` the thread's active tracer for this object's lifetime.
 class ActiveTrace {
