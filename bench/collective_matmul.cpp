@@ -52,12 +52,18 @@ Executable collective() {
       .compile(Mesh{{"x", kN}});
 }
 
-/// The collective's compute alone: N products of a (m, k) block with b.
+/// The collective's compute alone: N products of a (m, k) block with b, each
+/// block read (and, in bf16, widened) once per product as the collective's
+/// N distinct blocks are, b widened once as the collective does.
 template <class T, std::int64_t Cols>
 Executable local() {
   return kernel([](VmemRef<const T, kM, kK> a, VmemRef<const T, kK, Cols> b, VmemRef<float, kN * kM, Cols> out) {
-           const auto rhs = b.load();
-           for (int s = 0; s < kN; ++s) out.at(ds(s * kM, kM)).store(dot<float>(a.load(), rhs));
+           const auto widen = [](const auto& v) {
+             if constexpr (is_half_float_v<T>) return cast<float>(v);
+             else return v;
+           };
+           const auto rhs = widen(b.load());
+           for (int s = 0; s < kN; ++s) out.at(ds(s * kM, kM)).store(dot<float>(widen(a.load()), rhs));
          })
       .compile(Mesh{{"x", kN}});
 }
