@@ -26,6 +26,8 @@
 #include <refx/refx.hpp>
 #include <refx/runtime/runtime.hpp>
 #include <refx/ir/interpret.hpp>
+#include <refx/passes/pipeline.hpp>
+#include <refx/passes/verify.hpp>
 
 #include "docs/doc_outputs.hpp"
 
