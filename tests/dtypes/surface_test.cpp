@@ -17,6 +17,7 @@
 #include <refx/runtime/runtime.hpp>
 #include <refx/ir/interpret.hpp>
 #include <refx/ir/eval.hpp>
+#include <refx/passes/dependencies.hpp>
 
 #include "support/runtime_testing.hpp"
 

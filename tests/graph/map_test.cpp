@@ -52,6 +52,7 @@ TEST(Map, F32ChainIsOneFusedLoopOverTheRefsAndMatchesTheHost) {
   EXPECT_EQ(live_ops(g, "load"), 0u) << to_text(g);
   EXPECT_EQ(live_ops(g, "store"), 0u) << to_text(g);
   EXPECT_EQ(live_ops(g, "fused"), 1u) << to_text(g);
+  EXPECT_NE(to_text(g).find("fused[map loads=2 store]"), std::string::npos) << to_text(g);
   const auto z = contents<float>(args[2]);
   int positive = 0;
   for (std::int64_t i = 0; i < n; ++i) {

@@ -379,7 +379,8 @@ inline void fused_print(const Graph& g, const Op& op, std::string& s) {
   std::vector<std::string_view> names;
   std::size_t at = fused_header + static_cast<std::size_t>(a[5] + a[2]);
   for (std::int64_t k = 0; k < a[0]; ++k) {
-    names.push_back(g.op(static_cast<OpId>(a[at])).prim->name);
+    const std::string_view name = g.op(static_cast<OpId>(a[at])).prim->name;
+    names.push_back(name.starts_with("map<") ? std::string_view("map") : name);  // refx::map: not its mangled type
     at += 4 + static_cast<std::size_t>(a[at + 3]);
   }
   const auto mode = static_cast<FusedOut>(a[1]);
