@@ -7,7 +7,9 @@
 // BM_Reduce/<op>/<axis>: reduce_sum (op 0) or reduce_max (op 1) of a
 //   1024 x 1024 f32 block along axis 0 (rows combine elementwise) or axis 1
 //   (contiguous; the baseline keeps 32 partial sums, as refx does).
-// BM_Elementwise/<n>: max(x*2 + y*3, 0) over n f32.
+// BM_Elementwise/<n>/<map>: max(x*2 + y*3, 0) over n f32, written with Value
+//   operators (map 0: four ops the fusion pass joins) or as one refx::map
+//   (map 1: one compiled element function).
 // Counters (medians over the iterations): refx_us, base_us,
 // ratio = refx_us / base_us. The reported (manual) time is refx's.
 //
@@ -149,9 +151,21 @@ Executable elementwise_kernel() {
       .compile(Mesh{{"x", 1}});
 }
 
+/// The same kernel with its element function as one refx::map.
+template <std::int64_t N>
+Executable elementwise_map_kernel() {
+  return kernel([](VmemRef<const float, N> x, VmemRef<const float, N> y, VmemRef<float, N> z) {
+           z.store(map([](float a, float b) { return std::max(a * 2.0f + b * 3.0f, 0.0f); }, x.load(), y.load()));
+         })
+      .name("elementwise_map")
+      .compile(Mesh{{"x", 1}});
+}
+
 void BM_Elementwise(benchmark::State& state) {
   const std::int64_t n = state.range(0);
-  Executable exe = n == 65536 ? elementwise_kernel<65536>() : elementwise_kernel<4194304>();
+  const bool use_map = state.range(1) != 0;
+  Executable exe = use_map ? (n == 65536 ? elementwise_map_kernel<65536>() : elementwise_map_kernel<4194304>())
+                           : (n == 65536 ? elementwise_kernel<65536>() : elementwise_kernel<4194304>());
   const Array x = Array::generate<float>(1, Shape{n}, [](int, std::int64_t i) { return float(i % 97) - 40.0f; });
   const Array y = Array::generate<float>(1, Shape{n}, [](int, std::int64_t i) { return float(i % 31) - 12.0f; });
   const float* px = x.shard(0).data<float>();
@@ -171,12 +185,11 @@ void BM_Elementwise(benchmark::State& state) {
         benchmark::ClobberMemory();
       });
   if (exe(x, y)[0].to_host<float>(0) != out) state.SkipWithError("refx and the baseline disagree");
-  state.SetLabel(fmt::format("max(x*2 + y*3, 0), {} f32", n));
+  state.SetLabel(fmt::format("{}, {} f32", use_map ? "map: max(x*2 + y*3, 0)" : "max(x*2 + y*3, 0)", n));
 }
 BENCHMARK(BM_Elementwise)
-    ->ArgNames({"n"})
-    ->Arg(65536)
-    ->Arg(4194304)
+    ->ArgNames({"n", "map"})
+    ->ArgsProduct({{65536, 4194304}, {0, 1}})
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond)
     ->MinTime(0.3);

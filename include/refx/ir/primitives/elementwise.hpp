@@ -99,7 +99,7 @@ inline void select_abstract(AbstractContext& c) {
 /// Shared implementation of every elementwise primitive.
 inline ExecStatus elementwise_impl(ExecContext& ctx, const Op& op) {
   const auto ins = ctx.graph().inputs(op);
-  const void* ptrs[4];
+  const void* ptrs[8];  // map takes up to 8 operands
   for (std::size_t i = 0; i < ins.size(); ++i) ptrs[i] = ctx.in(op, i).data();
   Buffer& out = ctx.out(op, 0);
   const DType t = ctx.in(op, ins.size() == 3 ? 1 : 0).dtype();

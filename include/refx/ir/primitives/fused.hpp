@@ -5,6 +5,8 @@
 // op's own ElementwiseFn runs on small per-thread tile buffers, in program
 // order, so no full-size intermediate exists and each element sees the same
 // operations in the same order as unfused (bit-identical results).
+// A single member that reads and writes memory directly (a refx::map between
+// its loads and its store) runs over all the elements in one call.
 //
 //   inputs   values the chain reads: full arrays, or scalars it broadcasts
 //   views    Refs it reads directly (fused loads), then optionally the
@@ -278,9 +280,19 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
     at += 4 + static_cast<std::size_t>(f.inputs);
   }
 
+  // One member whose inputs all stream from memory and whose result goes
+  // straight to memory (a refx::map between its loads and its store) needs
+  // no tile buffers: it runs over all n elements in one call, unless the
+  // loop prefetches.
+  bool whole = members == 1 && num_streams == 0 && m[0].sfn == nullptr &&
+               (out_value != nullptr || store_direct);
+  for (std::size_t l = 0; l < loads; ++l) whole = whole && view_dense[l];
+  for (std::size_t j = 0; whole && j < static_cast<std::size_t>(m[0].inputs); ++j) whole = m[0].step[j] != 0;
+  const std::int64_t tile = whole ? std::max<std::int64_t>(n, 1) : fused_tile;
+
   std::array<const void*, fused_max_inputs> ptrs{};
-  for (std::int64_t b = 0; b < n; b += fused_tile) {
-    const std::int64_t len = std::min(fused_tile, n - b);
+  for (std::int64_t b = 0; b < n; b += tile) {
+    const std::int64_t len = std::min(tile, n - b);
     const std::int64_t ahead = b + prefetch_distance * fused_tile;
     const std::int64_t ahead_len = num_streams > 0 && ahead < n ? std::min(fused_tile, n - ahead) : 0;
     for (std::size_t l = 0; l < loads; ++l)
@@ -367,7 +379,8 @@ inline void fused_print(const Graph& g, const Op& op, std::string& s) {
   std::vector<std::string_view> names;
   std::size_t at = fused_header + static_cast<std::size_t>(a[5] + a[2]);
   for (std::int64_t k = 0; k < a[0]; ++k) {
-    names.push_back(g.op(static_cast<OpId>(a[at])).prim->name);
+    const std::string_view name = g.op(static_cast<OpId>(a[at])).prim->name;
+    names.push_back(name.starts_with("map<") ? std::string_view("map") : name);  // refx::map: not its mangled type
     at += 4 + static_cast<std::size_t>(a[at + 3]);
   }
   const auto mode = static_cast<FusedOut>(a[1]);
