@@ -166,7 +166,7 @@ template <class X>
 DynIndex to_dyn_index(const X& x) {
   if constexpr (std::is_integral_v<X>) return DynIndex{static_cast<std::int64_t>(x), -1};
   else {
-    static_assert(is_value_v<X> && X::rank == 0 && std::is_integral_v<typename X::value_type>,
+    static_assert(is_scalar_value_v<X> && std::is_integral_v<typename X::element_type>,
                   "refx: an index map returns integers or traced integer scalars (Scalar<std::int32_t>)");
     return DynIndex{0, x.id()};
   }
@@ -460,13 +460,13 @@ REFX_PIPE_DECL void check_pipeline_operands(const std::vector<PipeOperand>& ops,
         if (b.is_static()) {
           if (b.constant < 0 || b.constant * B >= n)
             throw TraceError(fmt::format(
-                "refx: emit_pipeline: operand {} ({}, shape {}, block ({})): the index map gives block index {} along "
+                "refx: emit_pipeline: operand {} ({}, shape {}, block [{}]): the index map gives block index {} along "
                 "dimension {} at grid step ({}), outside the {} blocks there; return a block index in [0, {}) (at {})",
                 k, role_name(op.role), shape, fmt::join(op.block, ", "), b.constant, d,
                 fmt::join(grid_points(grid)[s], ", "), (n + B - 1) / B, (n + B - 1) / B, loc));
         } else if (n % B != 0) {
           throw TraceError(fmt::format(
-              "refx: emit_pipeline: operand {} ({}, shape {}, block ({})): the block does not divide dimension {} and "
+              "refx: emit_pipeline: operand {} ({}, shape {}, block [{}]): the block does not divide dimension {} and "
               "its block index there is traced, so the partial last block cannot be sized while tracing; use a block "
               "extent that divides {} or an integer block index (at {})",
               k, role_name(op.role), shape, fmt::join(op.block, ", "), d, n, loc));
