@@ -38,10 +38,7 @@
 #include <refx/trace/scopes.hpp>
 #include <refx/trace/semaphore.hpp>
 
-// TODO(dev): switch to REFX_DECL / REFX_DEFINITIONS once stable.
-#define REFX_PIPE_DECL inline
-#define REFX_PIPE_DEFINITIONS 1
-#if REFX_PIPE_DEFINITIONS
+#if REFX_DEFINITIONS  // range-v3 only where the grid is enumerated (compiled once with refx::compiled)
 #include <range/v3/view/cartesian_product.hpp>
 #include <range/v3/view/iota.hpp>
 #endif
@@ -127,30 +124,30 @@ struct PipeOperand {
 /// Decides and emits the copies of a pipeline, step by step.
 class PipelineSchedule {
  public:
-  REFX_PIPE_DECL PipelineSchedule(std::vector<PipeOperand>& ops, std::size_t steps, std::source_location loc);
-  REFX_PIPE_DECL void prologue();
-  REFX_PIPE_DECL void before_body(std::size_t s);
-  REFX_PIPE_DECL void after_body(std::size_t s);
-  REFX_PIPE_DECL void epilogue();
+  REFX_DECL PipelineSchedule(std::vector<PipeOperand>& ops, std::size_t steps, std::source_location loc);
+  REFX_DECL void prologue();
+  REFX_DECL void before_body(std::size_t s);
+  REFX_DECL void after_body(std::size_t s);
+  REFX_DECL void epilogue();
   /// The window slot operand k's body sees at step s.
-  REFX_PIPE_DECL std::int64_t slot(std::size_t k, std::size_t s) const;
+  REFX_DECL std::int64_t slot(std::size_t k, std::size_t s) const;
   /// Number of copies started for operand k (fetches or write-backs).
-  REFX_PIPE_DECL int copies(std::size_t k) const;
+  REFX_DECL int copies(std::size_t k) const;
   std::size_t steps() const noexcept { return steps_; }
 
  private:
-  REFX_PIPE_DECL void start(std::size_t k, int e);
-  REFX_PIPE_DECL void wait(std::size_t k, int e);
+  REFX_DECL void start(std::size_t k, int e);
+  REFX_DECL void wait(std::size_t k, int e);
   std::vector<PipeOperand>& ops_;
   std::size_t steps_;
   std::source_location loc_;
 };
 
 /// Checks shapes and block indices (partial blocks, out-of-range blocks).
-REFX_PIPE_DECL void check_pipeline_operands(const std::vector<PipeOperand>& ops, std::span<const std::int64_t> grid,
+REFX_DECL void check_pipeline_operands(const std::vector<PipeOperand>& ops, std::span<const std::int64_t> grid,
                                        SourceLoc loc);
 /// Every point of the grid, in row-major order.
-REFX_PIPE_DECL std::vector<std::vector<std::int64_t>> grid_points(std::span<const std::int64_t> dims);
+REFX_DECL std::vector<std::vector<std::int64_t>> grid_points(std::span<const std::int64_t> dims);
 
 /// The grid point of the innermost pipeline being traced.
 struct PipelineFrame {
@@ -240,9 +237,9 @@ detail::PipeScratch<H> scratch() {
 }
 
 /// The current grid index along `axis` inside a pipeline body.
-REFX_PIPE_DECL std::int64_t program_id(std::size_t axis, std::source_location loc = std::source_location::current());
+REFX_DECL std::int64_t program_id(std::size_t axis, std::source_location loc = std::source_location::current());
 /// The grid's extent along `axis` inside a pipeline body.
-REFX_PIPE_DECL std::int64_t num_programs(std::size_t axis, std::source_location loc = std::source_location::current());
+REFX_DECL std::int64_t num_programs(std::size_t axis, std::source_location loc = std::source_location::current());
 
 /// What a traced pipeline did: its steps and, per operand, the copies it
 /// started (fetches of an input, write-backs of an output; 0 for scratch).
@@ -416,9 +413,9 @@ auto pipeline_kernel(Grid<R> g, Body body, Specs... specs) {
   return K{g, std::move(body), std::tuple<Specs...>{std::move(specs)...}};
 }
 
-#if REFX_PIPE_DEFINITIONS
+#if REFX_DEFINITIONS
 namespace detail {
-REFX_PIPE_DECL std::vector<std::vector<std::int64_t>> grid_points(std::span<const std::int64_t> dims) {
+REFX_DECL std::vector<std::vector<std::int64_t>> grid_points(std::span<const std::int64_t> dims) {
   namespace rv = ranges::views;
   std::vector<std::vector<std::int64_t>> out;
   const auto axis = [&](std::size_t d) { return rv::iota(std::int64_t{0}, dims[d]); };
@@ -438,7 +435,7 @@ REFX_PIPE_DECL std::vector<std::vector<std::int64_t>> grid_points(std::span<cons
 
 inline const char* role_name(PipeRole r) { return r == PipeRole::in ? "input" : r == PipeRole::out ? "output" : "scratch"; }
 
-REFX_PIPE_DECL void check_pipeline_operands(const std::vector<PipeOperand>& ops, std::span<const std::int64_t> grid,
+REFX_DECL void check_pipeline_operands(const std::vector<PipeOperand>& ops, std::span<const std::int64_t> grid,
                                             SourceLoc loc) {
   const Graph& g = Tracer::current(loc).graph();
   for (const std::int64_t d : grid)
@@ -484,7 +481,7 @@ inline bool same_block(const std::vector<DynIndex>& a, const std::vector<DynInde
   return true;
 }
 
-REFX_PIPE_DECL PipelineSchedule::PipelineSchedule(std::vector<PipeOperand>& ops, std::size_t steps, std::source_location loc)
+REFX_DECL PipelineSchedule::PipelineSchedule(std::vector<PipeOperand>& ops, std::size_t steps, std::source_location loc)
     : ops_(ops), steps_(steps), loc_(loc) {
   for (PipeOperand& op : ops_) {
     op.event.assign(steps, 0);
@@ -499,13 +496,13 @@ REFX_PIPE_DECL PipelineSchedule::PipelineSchedule(std::vector<PipeOperand>& ops,
   }
 }
 
-REFX_PIPE_DECL std::int64_t PipelineSchedule::slot(std::size_t k, std::size_t s) const {
+REFX_DECL std::int64_t PipelineSchedule::slot(std::size_t k, std::size_t s) const {
   const PipeOperand& op = ops_[k];
   if (op.role == PipeRole::scratch) return 0;
   return op.event[s] % op.buffers;
 }
 
-REFX_PIPE_DECL int PipelineSchedule::copies(std::size_t k) const {
+REFX_DECL int PipelineSchedule::copies(std::size_t k) const {
   int n = 0;
   for (const auto& c : ops_[k].copies) n += c.has_value();
   return n;
@@ -514,7 +511,7 @@ REFX_PIPE_DECL int PipelineSchedule::copies(std::size_t k) const {
 /// Starts the copy of operand k's event e: Hbm block -> window slot for an
 /// input, window slot -> Hbm block for an output; only the block's part
 /// inside the array moves (a partial last block).
-REFX_PIPE_DECL void PipelineSchedule::start(std::size_t k, int e) {
+REFX_DECL void PipelineSchedule::start(std::size_t k, int e) {
   PipeOperand& op = ops_[k];
   Tracer& t = Tracer::current(loc_);
   const Shape shape = t.graph().view_shape(op.hbm);
@@ -553,13 +550,13 @@ REFX_PIPE_DECL void PipelineSchedule::start(std::size_t k, int e) {
   c->start(loc_);
 }
 
-REFX_PIPE_DECL void PipelineSchedule::wait(std::size_t k, int e) {
+REFX_DECL void PipelineSchedule::wait(std::size_t k, int e) {
   PipeOperand& op = ops_[k];
   op.copies[static_cast<std::size_t>(e)]->wait(loc_);
   op.waited[static_cast<std::size_t>(e)] = true;
 }
 
-REFX_PIPE_DECL void PipelineSchedule::prologue() {
+REFX_DECL void PipelineSchedule::prologue() {
   for (std::size_t k = 0; k < ops_.size(); ++k) {
     const PipeOperand& op = ops_[k];
     if (op.role != PipeRole::in) continue;
@@ -569,7 +566,7 @@ REFX_PIPE_DECL void PipelineSchedule::prologue() {
   }
 }
 
-REFX_PIPE_DECL void PipelineSchedule::before_body(std::size_t s) {
+REFX_DECL void PipelineSchedule::before_body(std::size_t s) {
   for (std::size_t k = 0; k < ops_.size(); ++k) {
     const PipeOperand& op = ops_[k];
     if (op.role != PipeRole::in) continue;
@@ -585,7 +582,7 @@ REFX_PIPE_DECL void PipelineSchedule::before_body(std::size_t s) {
   }
 }
 
-REFX_PIPE_DECL void PipelineSchedule::after_body(std::size_t s) {
+REFX_DECL void PipelineSchedule::after_body(std::size_t s) {
   for (std::size_t k = 0; k < ops_.size(); ++k) {
     const PipeOperand& op = ops_[k];
     if (op.role != PipeRole::out) continue;
@@ -608,7 +605,7 @@ REFX_PIPE_DECL void PipelineSchedule::after_body(std::size_t s) {
   }
 }
 
-REFX_PIPE_DECL void PipelineSchedule::epilogue() {
+REFX_DECL void PipelineSchedule::epilogue() {
   for (std::size_t k = 0; k < ops_.size(); ++k) {
     const PipeOperand& op = ops_[k];
     if (op.role != PipeRole::out) continue;
@@ -618,7 +615,7 @@ REFX_PIPE_DECL void PipelineSchedule::epilogue() {
 }
 }  // namespace detail
 
-REFX_PIPE_DECL std::int64_t program_id(std::size_t axis, std::source_location loc) {
+REFX_DECL std::int64_t program_id(std::size_t axis, std::source_location loc) {
   const auto& f = detail::pipeline_frames();
   if (f.empty() || axis >= f.back().point.size())
     throw TraceError(fmt::format("refx: program_id({}) outside a pipeline body, or past the grid's rank (at {}); "
@@ -626,7 +623,7 @@ REFX_PIPE_DECL std::int64_t program_id(std::size_t axis, std::source_location lo
                                  axis, SourceLoc(loc)));
   return f.back().point[axis];
 }
-REFX_PIPE_DECL std::int64_t num_programs(std::size_t axis, std::source_location loc) {
+REFX_DECL std::int64_t num_programs(std::size_t axis, std::source_location loc) {
   const auto& f = detail::pipeline_frames();
   if (f.empty() || axis >= f.back().dims.size())
     throw TraceError(fmt::format("refx: num_programs({}) outside a pipeline body, or past the grid's rank (at {}); "
@@ -634,6 +631,6 @@ REFX_PIPE_DECL std::int64_t num_programs(std::size_t axis, std::source_location 
                                  axis, SourceLoc(loc)));
   return f.back().dims[axis];
 }
-#endif  // REFX_PIPE_DEFINITIONS
+#endif  // REFX_DEFINITIONS
 
 }  // namespace refx
