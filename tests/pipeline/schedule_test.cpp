@@ -61,9 +61,9 @@ TEST(Schedule, RepeatedInputIndexSkipsFetchAndWait) {
 
 // The design note's kernel: a remote copy of x in flight while the pipeline
 // computes z = x + 1; then wait_send / wait_recv. Checked mode: no race.
+constexpr int N = 4;
+constexpr I R = 16, C = 64, BR = 4;
 TEST(Schedule, PipelineWhileARemoteCopyIsInFlight) {
-  constexpr int N = 4;
-  constexpr I R = 16, C = 64, BR = 4;
   const auto k = [](HbmRef<const float, R, C> x, HbmRef<float, R, C> y, HbmRef<float, R, C> z) {
     auto me = axis_index("x");
     auto right = (me + 1) % N, left = (me + N - 1) % N;
