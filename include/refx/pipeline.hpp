@@ -566,19 +566,39 @@ REFX_DECL void PipelineSchedule::prologue() {
   }
 }
 
+// The order within a step is chosen for the runtime, which keeps a copy on
+// its device when the next op waits and, at a wait that would block, runs
+// the device's kept copies itself (runtime/launch_impl.hpp): so every start
+// that should overlap the body comes after the step's waits and right
+// before the body. Step s: wait for this step's new input blocks; start the
+// write-back of the output runs that ended at step s - 1; start the fetch
+// of step s + n - 1's input blocks; the body; wait for the write-backs the
+// body overlapped. The copies that overlap step s's body are exactly the
+// fetches of later steps' inputs and the write-backs of earlier steps'
+// outputs, as in Pallas (pallas-pipelining.md B.2, which issues the fetch
+// before the wait instead).
 REFX_DECL void PipelineSchedule::before_body(std::size_t s) {
   for (std::size_t k = 0; k < ops_.size(); ++k) {
     const PipeOperand& op = ops_[k];
-    if (op.role != PipeRole::in) continue;
-    // Prefetch step s + n - 1's block if it is a new one; then wait for this step's.
-    const std::size_t ahead = s + static_cast<std::size_t>(op.buffers) - 1;
-    if (op.buffers > 1 && ahead < steps_ && op.event_step[static_cast<std::size_t>(op.event[ahead])] == ahead)
-      start(k, op.event[ahead]);
-    if (op.buffers == 1 && op.event_step[static_cast<std::size_t>(op.event[s])] == s) start(k, op.event[s]);
+    if (op.role == PipeRole::in && op.buffers == 1 && op.event_step[static_cast<std::size_t>(op.event[s])] == s)
+      start(k, op.event[s]);
   }
   for (std::size_t k = 0; k < ops_.size(); ++k) {
     const PipeOperand& op = ops_[k];
     if (op.role == PipeRole::in && op.event_step[static_cast<std::size_t>(op.event[s])] == s) wait(k, op.event[s]);
+  }
+  for (std::size_t k = 0; k < ops_.size(); ++k) {
+    const PipeOperand& op = ops_[k];
+    // The write-back of a run that ended at step s - 1 (deferred to here, past the waits).
+    if (op.role == PipeRole::out && op.buffers > 1 && s > 0 && op.event[s] != op.event[s - 1])
+      start(k, op.event[s - 1]);
+  }
+  for (std::size_t k = 0; k < ops_.size(); ++k) {
+    const PipeOperand& op = ops_[k];
+    if (op.role != PipeRole::in || op.buffers == 1) continue;
+    // Prefetch step s + n - 1's block if it is a new one.
+    const std::size_t ahead = s + static_cast<std::size_t>(op.buffers) - 1;
+    if (ahead < steps_ && op.event_step[static_cast<std::size_t>(op.event[ahead])] == ahead) start(k, op.event[ahead]);
   }
 }
 
@@ -588,17 +608,19 @@ REFX_DECL void PipelineSchedule::after_body(std::size_t s) {
     if (op.role != PipeRole::out) continue;
     const int e = op.event[s];
     const bool last_of_run = s + 1 == steps_ || op.event[s + 1] != e;
-    if (last_of_run) {
+    if (op.buffers == 1 && last_of_run) {  // synchronous write-back
       start(k, e);
-      if (op.buffers == 1) wait(k, e);
+      wait(k, e);
+    } else if (s + 1 == steps_) {
+      start(k, e);  // the last run's write-back; the epilogue waits for it
     }
   }
   for (std::size_t k = 0; k < ops_.size(); ++k) {
     const PipeOperand& op = ops_[k];
     if (op.role != PipeRole::out || op.buffers == 1) continue;
     // At the first step of a run, the write-back of the run before it
-    // (started at the end of step s - 1, overlapping this body) must finish
-    // before its slot is used again.
+    // (started before this body, overlapping it) must finish before its
+    // slot is used again by the next run.
     const int e = op.event[s];
     if (op.event_step[static_cast<std::size_t>(e)] == s && e >= 1 && !op.waited[static_cast<std::size_t>(e - 1)])
       wait(k, e - 1);
