@@ -149,6 +149,33 @@ TEST(Checked, NoRaceReported) {
   }
 }
 
+// The tutorial's "what can go wrong": a reduction along the *outer* grid
+// axis. With two column blocks and two slots each block happens to get its
+// own slot back and the sums are right; with three they are not (a revisited
+// output block gets another block's window; outputs are never re-read).
+TEST(Revisit, ReductionOnTheOuterAxisNeedsConsecutiveVisits) {
+  const auto run = []<I Cols>(std::integral_constant<I, Cols>) {
+    const auto k = [](HbmRef<const float, 8, Cols> x, HbmRef<float, 1, Cols> s) {
+      emit_pipeline(grid(8, Cols / 4), [](VmemRef<const float, 1, 4> xb, VmemRef<float, 1, 4> sb) {
+        if (program_id(0) == 0) sb.store(0.0f);
+        sb += xb.load();
+      })(in(x, block<1, 4>([](I r, I j) { return std::array{r, j}; })),
+         out(s, block<1, 4>([](I, I j) { return std::array{I{0}, j}; })));
+    };
+    const auto value = [](int, std::int64_t i) { return float(i); };
+    const auto got = kernel(k).compile(Mesh{{"x", 1}})(Array::generate<float>(1, Shape{8, Cols}, value))[0].template to_host<float>(0);
+    bool right = true;
+    for (I c = 0; c < Cols; ++c) {
+      float want = 0;
+      for (I r = 0; r < 8; ++r) want += value(0, r * Cols + c);
+      right = right && got[static_cast<std::size_t>(c)] == want;
+    }
+    return right;
+  };
+  EXPECT_TRUE(run(std::integral_constant<I, 8>{}));    // two column blocks: each gets its own slot back
+  EXPECT_FALSE(run(std::integral_constant<I, 12>{}));  // three: a revisit gets another block's window
+}
+
 template <class F>
 std::string trace_error(F&& f) {
   try {
