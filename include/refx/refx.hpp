@@ -41,6 +41,7 @@
 #include <refx/runtime/fwd.hpp>
 
 #include <refx/kernel.hpp>
+#include <refx/pipeline.hpp>
 
 #if REFX_HEADER_ONLY
 #include <refx/ir/eval.hpp>

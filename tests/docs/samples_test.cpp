@@ -8,4 +8,11 @@
 
 #include <gtest/gtest.h>
 
+// The samples are programs for header-only refx, where <refx/refx.hpp>
+// includes the runtime's controls (Runtime, RuntimeOptions, Timeline); this
+// test links refx::compiled, where it does not (docs/compile-time.md).
+#include <refx/refx.hpp>
+#include <refx/runtime/runtime.hpp>
+#include <refx/runtime/timeline.hpp>
+
 #include "doc_samples.inc"

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <source_location>
+#include <span>
 #include <tuple>
 
 #include <refx/core/memory_space.hpp>
@@ -101,7 +102,10 @@ IndexEntry index_entry(const I& i) {
   else return {index_kind<I>, i.start, index_kind<I>, i.stride};
 }
 /// A view of `parent` through `entries`, in the coordinates of the base Ref.
-ViewId make_view(ViewId parent, std::initializer_list<IndexEntry> entries);
+ViewId make_view(ViewId parent, std::span<const IndexEntry> entries);
+inline ViewId make_view(ViewId parent, std::initializer_list<IndexEntry> entries) {
+  return make_view(parent, std::span<const IndexEntry>(entries.begin(), entries.size()));
+}
 
 /// A view presenting `parent`'s bytes as elements of `to`, with the extents
 /// `reshape_to` (Ref::reshape) or, when null, the parent's extents with the
@@ -309,7 +313,7 @@ void Ref<T, E, Space>::write(const Primitive& p, const detail::StoreArg<T, E>& v
   t.bind(p, ins, views, {}, v.loc());
 }
 
-inline ViewId detail::make_view(ViewId parent_id, std::initializer_list<IndexEntry> entries) {
+inline ViewId detail::make_view(ViewId parent_id, std::span<const IndexEntry> entries) {
   auto& t = detail::Tracer::current();
   Graph& g = t.graph();
   // (The Ref's scope is checked, with the user's line, by the op that uses the view.)
