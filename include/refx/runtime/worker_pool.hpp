@@ -140,8 +140,14 @@ class WorkerPool {
         // Work appeared but another thread took it first: spin again rather
         // than sleep, or the next push would have to wake this thread.
         if (woke && !stop_ && tasks_.empty()) continue;
-        cv_.wait(lock, [&] { return stop_ || !tasks_.empty(); });
+        if (!stop_ && tasks_.empty()) cv_.wait(lock);
         if (stop_ && tasks_.empty()) return;
+        // Woken, but the task was taken first (by the host thread helping,
+        // which on this VM always beats a futex wake-up): spin again too.
+        // Sleeping again here kept both workers asleep through a stream of
+        // launches, and the host thread ran every device and copy alone
+        // (docs/performance.md, "Workers that lost a wake-up slept again").
+        if (tasks_.empty()) continue;
         t = pop_locked();
       }
       t();
