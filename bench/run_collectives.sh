@@ -26,21 +26,25 @@ BUDGET=${BUDGET:-0.4}
 ROUNDS=${ROUNDS:-3}
 NS=${NS:-2 4 8}
 SIZES=${SIZES:-4K 64K 1M 16M 64M}
-# 1 GiB: above the 508 MiB of last-level cache this VM reports (getconf
-# LEVEL3_CACHE_SIZE; lscpu shows none), and 16x a Zen 5 CCD's 32 MiB.
-POOL_BYTES=${POOL_BYTES:-1073741824}
+# 256 MiB: 8x the 32 MiB of L3 a Zen 5 CCD has (this VM reports an "AMD
+# EPYC" of family 26 and 508 MiB of L3 in getconf LEVEL3_CACHE_SIZE, the
+# host's, not one CCD's; lscpu shows none). A 1 GiB pool took about a minute
+# per program and cell to fault in on this VM.
+POOL_BYTES=${POOL_BYTES:-268435456}
 BUILD=${BUILD:-build/release}
 declare -A BYTES=([4K]=4096 [64K]=65536 [1M]=1048576 [16M]=16777216 [64M]=67108864)
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 
 echo "building the peers (../shared/peers) and refx's benchmark"
-rm -rf "$OUT/peers" && cp -r ../shared/peers "$OUT/peers"
+rm -rf "$OUT/peers" && cp -r "${PEERS_SRC:-../shared/peers}" "$OUT/peers"
 (cd "$OUT/peers" && patch -p1 < "$OLDPWD/bench/peers-cold.patch" && ./setup.sh && ./build.sh) > "$OUT/peers-build.log" 2>&1
-cmake --preset release -B "$BUILD" > "$OUT/refx-build.log" 2>&1
-cmake --build "$BUILD" --target bench_collectives >> "$OUT/refx-build.log" 2>&1
+if [[ -z ${REFX:-} ]]; then  # REFX=path: that bench_collectives, not built here
+  cmake --preset release -B "$BUILD" > "$OUT/refx-build.log" 2>&1
+  cmake --build "$BUILD" --target bench_collectives >> "$OUT/refx-build.log" 2>&1
+  REFX=$PWD/$BUILD/bench/bench_collectives
+fi
 PEERS=$OUT/peers
-REFX=$PWD/$BUILD/bench/bench_collectives
 
 # One cell's programs, each writing into the cell's directory $cell, once
 # warm ($pool = 0, files *.csv/json) and once cold ($pool = POOL_BYTES,
@@ -49,7 +53,7 @@ REFX=$PWD/$BUILD/bench/bench_collectives
 # + destination) of N x size / 4 each.
 run_membw() {
   local per=$((n * BYTES[$size] / 4))
-  (cd "$PEERS" && build/membw --sizes "$per" --threads 2 --samples 7 --pool-bytes "$pool" --csv "$cell/${tag}membw.csv" > /dev/null)
+  (cd "$PEERS" && build/membw --sizes "$per" --threads 2 --samples 7 --kernels memcpy,copy,acc --pool-bytes "$pool" --csv "$cell/${tag}membw.csv" > /dev/null)
 }
 run_mpi() {
   (cd "$PEERS" && CSV=$cell/${tag}peers.csv scripts/run_mpi.sh openmpi "$n" --sizes "$size" --budget "$BUDGET" --min-iters 5 \
