@@ -143,10 +143,11 @@ class WorkerPool {
         if (!stop_ && tasks_.empty()) cv_.wait(lock);
         if (stop_ && tasks_.empty()) return;
         // Woken, but the task was taken first (by the host thread helping,
-        // which on this VM always beats a futex wake-up): spin again too.
-        // Sleeping again here kept both workers asleep through a stream of
-        // launches, and the host thread ran every device and copy alone
-        // (docs/performance.md, "Workers that lost a wake-up slept again").
+        // which on this VM beats a futex wake-up): poll again too. Sleeping
+        // again here left both workers asleep through a stream of launches
+        // while the host thread ran every device and copy alone
+        // (docs/performance.md, "The far rows"; on a loaded machine the
+        // polling workers still lose the core to other processes).
         if (tasks_.empty()) continue;
         t = pop_locked();
       }
