@@ -11,6 +11,12 @@
 // reused by every call, as MPI reuses its recvbuf) and in place (like the
 // thread ring).
 //
+// REFX_BENCH_POOL_BYTES=P (the "cold" column of bench/run_collectives.sh):
+// the calls rotate over K = ceil(P / bytes of one call's arrays, all devices)
+// sets of arrays, so each call starts from memory the caches lost when P is
+// larger than the last-level cache; the peers get the same pool
+// (bench/peers-cold.patch). Unset or 0: one set, reused ("warm").
+//
 // REFX_BENCH_ALGORITHM=ring|direct|one_shot forces an algorithm instead of
 // Algorithm::automatic (how automatic's size limits are measured:
 // docs/performance.md); a collective that lacks it skips the row.
@@ -19,6 +25,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -63,6 +70,11 @@ refx::collectives::Algorithm algorithm() {
   std::exit(2);
 }
 
+double pool_bytes() {
+  const char* text = std::getenv("REFX_BENCH_POOL_BYTES");
+  return text == nullptr ? 0.0 : std::atof(text);
+}
+
 double bus_factor(Op op, int n) {
   return op == all_reduce ? 2.0 * (n - 1) / n : static_cast<double>(n - 1) / n;
 }
@@ -90,15 +102,25 @@ void run(benchmark::State& state, Op op) {
   const refx::Executable& exe = *made;
   // all-gather: the block, or in place the whole (N, block) result with the block in row d.
   const refx::Shape input = op != all_gather ? refx::Shape{count} : in_place ? refx::Shape{n, count / n} : refx::Shape{count / n};
-  auto x = refx::Array::generate<float>(n, input,
+  const auto make_input = [&] {
+    return refx::Array::generate<float>(n, input,
                                         [](int d, std::int64_t i) { return static_cast<float>(d + 1) + static_cast<float>(i % 7); },
                                         runtime());
-  // Out of place, out is allocated once and reused, as MPI reuses its recvbuf.
-  refx::Array out = in_place ? x : exe(x)[0];
-  const std::vector<refx::Array> args = in_place ? std::vector{x} : std::vector{x, out};
+  };
+  // Out of place, out is allocated once per set and reused, as MPI reuses its recvbuf.
+  std::vector<std::vector<refx::Array>> sets;
+  const double set_bytes = static_cast<double>(n) * 4.0 *
+                           static_cast<double>(input.num_elements() + (in_place ? 0 : op == all_gather ? count : op == all_reduce ? count : count / n));
+  const auto k = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(pool_bytes() / set_bytes)));
+  for (std::size_t i = 0; i < k; ++i) {
+    refx::Array x = make_input();
+    sets.push_back(in_place ? std::vector{x} : std::vector{x, exe(x)[0]});
+  }
+  std::size_t next = 0;
   auto call = [&] {
+    const std::vector<refx::Array>& args = sets[next++ % sets.size()];
     exe.call_in_place(args);
-    out.block_until_ready();
+    args.back().block_until_ready();
   };
   for (int i = 0; i < 3; ++i) call();
   // Each call is timed on its own and the median reported, as the peers do
@@ -119,6 +141,7 @@ void run(benchmark::State& state, Op op) {
   state.counters["busbw_GBps"] = static_cast<double>(bytes) * bus_factor(op, n) / *mid / 1e9;
   state.counters["bytes_copied_per_op"] = static_cast<double>(after.bytes_copied - before.bytes_copied) / iters;
   state.counters["parks_per_op"] = static_cast<double>(after.parks - before.parks) / iters;
+  state.counters["pool_sets"] = static_cast<double>(k);
   state.SetLabel(in_place ? "in_place" : "out_of_place");
 }
 

@@ -1,15 +1,26 @@
 #!/usr/bin/env python3
 """Turns bench/run_collectives.sh's measurements into the comparison table of
 docs/performance.md: refx vs OpenMPI vs the best hand-written thread ring vs
-the memcpy roofline, per collective, N and size.
+each collective's floor, per collective, N and size, warm and cold.
 
 usage: summarize_collectives.py CELL_DIR...
 
-A cell directory holds one N and size measured back to back by every program
-(peers.csv, membw.csv, refx.json). Ratios are taken within a cell, so both
-sides saw the machine at the same speed; a row shows the median over the
-cells of its N and size (one per round) and, with several rounds, the range of
-its ratios.
+A cell directory holds one N and size measured back to back by every program,
+warm (peers.csv, membw.csv, refx.json) and cold (the same names with a cold-
+prefix: every call on the next buffer set of a pool larger than the
+last-level cache). Ratios are taken within a cell, so both sides saw the
+machine at the same speed; a row shows the median over the cells of its N and
+size (one per round) and, with several rounds, the range of its ratios.
+
+The floor (docs/performance.md, "The floor"): a collective must move, per
+device, C bytes by copying (dst = src) and A bytes by read-add-write (dst +=
+src, the source read from the peer where it lies); over all N devices that is
+N*C bytes at the machine's 2-thread copy rate Rc and N*A bytes at its
+read-add-write rate Ra, both measured in the same cell on a working set of
+the collective's size (each rate: the fastest of 7 samples; Rc the better
+of glibc's memcpy and a plain vector loop). floor = N*C/Rc + N*A/Ra; roofline % = floor / refx's
+best time, at most 100% unless a rate was measured below what the machine
+can do.
 """
 import collections
 import csv
@@ -20,10 +31,10 @@ import sys
 
 # One round's measurement of a row: refx out of place (t, bus), in place (t,
 # bus) or None, OpenMPI's (t, bus) or None, the best thread ring's (t, bus,
-# variant) or None, the memcpy traffic rate (GB/s) at the size, the roofline
-# fraction of refx's best time, and the most busbw out of place that the
-# round shows reachable.
-Meas = collections.namedtuple("Meas", "t bus inp mpi ring rate roof reach")
+# variant) or None, the cell's rates ({"memcpy": GB/s, "acc": GB/s}), the
+# floor's fraction of refx's best time, the most busbw out of place that the
+# round shows reachable, and the floor's fraction of the ring's time.
+Meas = collections.namedtuple("Meas", "t bus inp mpi ring rate roof reach ring_roof")
 OPS = {"BM_AllReduce": "allreduce", "BM_AllGather": "allgather", "BM_ReduceScatter": "reduce_scatter"}
 
 
@@ -35,24 +46,29 @@ def fmt_t(t):
     return f"{t * 1e6:.1f} us" if t < 1e-3 else f"{t * 1e3:.2f} ms"
 
 
-def traffic(op, n, m, in_place):
-    """Bytes of memory traffic the algorithm must move per call, all devices
-    together (a copy reads and writes: 2x; a combining copy reads two and
-    writes one: 3x)."""
+def minimum_bytes(op, n, m):
+    """(C, A): the bytes one device must copy and read-add-write, in place,
+    whatever the algorithm. all-reduce: each of the N chunks (m/N) takes N-1
+    additions somewhere and then reaches the N-1 devices that did not reduce
+    it; all-gather: N-1 blocks of m/N arrive; reduce-scatter: N-1 additions
+    per chunk. Out of place moves more (out, or x into out), so this bounds
+    both forms."""
     part = (n - 1) / n * m
-    if op == "allreduce":
-        t = n * (part * 3 + part * 2)
-        return t if in_place else t + n * m * 2
-    if op == "allgather":
-        return n * part * 2 if in_place else n * m * 2
-    t = n * part * 3
-    return t if in_place else t + n * m / n * 2
+    return {"allreduce": (part, part), "allgather": (part, 0.0), "reduce_scatter": (0.0, part)}[op]
 
 
-def measure(cell):
-    """The rows one cell measured: {(op, n, size): Meas}."""
+def floor_seconds(op, n, m, rates):
+    """The least time all N devices' minimum traffic takes at the cell's rates."""
+    c, a = minimum_bytes(op, n, m)
+    return n * c / (rates["memcpy"] * 1e9) + n * a / (rates["acc"] * 1e9)
+
+
+def measure(cell, tag=""):
+    """The rows one cell measured: {(op, n, size): Meas}; tag "cold-" for the cold run."""
     mpi, ring = {}, {}
-    with open(os.path.join(cell, "peers.csv")) as f:
+    if not os.path.exists(os.path.join(cell, tag + "refx.json")):
+        return {}
+    with open(os.path.join(cell, tag + "peers.csv")) as f:
         for r in csv.DictReader(f):
             key = (r["op"], int(r["N"]), int(r["size_bytes"]))
             t, bus = float(r["t_med_s"]), float(r["busbw_gbps"])
@@ -61,30 +77,33 @@ def measure(cell):
             elif r["impl"].startswith("threads"):
                 if key not in ring or bus > ring[key][1]:
                     ring[key] = (t, bus, f'{r["impl"]}/{r["config"]}')
-    with open(os.path.join(cell, "membw.csv")) as f:
-        # memcpy reads and writes: traffic = 2x the copy rate.
-        rate = {int(r["size_bytes"]): 2 * float(r["gbps_med"]) for r in csv.DictReader(f) if r["kernel"] == "memcpy"}
+    with open(os.path.join(cell, tag + "membw.csv")) as f:
+        # Payload rates (GB/s, both threads together) of dst = src and dst += src.
+        # The fastest sample, not the median: a limit must not be beaten by a
+        # collective that ran in a quieter moment of the same cell.
+        rates = {r["kernel"]: float(r["gbps_max"]) for r in csv.DictReader(f) if r["kernel"] in ("memcpy", "copy", "acc")}
+        # The copy rate is the better of glibc's memcpy and a plain vector loop.
+        rates["memcpy"] = max(rates.get("memcpy", 0), rates.pop("copy", 0))
     refx = {}
-    with open(os.path.join(cell, "refx.json")) as f:
+    with open(os.path.join(cell, tag + "refx.json")) as f:
         for b in json.load(f)["benchmarks"]:
             name, n, size, in_place = b["name"].split("/")[:4]
             t = b["median_us"] * 1e-6  # the median call, as the peers report
             refx[(OPS[name], int(n), int(size), int(in_place))] = (t, b["busbw_GBps"])
     rows = {}
     for (op, n, size, ip), (t, bus) in refx.items():
-        if ip or size not in rate:
+        if ip or len(rates) < 2:
             continue
         inp = refx.get((op, n, size, 1))
         r = ring.get((op, n, size))
-        best_in_place = inp is not None and inp[1] > bus
-        best_t = inp[0] if best_in_place else t
-        bytes_per_s = rate[size] * 1e9
-        roof = traffic(op, n, size, best_in_place) / bytes_per_s / best_t
-        # The out-of-place minimum traffic at the memcpy rate, or the best (in
-        # place) ring's busbw scaled by the traffic out of place adds.
-        tr_in, tr_out = traffic(op, n, size, True), traffic(op, n, size, False)
-        reach = max(r[1] * tr_in / tr_out if r else 0, bus * t / (tr_out / bytes_per_s))
-        rows[(op, n, size)] = Meas(t, bus, inp, mpi.get((op, n, size)), r, rate[size], roof, reach)
+        best_t = min(t, inp[0]) if inp else t
+        floor = floor_seconds(op, n, size, rates)
+        roof = floor / best_t
+        ring_roof = floor / r[0] if r else None
+        # What the rounds show reachable out of place: the best (in place)
+        # ring's busbw, or the floor's.
+        reach = max(r[1] if r else 0, bus * t / floor)
+        rows[(op, n, size)] = Meas(t, bus, inp, mpi.get((op, n, size)), r, rates, roof, reach, ring_roof)
     return rows
 
 
@@ -120,43 +139,59 @@ class Row:
         return f"{self.op} N = {self.n} {human(self.size)}"
 
 
+def load(cells, tag):
+    by_key = collections.defaultdict(list)
+    for cell in cells:
+        for key, m in measure(cell, tag).items():
+            by_key[key].append(m)
+    order = list(OPS.values())
+    return [Row(k, v) for k, v in sorted(by_key.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1:]))]
+
+
 def main():
     cells = sys.argv[1:]
     if not cells:
         sys.exit(__doc__)
-    by_key = collections.defaultdict(list)
-    for cell in cells:
-        for key, m in measure(cell).items():
-            by_key[key].append(m)
-    order = list(OPS.values())
-    rows = [Row(k, v) for k, v in sorted(by_key.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1:]))]
-    rounds = max(len(r.rounds) for r in rows)
-
-    rates = collections.defaultdict(list)
-    for r in rows:
-        rates[r.size] += [m.rate for m in r.rounds]
+    warm, cold = load(cells, ""), load(cells, "cold-")
+    cold_of = {(r.op, r.n, r.size): r for r in cold}
+    rounds = max(len(r.rounds) for r in warm)
     print(f"{rounds} round(s); every figure is the median over them, a range in brackets the rounds' spread.\n")
-    print("memcpy with 2 threads, GB/s of traffic (the roofline's rate): " +
-          ", ".join(f"{human(s)} {statistics.median(g):.1f}" for s, g in sorted(rates.items())) + "\n")
-    for op in order:
-        print(f"#### {op}: busbw GB/s (median time per op)\n")
-        print("| N | size | refx out-of-place | OpenMPI | refx/MPI | refx in-place | best thread ring | refx in-place / ring | roofline % |")
-        print("|---|---|---|---|---|---|---|---|---|")
-        for r in (r for r in rows if r.op == op):
-            def cell(pick):
-                bus, t = r.median(lambda m: pick(m) and pick(m)[1]), r.median(lambda m: pick(m) and pick(m)[0])
+    for name, rows in (("warm", warm), ("cold", cold)):
+        rates = collections.defaultdict(list)
+        for r in rows:
+            rates[(r.n, r.size)] += [m.rate for m in r.rounds]
+        if rates:
+            print(f"{name} rates, GB/s moved (both threads), dst = src / dst += src, on a working set of N x size: " +
+                  ", ".join(f"N = {n} {human(s)} {statistics.median(x['memcpy'] for x in g):.1f} / "
+                            f"{statistics.median(x['acc'] for x in g):.1f}" for (n, s), g in sorted(rates.items())) + "\n")
+    for op in OPS.values():
+        print(f"#### {op}: busbw GB/s (median time per op); refx = the better of in place and out of place\n")
+        print("| N | size | warm: refx out-of-place | OpenMPI | refx/MPI | refx in-place | best thread ring | refx / ring | roofline % "
+              "| cold: refx | ring | refx / ring | refx/MPI | roofline % | ring's roofline % |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for r in (r for r in warm if r.op == op):
+            def cell(row, pick):
+                bus, t = row.median(lambda m: pick(m) and pick(m)[1]), row.median(lambda m: pick(m) and pick(m)[0])
                 return f"{bus:.3g} ({fmt_t(t)})" if bus is not None else "-"
             variants = collections.Counter(m.ring[2] for m in r.rounds if m.ring)
             ring = r.median(lambda m: m.ring and m.ring[1])
-            cells_ = [str(r.n), human(r.size), cell(lambda m: (m.t, m.bus)), cell(lambda m: m.mpi), r.vs_mpi_text,
-                      cell(lambda m: m.inp), f"{ring:.3g} ({variants.most_common(1)[0][0]})" if variants else "-",
+            cells_ = [str(r.n), human(r.size), cell(r, lambda m: (m.t, m.bus)), cell(r, lambda m: m.mpi), r.vs_mpi_text,
+                      cell(r, lambda m: m.inp), f"{ring:.3g} ({variants.most_common(1)[0][0]})" if variants else "-",
                       r.vs_ring_text, f"{100 * r.roof:.0f}%"]
+            c = cold_of.get((r.op, r.n, r.size))
+            if c:
+                ring_roof = c.median(lambda m: m.ring_roof)
+                cells_ += [cell(c, lambda m: min((m.t, m.bus), m.inp or (m.t, m.bus))), cell(c, lambda m: m.ring and m.ring[:2]),
+                           c.vs_ring_text, c.vs_mpi_text, f"{100 * c.roof:.0f}%",
+                           f"{100 * ring_roof:.0f}%" if ring_roof is not None else "-"]
+            else:
+                cells_ += ["-"] * 6
             print("| " + " | ".join(cells_) + " |")
         print()
-    print_targets(rows)
+    print_targets(warm, cold)
 
 
-def print_targets(rows):
+def print_targets(rows, cold):
     """The issue's targets, counted on the rows' medians."""
     large = [x for x in rows if x.size >= 1 << 20]
     print("#### Against the targets\n")
@@ -164,24 +199,29 @@ def print_targets(rows):
     missed = [x for x in vs_mpi if x.vs_mpi < 3]
     # 3x OpenMPI beyond what the rounds show reachable out of place.
     beyond = [x for x in missed if x.median(lambda m: m.mpi and 3 * m.mpi[1] / m.reach) > 1]
-    print(f"- >= 1 MiB, busbw >= 3x OpenMPI (out of place): {len(vs_mpi) - len(missed)} of {len(vs_mpi)} rows; "
+    print(f"- warm, >= 1 MiB, busbw >= 3x OpenMPI (out of place): {len(vs_mpi) - len(missed)} of {len(vs_mpi)} rows; "
           f"missed in {len(missed)}; in the {len(beyond)} marked *, 3x OpenMPI is more than the run shows reachable "
-          "(the thread ring scaled to the traffic out of place, and the roofline): " +
+          "(the thread ring, and the floor): " +
           ", ".join(f"{x.name()} {x.vs_mpi:.2f}x{'*' if x in beyond else ''}" for x in missed))
-    vs_ring = [x for x in large if x.vs_ring is not None]
-    below = [x for x in vs_ring if x.vs_ring < 1]
-    print(f"- >= 1 MiB, in place >= 1.0x the best thread ring: {len(vs_ring) - len(below)} of {len(vs_ring)} rows; below: " +
-          ", ".join(f"{x.name()} {x.vs_ring:.2f}x" for x in below))
-    big = [x for x in rows if x.size == 64 << 20]
-    print(f"- 64 MiB, >= 70% of the roofline: {sum(x.roof >= 0.7 for x in big)} of {len(big)} rows "
-          f"({min(x.roof for x in big):.0%}-{max(x.roof for x in big):.0%})" if big else "- 64 MiB: no rows")
+    for name, rs in (("warm", rows), ("cold", cold)):
+        vs_ring = [x for x in rs if x.size >= 1 << 20 and x.vs_ring is not None]
+        below = [x for x in vs_ring if x.vs_ring < 1]
+        print(f"- {name}, >= 1 MiB, >= 1.0x the best thread ring: {len(vs_ring) - len(below)} of {len(vs_ring)} rows; below: " +
+              ", ".join(f"{x.name()} {x.vs_ring:.2f}x" for x in below))
+        over = [x for x in rs if x.roof > 1 or (x.median(lambda m: m.ring_roof) or 0) > 1]
+        print(f"- {name}: rows where refx or the ring run above the floor (roofline % > 100): " +
+              (", ".join(f"{x.name()} refx {100 * x.roof:.0f}% ring {100 * (x.median(lambda m: m.ring_roof) or 0):.0f}%" for x in over)
+               or "none"))
+    big = [x for x in cold if x.size == 64 << 20]
+    print(f"- cold, 64 MiB, >= 85% of the floor: {sum(x.roof >= 0.85 for x in big)} of {len(big)} rows; " +
+          ", ".join(f"{x.name()} {100 * x.roof:.0f}%" for x in big) if big else "- cold, 64 MiB: no rows")
     for n, bound in ((2, 1.0), (8, 0.5)):
         for x in (x for x in rows if x.size == 4 << 10 and x.n == n):
             best = lambda m: min(m.t, m.inp[0]) if m.inp else m.t
             t, mpi = x.median(best), x.median(lambda m: m.mpi and m.mpi[0])
             _, ratio = x.ratio(lambda m: m.mpi and best(m) / m.mpi[0])
             if mpi is not None:
-                print(f"- 4 KiB, N = {n}, {x.op}: {fmt_t(t)} against OpenMPI's {fmt_t(mpi)}: {ratio}, target <= {bound}x")
+                print(f"- warm, 4 KiB, N = {n}, {x.op}: {fmt_t(t)} against OpenMPI's {fmt_t(mpi)}: {ratio}, target <= {bound}x")
     print()
 
 

@@ -149,7 +149,8 @@ void reduce_scatter_in_place(const R& x, std::string_view axis, ReduceOp op = Re
 
 
 /// all_reduce's Algorithm::automatic: one_shot up to `one_shot_max_bytes` per
-/// device, direct for N > 2 below `direct_max_bytes`, the ring otherwise (at
+/// device, direct for N > 2 below `direct_max_bytes` (in place:
+/// `direct_in_place_max_bytes`), the ring otherwise (at
 /// 4 MiB and more the ring's neighbour-only copies beat direct's all-pairs
 /// traffic on this runtime, at 2 MiB direct is ahead: docs/performance.md).
 ///
@@ -157,6 +158,10 @@ void reduce_scatter_in_place(const R& x, std::string_view axis, ReduceOp op = Re
 inline constexpr std::int64_t one_shot_max_bytes = 32 << 10;
 /// all_reduce's Algorithm::automatic uses the direct algorithm (N > 2) below this size per device.
 inline constexpr std::int64_t direct_max_bytes = 4 << 20;
+/// In place, below this size: direct moves 3(N-1) chunks per device against
+/// the ring's 2(N-1), and at 1 MiB the ring was ahead on both hosts measured
+/// since (docs/performance.md, "The far rows").
+inline constexpr std::int64_t direct_in_place_max_bytes = 1 << 20;
 /// The out-of-place reduce_scatter's Algorithm::automatic uses the direct
 /// algorithm for N > 2 below this size of x per device (for N = 2 up to
 /// `one_shot_max_bytes`), the ring otherwise: docs/performance.md.
@@ -165,11 +170,11 @@ inline constexpr std::int64_t reduce_scatter_direct_max_bytes = 256 << 10;
 namespace detail {
 /// What Algorithm::automatic picks for an all-reduce of x.
 template <class R>
-Algorithm automatic_all_reduce(const R& x, const Ring& ring) {
+Algorithm automatic_all_reduce(const R& x, const Ring& ring, bool in_place) {
   const std::int64_t bytes = x.shape().num_elements() * static_cast<std::int64_t>(sizeof(typename R::value_type));
-  return bytes <= one_shot_max_bytes                   ? Algorithm::one_shot
-         : ring.size > 2 && bytes < direct_max_bytes ? Algorithm::direct
-                                                      : Algorithm::ring;
+  return bytes <= one_shot_max_bytes                                                         ? Algorithm::one_shot
+         : ring.size > 2 && bytes < (in_place ? direct_in_place_max_bytes : direct_max_bytes) ? Algorithm::direct
+                                                                                            : Algorithm::ring;
 }
 
 /// Direct ("two-shot") all-reduce. Round 1: chunk p of x goes to device p's
@@ -280,7 +285,7 @@ void all_reduce(const R& x, std::string_view axis, ReduceOp op = ReduceOp::sum, 
   detail::check_reducible<R>();
   const detail::Ring ring(axis, loc);
   if (ring.size == 1) return;
-  if (a == Algorithm::automatic) a = detail::automatic_all_reduce(x, ring);
+  if (a == Algorithm::automatic) a = detail::automatic_all_reduce(x, ring, true);
   if (a == Algorithm::one_shot) {
     detail::all_reduce_one_shot(x, x, ring, op);
     return;
@@ -315,7 +320,7 @@ void all_reduce(const Src& x, const Dst& out, std::string_view axis, ReduceOp op
     sync_copy(x, out, loc);
     return;
   }
-  if (a == Algorithm::automatic) a = detail::automatic_all_reduce(out, ring);
+  if (a == Algorithm::automatic) a = detail::automatic_all_reduce(out, ring, false);
   if (a == Algorithm::one_shot) {
     detail::all_reduce_one_shot(x, out, ring, op);
     return;

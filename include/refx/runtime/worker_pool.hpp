@@ -140,8 +140,15 @@ class WorkerPool {
         // Work appeared but another thread took it first: spin again rather
         // than sleep, or the next push would have to wake this thread.
         if (woke && !stop_ && tasks_.empty()) continue;
-        cv_.wait(lock, [&] { return stop_ || !tasks_.empty(); });
+        if (!stop_ && tasks_.empty()) cv_.wait(lock);
         if (stop_ && tasks_.empty()) return;
+        // Woken, but the task was taken first (by the host thread helping,
+        // which on this VM beats a futex wake-up): poll again too. Sleeping
+        // again here left both workers asleep through a stream of launches
+        // while the host thread ran every device and copy alone
+        // (docs/performance.md, "The far rows"; on a loaded machine the
+        // polling workers still lose the core to other processes).
+        if (tasks_.empty()) continue;
         t = pop_locked();
       }
       t();

@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Summarises a refx timeline (REFX_TRACE_FILE's Chrome Trace JSON) of many
+launches of one program: the launch span, when each device started relative
+to the first (quartiles over the launches), which thread ran the copies, and
+how long one copy took. How docs/performance.md ("The far rows") shows that
+a launch ran its devices one after another on one thread.
+
+    REFX_TRACE_FILE=/tmp/t.json build/release/bench/bench_collectives \\
+        --benchmark_filter='BM_AllGather/2/1048576/1' --benchmark_min_time=0.05
+    bench/timeline_stats.py /tmp/t.json
+"""
+import collections
+import json
+import statistics
+import sys
+
+
+def quartiles(v):
+    return [round(q, 1) for q in statistics.quantiles(v, n=4)] if len(v) > 1 else v
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    d = json.load(open(sys.argv[1]))
+    ev = d["traceEvents"] if isinstance(d, dict) else d
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e.get("name") == "thread_name"}
+    kernels = collections.defaultdict(list)
+    for e in ev:
+        if e.get("ph") == "X" and e.get("cat") == "kernel":
+            kernels[(e["pid"], e["args"]["launch"])].append(e)
+    spans, starts = [], []
+    for ks in kernels.values():
+        t0 = min(k["ts"] for k in ks)
+        spans.append(max(k["ts"] + k["dur"] for k in ks) - t0)
+        starts.append(sorted(k["ts"] - t0 for k in ks))
+    print(f"launches: {len(spans)}; span (us), quartiles: {quartiles(spans)}")
+    for i in range(max(map(len, starts), default=0)):
+        print(f"device started #{i + 1}, us after the first, quartiles: {quartiles([s[i] for s in starts if len(s) > i])}")
+    copies = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "copy"]
+    by_thread = collections.Counter(names.get((e["pid"], e["tid"]), "?") for e in copies)
+    print("copies (and chunks) by thread:", dict(by_thread))
+    print(f"one copy or chunk (us), quartiles: {quartiles([e['dur'] for e in copies])}")
+
+
+if __name__ == "__main__":
+    main()
