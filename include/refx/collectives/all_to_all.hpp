@@ -10,11 +10,11 @@
 namespace refx::collectives {
 
 template <class Src, class Dst>
-void all_to_all(const Src& x, const Dst& out, std::string_view axis,
-                std::source_location loc = std::source_location::current()) {
-  static_assert(is_ref_v<Src> && is_ref_v<Dst> && !is_semaphore_v<Src> && !is_semaphore_v<Dst>,
-                "refx: all_to_all operates on Refs");
-  static_assert(!Dst::read_only, "refx: all_to_all's output must be a writable Ref<T>");
+void all_to_all(const Src& x, const Dst& out, AxisName axis,
+                refx::source_location loc = refx::source_location::current()) {
+  if constexpr (!detail::check_collective_io<detail::Collective::all_to_all, Src, Dst>()) {
+    return;
+  } else {
   const detail::Ring ring(axis, loc);
   const std::int32_t n = ring.size;
   if (x.shape()[0] != n || out.shape()[0] != n)
@@ -35,6 +35,7 @@ void all_to_all(const Src& x, const Dst& out, std::string_view axis,
     }
     own.wait(loc);
   }, loc);
+  }
 }
 
 }  // namespace refx::collectives
