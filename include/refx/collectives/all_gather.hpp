@@ -86,10 +86,10 @@ void all_gather(const Src* x, const Dst& out, AxisName axis, Algorithm a, refx::
   const std::int64_t slots = out.shape()[0];
   if (slots != ring.size && x)
     throw TraceError(fmt::format("refx: all_gather: out's leading dimension is {} but the axis \"{}\" has {} devices (at {})",
-                                 slots, axis, ring.size, SourceLoc(loc)));
+                                 slots, axis.view(), ring.size, SourceLoc(loc)));
   if (slots != ring.size)
     throw TraceError(fmt::format("refx: all_gather_in_place: x's leading dimension is {} but the axis \"{}\" has {} devices (at {})",
-                                 slots, axis, ring.size, SourceLoc(loc)));
+                                 slots, axis.view(), ring.size, SourceLoc(loc)));
   if (a == Algorithm::one_shot)
     throw TraceError(fmt::format("refx: all_gather: Algorithm::one_shot is an all_reduce algorithm; use ring, direct or automatic (at {})",
                                  SourceLoc(loc)));

@@ -157,11 +157,17 @@ class Ref : public detail::ref_base {
   /// A view of a region: integers drop a dimension, `ds(...)` keeps it.
   template <class... I>
   auto at(const I&... idx) const {
-    static_assert(sizeof...(I) <= rank, "refx: more indices than the Ref's rank in .at(...)");
-    static_assert(((detail::index_kind<I> != detail::bad_index) && ...),
+    constexpr bool fits = sizeof...(I) <= rank;
+    constexpr bool kinds = ((detail::index_kind<I> != detail::bad_index) && ...);
+    static_assert(fits, "refx: more indices than the Ref's rank in .at(...)");
+    static_assert(kinds,
                   "refx: .at(...) takes integers, integer Scalars, ds(start, size[, stride]), ds<N>(start) or refx::all");
-    using NE = typename detail::view_extents<E, I...>::type;
-    return Ref<T, NE, Space>::from_view(detail::make_view(view(), {detail::index_entry(idx)...}));
+    if constexpr (!fits || !kinds) {
+      return *this;  // not reached: a check above failed to compile
+    } else {
+      using NE = typename detail::view_extents<E, I...>::type;
+      return Ref<T, NE, Space>::from_view(detail::make_view(view(), {detail::index_entry(idx)...}));
+    }
   }
 
   /// The same bytes as elements of U, as Pallas' `ref.bitcast`: with
@@ -462,7 +468,7 @@ struct loaded {
   using type = Scalar<float>;
 };
 template <class R>
-  requires requires { typename R::value_type; }
+  requires(is_ref_v<R> && requires { typename R::value_type; })
 struct loaded<R> {
   using type = Value<typename R::value_type, typename R::extents_type>;
 };
