@@ -575,98 +575,98 @@ template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator+(const A&, const B&) {
   static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(): x.load() + ...");
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator-(const A&, const B&) {
   static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(): x.load() - ...");
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator*(const A&, const B&) {
   static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(): x.load() * ...");
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator/(const A&, const B&) {
   static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(): x.load() / ...");
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator%(const A&, const B&) {
   static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(): x.load() % ...");
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator&(const A&, const B&) {
   static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(): x.load() & ...");
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator|(const A&, const B&) {
   static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(): x.load() | ...");
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator^(const A&, const B&) {
   static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(): x.load() ^ ...");
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator<(const A&, const B&) {
   static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(): x.load() < ...");
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator<=(const A&, const B&) {
   static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(): x.load() <= ...");
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator>(const A&, const B&) {
   static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(): x.load() > ...");
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator>=(const A&, const B&) {
   static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(): x.load() >= ...");
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator==(const A&, const B&) {
   static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(): x.load() == ...");
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator!=(const A&, const B&) {
   static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(): x.load() != ...");
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 
