@@ -9,6 +9,8 @@
 #                    REFX_SOURCE.gch with the checks' flags: a build step)
 #   REFX_FLAGS_FILE  generated file setting REFX_CF_INCLUDES, REFX_CF_DEFINES and
 #                    REFX_CF_IMPLICIT_INCLUDES
+#   REFX_HEADER_ROOT optional: refx's header directory; a precompiled header
+#                    older than any header in it is not used
 #   REFX_PCH         optional: a header precompiled by the "pch" mode; it is
 #                    included first (-include), and GCC reads its .gch instead of
 #                    parsing refx again (clang: its .pch). A missing or stale
@@ -59,7 +61,25 @@ if(REFX_MODE STREQUAL "pch")
   endif()
   return()
 endif()
+# A precompiled header older than a refx header is stale: GCC would silently
+# use the old declarations and clang refuses it ("has been modified since the
+# precompiled header was built"), so it is skipped (the check then parses the
+# headers itself: slower, but what it tests is current).
+set(use_pch OFF)
 if(DEFINED REFX_PCH AND EXISTS "${REFX_PCH}${pch_suffix}")
+  set(use_pch ON)
+  if(DEFINED REFX_HEADER_ROOT)
+    file(GLOB_RECURSE headers "${REFX_HEADER_ROOT}/*.hpp")
+    foreach(h IN LISTS headers)
+      if("${h}" IS_NEWER_THAN "${REFX_PCH}${pch_suffix}")
+        message(STATUS "precompiled header older than ${h}: not used")
+        set(use_pch OFF)
+        break()
+      endif()
+    endforeach()
+  endif()
+endif()
+if(use_pch)
   list(APPEND args -include "${REFX_PCH}")
 endif()
 
