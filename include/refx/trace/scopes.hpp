@@ -99,6 +99,9 @@ auto run_scoped(const std::vector<Shape>& shapes, F&& body, refx::source_locatio
   } else {
   static_assert(detail::has_deducible_params<F>,
                 "refx: run_scoped needs a body with explicit parameter types (Ref<...>, semaphores), not auto");
+  if constexpr (!detail::has_deducible_params<F>) {
+    return;
+  } else {
   using Params = typename detail::callable_args<F>::type;
   using R = typename detail::scoped_result<F&, Params>::type;
   static_assert(!detail::returns_ref<R>,
@@ -110,10 +113,15 @@ auto run_scoped(const std::vector<Shape>& shapes, F&& body, refx::source_locatio
                 "std::tuple instead");
   static_assert(detail::results<R>::supported || std::is_class_v<R>,
                 "refx: a run_scoped body returns void, a Value or a std::tuple of Values");
+  if constexpr (detail::returns_ref<R> || !detail::results<R>::supported) {
+    return;  // not reached: a check above failed to compile
+  } else {
   auto [block, scope, params, out] = detail::trace_scope<Params>(body, shapes, loc);
   auto& t = detail::Tracer::current();
   const auto outs = detail::close_scope(t, block, scope, {}, std::move(out), loc);
   if constexpr (!std::is_void_v<R>) return detail::results<R>::rebuild(outs);
+  }
+  }
   }
 }
 
