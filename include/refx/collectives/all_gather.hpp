@@ -121,9 +121,12 @@ void all_gather(const Src& x, const Dst& out, AxisName axis, Algorithm a = Algor
 template <class R>
 void all_gather_in_place(const R& x, AxisName axis, Algorithm a = Algorithm::automatic,
                          refx::source_location loc = refx::source_location::current()) {
-  detail::check_in_place_ref<R>();
+  if constexpr (!(detail::check_in_place_ref<R>())) {
+    return;
+  } else {
   using Slot = decltype(x.at(std::declval<Scalar<std::int32_t>>()));
   detail::all_gather<Slot>(nullptr, x, axis, a, loc);
+  }
 }
 
 }  // namespace refx::collectives

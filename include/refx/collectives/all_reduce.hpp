@@ -140,11 +140,13 @@ template <class R>
 void reduce_scatter_in_place(const R& x, AxisName axis, ReduceOp op = ReduceOp::sum,
                              Direction d = Direction::unidirectional,
                              refx::source_location loc = refx::source_location::current()) {
-  detail::check_in_place_ref<R>();
-  detail::check_reducible<R>();
+  if constexpr (!(detail::check_in_place_ref<R>() && detail::check_reducible<R>())) {
+    return;
+  } else {
   const detail::Ring ring(axis, loc);
   if (ring.size == 1) return;
   detail::with_lanes(x, d, [&](auto& lanes) { detail::reduce_scatter_steps(ring, lanes, op); });
+  }
 }
 
 
@@ -276,8 +278,9 @@ void all_reduce_one_shot(const Src& x, const Dst& out, const Ring& ring, ReduceO
 template <class R>
 void all_reduce(const R& x, AxisName axis, ReduceOp op = ReduceOp::sum, Direction d = Direction::unidirectional,
                 Algorithm a = Algorithm::automatic, refx::source_location loc = refx::source_location::current()) {
-  detail::check_in_place_ref<R>();
-  detail::check_reducible<R>();
+  if constexpr (!(detail::check_in_place_ref<R>() && detail::check_reducible<R>())) {
+    return;
+  } else {
   const detail::Ring ring(axis, loc);
   if (ring.size == 1) return;
   if (a == Algorithm::automatic) a = detail::automatic_all_reduce(x, ring);
@@ -293,6 +296,7 @@ void all_reduce(const R& x, AxisName axis, ReduceOp op = ReduceOp::sum, Directio
     detail::reduce_scatter_steps(ring, lanes, op);
     detail::all_gather_steps(ring, lanes);
   });
+  }
 }
 
 /// Out-of-place all-reduce: out = reduction of every device's x (x is kept).

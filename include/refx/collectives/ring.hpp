@@ -157,24 +157,42 @@ constexpr bool check_collective_io() {
 }
 
 template <class R>
-constexpr void check_collective_ref() {
-  static_assert(is_ref_v<R> && !is_semaphore_v<R>, "refx: collectives operate on Refs");
-  static_assert(R::rank >= 1, "refx: collectives cut the leading dimension into chunks; pass a Ref of rank >= 1");
+constexpr bool check_collective_ref() {
+  constexpr bool refs = is_ref_v<R> && !is_semaphore_v<R>;
+  static_assert(refs, "refx: collectives operate on Refs");
+  if constexpr (!refs) {
+    return false;
+  } else {
+    static_assert(R::rank >= 1, "refx: collectives cut the leading dimension into chunks; pass a Ref of rank >= 1");
+    return R::rank >= 1;
+  }
 }
 
 /// all_reduce and reduce_scatter combine elements with sum or max, which a
 /// bool Ref does not have (the traced add and max refuse bool too, but only
 /// at trace time and naming the collective's line, not the caller's).
 template <class R>
-constexpr void check_reducible() {
-  static_assert(!std::is_same_v<std::remove_const_t<typename R::value_type>, bool>,
-                "refx: all_reduce and reduce_scatter combine numbers; a bool Ref has no sum or max (reduce int32_t)");
+constexpr bool check_reducible() {
+  if constexpr (!is_ref_v<R> || is_semaphore_v<R>) {
+    return false;
+  } else {
+    constexpr bool ok = !std::is_same_v<std::remove_const_t<typename R::value_type>, bool>;
+    static_assert(ok,
+                  "refx: all_reduce and reduce_scatter combine numbers; a bool Ref has no sum or max (reduce int32_t)");
+    return ok;
+  }
 }
 
+/// The checks of an in-place collective's Ref; false stops the caller
+/// (`if constexpr`) before follow-on errors.
 template <class R>
-constexpr void check_in_place_ref() {
-  check_collective_ref<R>();
-  static_assert(!R::read_only, "refx: an in-place collective needs a writable Ref<T>, not Ref<const T>");
+constexpr bool check_in_place_ref() {
+  if constexpr (!check_collective_ref<R>()) {
+    return false;
+  } else {
+    static_assert(!R::read_only, "refx: an in-place collective needs a writable Ref<T>, not Ref<const T>");
+    return !R::read_only;
+  }
 }
 
 /// Tells the device that sends to me that I can take its next block, then
