@@ -9,10 +9,17 @@
 #                    REFX_SOURCE.gch with the checks' flags: a build step)
 #   REFX_FLAGS_FILE  generated file setting REFX_CF_INCLUDES, REFX_CF_DEFINES and
 #                    REFX_CF_IMPLICIT_INCLUDES
+#   REFX_HEADER_ROOT optional: refx's header directory; a precompiled header
+#                    older than any header in it is not used
 #   REFX_PCH         optional: a header precompiled by the "pch" mode; it is
 #                    included first (-include), and GCC reads its .gch instead of
-#                    parsing refx again. A missing or stale .gch only costs time:
-#                    GCC then parses the header itself.
+#                    parsing refx again (clang: its .pch). A missing or stale
+#                    precompiled header only costs time: the compiler then
+#                    parses the header itself.
+#   REFX_MAX_FIRST   optional (default 15): a rejection's first refx: line must
+#                    be within the compiler output's first REFX_MAX_FIRST lines
+#   REFX_MAX_TAIL    optional (default 40): at most this many lines of output may
+#                    follow the first refx: line (no cascade of follow-on errors)
 cmake_minimum_required(VERSION 3.21)
 
 foreach(var REFX_CXX REFX_SOURCE REFX_MODE REFX_FLAGS_FILE)
@@ -39,16 +46,40 @@ endforeach()
 set(args_no_syntax_only ${args})
 list(REMOVE_ITEM args_no_syntax_only -fsyntax-only)
 
+# GCC reads <header>.gch, clang <header>.pch, when the header is -include'd.
+set(pch_suffix ".gch")
+if(REFX_CXX MATCHES "clang")
+  set(pch_suffix ".pch")
+endif()
+
 if(REFX_MODE STREQUAL "pch")
   execute_process(
-    COMMAND "${REFX_CXX}" ${args_no_syntax_only} -x c++-header "${REFX_SOURCE}" -o "${REFX_SOURCE}.gch"
+    COMMAND "${REFX_CXX}" ${args_no_syntax_only} -x c++-header "${REFX_SOURCE}" -o "${REFX_SOURCE}${pch_suffix}"
     RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "RefxCompileCheck.cmake: precompiling ${REFX_SOURCE} failed")
   endif()
   return()
 endif()
-if(DEFINED REFX_PCH AND EXISTS "${REFX_PCH}.gch")
+# A precompiled header older than a refx header is stale: GCC would silently
+# use the old declarations and clang refuses it ("has been modified since the
+# precompiled header was built"), so it is skipped (the check then parses the
+# headers itself: slower, but what it tests is current).
+set(use_pch OFF)
+if(DEFINED REFX_PCH AND EXISTS "${REFX_PCH}${pch_suffix}")
+  set(use_pch ON)
+  if(DEFINED REFX_HEADER_ROOT)
+    file(GLOB_RECURSE headers "${REFX_HEADER_ROOT}/*.hpp")
+    foreach(h IN LISTS headers)
+      if("${h}" IS_NEWER_THAN "${REFX_PCH}${pch_suffix}")
+        message(STATUS "precompiled header older than ${h}: not used")
+        set(use_pch OFF)
+        break()
+      endif()
+    endforeach()
+  endif()
+endif()
+if(use_pch)
   list(APPEND args -include "${REFX_PCH}")
 endif()
 
@@ -133,4 +164,36 @@ endforeach()
 if(NOT missing STREQUAL "")
   refx_fail("compile_fail: ${REFX_SOURCE} failed to compile, but not with the expected diagnostic" "${missing}")
 endif()
+
+# The refx: sentence must come first and not drown in a cascade: it must be in
+# the first REFX_MAX_FIRST lines, and at most REFX_MAX_TAIL lines may follow it.
+if(NOT DEFINED REFX_MAX_FIRST)
+  set(REFX_MAX_FIRST 15)
+endif()
+if(NOT DEFINED REFX_MAX_TAIL)
+  set(REFX_MAX_TAIL 40)
+endif()
+string(REPLACE ";" "<REFX_SEMI>" flat "${output}")
+string(REPLACE "[" "<REFX_LBR>" flat "${flat}")
+string(REPLACE "]" "<REFX_RBR>" flat "${flat}")
+string(REGEX REPLACE "\n$" "" flat "${flat}")
+string(REPLACE "\n" ";" out_lines "${flat}")
+list(LENGTH out_lines n_lines)
+set(first -1)
+set(i 0)
+foreach(line IN LISTS out_lines)
+  if(line MATCHES "refx(::extend::[a-z_]+)?: ")
+    set(first ${i})
+    break()
+  endif()
+  math(EXPR i "${i} + 1")
+endforeach()
+if(first EQUAL -1 OR first GREATER_EQUAL REFX_MAX_FIRST)
+  refx_fail("compile_fail: ${REFX_SOURCE}: the first refx: line is not within the first ${REFX_MAX_FIRST} lines of output" "")
+endif()
+math(EXPR tail "${n_lines} - ${first} - 1")
+if(tail GREATER REFX_MAX_TAIL)
+  refx_fail("compile_fail: ${REFX_SOURCE}: ${tail} lines of output follow the refx: line (at most ${REFX_MAX_TAIL}): a cascade" "")
+endif()
+message(STATUS "refx: line is output line ${first}, followed by ${tail} lines")
 message(STATUS "OK: ${REFX_SOURCE} is rejected with the expected diagnostic")

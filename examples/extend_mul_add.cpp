@@ -77,7 +77,7 @@ const Primitive& mul_add_p = define_primitive(Primitive{
 // `loc` makes errors name the caller's line rather than this one.
 template <class T, class E>
 Value<T, E> mul_add(const Value<T, E>& x, const Value<T, E>& y, const Value<T, E>& z,
-                    std::source_location loc = std::source_location::current()) {
+                    refx::source_location loc = refx::source_location::current()) {
   return extend::bind<T, E>(mul_add_p, x, y, z, loc);
 }
 // [/snippet]
@@ -116,7 +116,7 @@ const Primitive& scale_into_p = define_primitive(Primitive{
 
 template <class R, class T, class E>
 void scale_into(const R& ref, const Value<T, E>& x, double factor,
-                std::source_location loc = std::source_location::current()) {
+                refx::source_location loc = refx::source_location::current()) {
   extend::bind_effect(scale_into_p, ref, x, extend::Attrs{extend::double_attr(factor)}, loc);
 }
 // [/snippet]

@@ -18,7 +18,7 @@
 // exe.effects() describes the program's effects.
 
 #include <memory>
-#include <source_location>
+#include <refx/core/source_location.hpp>
 #include <string>
 #include <vector>
 
@@ -92,7 +92,7 @@ class Kernel {
     return *this;
   }
   /// The collective id whose barrier semaphore get_barrier_semaphore() returns.
-  Kernel& collective_id(std::int64_t id) {
+  Kernel& collective_id(IntArg<std::int64_t, IntArgKind::collective_id> id) {
     collective_id_ = id;
     return *this;
   }
@@ -105,7 +105,7 @@ class Kernel {
 
   /// Traces the kernel for `mesh` (shapes: none if all static, else one per parameter).
   Executable compile(const Mesh& mesh, const std::vector<Shape>& shapes = {}, Runtime& rt = detail::global_runtime(),
-                     std::source_location loc = std::source_location::current()) const {
+                     refx::source_location loc = refx::source_location::current()) const {
     static_assert(detail::has_deducible_params<F>,
                   "refx: kernel needs a callable with explicit parameter types (Ref<...>), not auto");
     using Params = typename detail::callable_args<F>::type;
@@ -134,6 +134,10 @@ class Kernel {
 
 template <class F>
 Kernel<std::decay_t<F>> kernel(F&& f) {
+  static_assert(detail::is_callable_kind_v<F>,
+                "refx: kernel(f) takes the kernel as a callable: a lambda or function whose parameters are Refs, e.g. "
+                "kernel([](VmemRef<const float, 128> x, VmemRef<float, 128> y) { ... }); a Ref, Value, number or "
+                "string is not one");
   return Kernel<std::decay_t<F>>(std::forward<F>(f));
 }
 

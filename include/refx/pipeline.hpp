@@ -23,7 +23,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
-#include <source_location>
+#include <refx/core/source_location.hpp>
 #include <span>
 #include <tuple>
 #include <variant>
@@ -97,7 +97,7 @@ struct PipeArg {
   static constexpr PipeRole role = Role;
   RefT ref;
   Spec spec;
-  std::source_location loc;
+  refx::source_location loc;
 };
 template <class H>
 struct PipeScratch {
@@ -124,7 +124,7 @@ struct PipeOperand {
 /// Decides and emits the copies of a pipeline, step by step.
 class PipelineSchedule {
  public:
-  REFX_DECL PipelineSchedule(std::vector<PipeOperand>& ops, std::size_t steps, std::source_location loc);
+  REFX_DECL PipelineSchedule(std::vector<PipeOperand>& ops, std::size_t steps, refx::source_location loc);
   REFX_DECL void prologue();
   REFX_DECL void before_body(std::size_t s);
   REFX_DECL void after_body(std::size_t s);
@@ -140,7 +140,7 @@ class PipelineSchedule {
   REFX_DECL void wait(std::size_t k, int e);
   std::vector<PipeOperand>& ops_;
   std::size_t steps_;
-  std::source_location loc_;
+  refx::source_location loc_;
 };
 
 /// Checks shapes and block indices (partial blocks, out-of-range blocks).
@@ -221,13 +221,13 @@ struct ScratchScope {
 /// An input operand: `ref`'s blocks are copied into Vmem before the body sees them.
 template <class RefT, class Spec>
 detail::PipeArg<RefT, Spec, detail::PipeRole::in> in(const RefT& ref, const Spec& spec,
-                                                     std::source_location loc = std::source_location::current()) {
+                                                     refx::source_location loc = refx::source_location::current()) {
   return {ref, spec, loc};
 }
 /// An output operand: the body writes blocks in Vmem, copied back into `ref`.
 template <class RefT, class Spec>
 detail::PipeArg<RefT, Spec, detail::PipeRole::out> out(const RefT& ref, const Spec& spec,
-                                                       std::source_location loc = std::source_location::current()) {
+                                                       refx::source_location loc = refx::source_location::current()) {
   return {ref, spec, loc};
 }
 /// A scratch operand (e.g. an accumulator) that lives across all steps.
@@ -237,9 +237,9 @@ detail::PipeScratch<H> scratch() {
 }
 
 /// The current grid index along `axis` inside a pipeline body.
-REFX_DECL std::int64_t program_id(std::size_t axis, std::source_location loc = std::source_location::current());
+REFX_DECL std::int64_t program_id(std::size_t axis, refx::source_location loc = refx::source_location::current());
 /// The grid's extent along `axis` inside a pipeline body.
-REFX_DECL std::int64_t num_programs(std::size_t axis, std::source_location loc = std::source_location::current());
+REFX_DECL std::int64_t num_programs(std::size_t axis, refx::source_location loc = refx::source_location::current());
 
 /// What a traced pipeline did: its steps and, per operand, the copies it
 /// started (fetches of an input, write-backs of an output; 0 for scratch).
@@ -282,7 +282,7 @@ void describe(const A& a, PipeOperand& op, const std::vector<std::vector<std::in
 
 template <std::size_t I, class Args, class Handles, class F>
 void allocate_all(const Args& args, std::vector<PipeOperand>& ops, Handles& handles, F& done,
-                  std::source_location loc) {
+                  refx::source_location loc) {
   if constexpr (I == std::tuple_size_v<Args>) {
     done();
   } else {
@@ -334,7 +334,7 @@ struct FrameGuard {
 template <std::size_t R, class Body>
 class Pipeline {
  public:
-  Pipeline(Grid<R> g, Body body, std::source_location loc) : grid_(g), body_(std::move(body)), loc_(loc) {}
+  Pipeline(Grid<R> g, Body body, refx::source_location loc) : grid_(g), body_(std::move(body)), loc_(loc) {}
 
   /// Traces the pipeline over `args` (in(...), out(...), scratch<H>()).
   template <class... A>
@@ -373,13 +373,13 @@ class Pipeline {
  private:
   Grid<R> grid_;
   Body body_;
-  std::source_location loc_;
+  refx::source_location loc_;
 };
 
 /// A pipeline over `g` running `body` on blocks; call it with the operands.
 template <std::size_t R, class Body>
 Pipeline<R, std::decay_t<Body>> emit_pipeline(Grid<R> g, Body&& body,
-                                              std::source_location loc = std::source_location::current()) {
+                                              refx::source_location loc = refx::source_location::current()) {
   return {g, std::forward<Body>(body), loc};
 }
 
@@ -481,7 +481,7 @@ inline bool same_block(const std::vector<DynIndex>& a, const std::vector<DynInde
   return true;
 }
 
-REFX_DECL PipelineSchedule::PipelineSchedule(std::vector<PipeOperand>& ops, std::size_t steps, std::source_location loc)
+REFX_DECL PipelineSchedule::PipelineSchedule(std::vector<PipeOperand>& ops, std::size_t steps, refx::source_location loc)
     : ops_(ops), steps_(steps), loc_(loc) {
   for (PipeOperand& op : ops_) {
     op.event.assign(steps, 0);
@@ -637,7 +637,7 @@ REFX_DECL void PipelineSchedule::epilogue() {
 }
 }  // namespace detail
 
-REFX_DECL std::int64_t program_id(std::size_t axis, std::source_location loc) {
+REFX_DECL std::int64_t program_id(std::size_t axis, refx::source_location loc) {
   const auto& f = detail::pipeline_frames();
   if (f.empty() || axis >= f.back().point.size())
     throw TraceError(fmt::format("refx: program_id({}) outside a pipeline body, or past the grid's rank (at {}); "
@@ -645,7 +645,7 @@ REFX_DECL std::int64_t program_id(std::size_t axis, std::source_location loc) {
                                  axis, SourceLoc(loc)));
   return f.back().point[axis];
 }
-REFX_DECL std::int64_t num_programs(std::size_t axis, std::source_location loc) {
+REFX_DECL std::int64_t num_programs(std::size_t axis, refx::source_location loc) {
   const auto& f = detail::pipeline_frames();
   if (f.empty() || axis >= f.back().dims.size())
     throw TraceError(fmt::format("refx: num_programs({}) outside a pipeline body, or past the grid's rank (at {}); "

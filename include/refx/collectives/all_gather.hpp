@@ -24,7 +24,7 @@ namespace detail {
 
 /// Ring all-gather: N-1 steps, each forwarding the block received last.
 template <class Src, class Dst>
-void all_gather_ring(const Src* x, const Dst& out, const Ring& ring, std::source_location loc) {
+void all_gather_ring(const Src* x, const Dst& out, const Ring& ring, refx::source_location loc) {
   const std::int64_t slots = std::max(1, ring.size - 1);
   run_scoped({Shape{}, Shape{}, Shape{}, Shape{slots}}, [&](RegularSemaphore ready, DmaSemaphore local, DmaSemaphore send,
                                                           Semaphore<SemaphoreKind::dma, extents<dyn>> recv) {
@@ -54,7 +54,7 @@ void all_gather_ring(const Src* x, const Dst& out, const Ring& ring, std::source
 /// device's block goes straight to slot `me` of every device; one receive
 /// wait covers the N-1 blocks that arrive.
 template <class Src, class Dst>
-void all_gather_direct(const Src* x, const Dst& out, const Ring& ring, std::source_location loc) {
+void all_gather_direct(const Src* x, const Dst& out, const Ring& ring, refx::source_location loc) {
   const std::int32_t n = ring.size;
   run_scoped({Shape{}, Shape{}, Shape{}, Shape{}}, [&](RegularSemaphore ready, DmaSemaphore local, DmaSemaphore send,
                                                      DmaSemaphore recv) {
@@ -79,17 +79,17 @@ void all_gather_direct(const Src* x, const Dst& out, const Ring& ring, std::sour
 
 /// Checks out (N, block...) and picks the algorithm; runs it.
 template <class Src, class Dst>
-void all_gather(const Src* x, const Dst& out, std::string_view axis, Algorithm a, std::source_location loc) {
+void all_gather(const Src* x, const Dst& out, AxisName axis, Algorithm a, refx::source_location loc) {
   static_assert(is_ref_v<Dst> && !is_semaphore_v<Dst>, "refx: all_gather operates on Refs");
   static_assert(!Dst::read_only, "refx: all_gather's output must be a writable Ref<T>");
   const Ring ring(axis, loc);
   const std::int64_t slots = out.shape()[0];
   if (slots != ring.size && x)
     throw TraceError(fmt::format("refx: all_gather: out's leading dimension is {} but the axis \"{}\" has {} devices (at {})",
-                                 slots, axis, ring.size, SourceLoc(loc)));
+                                 slots, axis.view(), ring.size, SourceLoc(loc)));
   if (slots != ring.size)
     throw TraceError(fmt::format("refx: all_gather_in_place: x's leading dimension is {} but the axis \"{}\" has {} devices (at {})",
-                                 slots, axis, ring.size, SourceLoc(loc)));
+                                 slots, axis.view(), ring.size, SourceLoc(loc)));
   if (a == Algorithm::one_shot)
     throw TraceError(fmt::format("refx: all_gather: Algorithm::one_shot is an all_reduce algorithm; use ring, direct or automatic (at {})",
                                  SourceLoc(loc)));
@@ -106,22 +106,27 @@ void all_gather(const Src* x, const Dst& out, std::string_view axis, Algorithm a
 /// device j's x (j = its position along `axis`). Algorithm::automatic: direct
 /// up to `all_gather_direct_max_bytes` of output per device, else the ring.
 template <class Src, class Dst>
-void all_gather(const Src& x, const Dst& out, std::string_view axis, Algorithm a = Algorithm::automatic,
-                std::source_location loc = std::source_location::current()) {
-  static_assert(is_ref_v<Src> && !is_semaphore_v<Src>, "refx: all_gather operates on Refs");
-  static_assert(Dst::rank == Src::rank + 1, "refx: all_gather's output has one more (leading) dimension than its input");
+void all_gather(const Src& x, const Dst& out, AxisName axis, Algorithm a = Algorithm::automatic,
+                refx::source_location loc = refx::source_location::current()) {
+  if constexpr (!detail::check_collective_io<detail::Collective::all_gather, Src, Dst>()) {
+    return;
+  } else {
   detail::all_gather(&x, out, axis, a, loc);
+  }
 }
 
 /// In-place all-gather (MPI_IN_PLACE's convention): x (N, block...) holds this
 /// device's block in slot `me` on entry; afterwards slot j holds device j's
 /// block. No local copy: (N-1) blocks move per device, against N out of place.
 template <class R>
-void all_gather_in_place(const R& x, std::string_view axis, Algorithm a = Algorithm::automatic,
-                         std::source_location loc = std::source_location::current()) {
-  detail::check_in_place_ref<R>();
+void all_gather_in_place(const R& x, AxisName axis, Algorithm a = Algorithm::automatic,
+                         refx::source_location loc = refx::source_location::current()) {
+  if constexpr (!(detail::check_in_place_ref<R>())) {
+    return;
+  } else {
   using Slot = decltype(x.at(std::declval<Scalar<std::int32_t>>()));
   detail::all_gather<Slot>(nullptr, x, axis, a, loc);
+  }
 }
 
 }  // namespace refx::collectives

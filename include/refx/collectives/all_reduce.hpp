@@ -137,14 +137,16 @@ void all_gather_steps(const Ring& ring, std::vector<Lane<R>>& lanes) {
 /// leading dimension holds the reduction over all devices (the other chunks
 /// hold partial results).
 template <class R>
-void reduce_scatter_in_place(const R& x, std::string_view axis, ReduceOp op = ReduceOp::sum,
+void reduce_scatter_in_place(const R& x, AxisName axis, ReduceOp op = ReduceOp::sum,
                              Direction d = Direction::unidirectional,
-                             std::source_location loc = std::source_location::current()) {
-  detail::check_in_place_ref<R>();
-  detail::check_reducible<R>();
+                             refx::source_location loc = refx::source_location::current()) {
+  if constexpr (!(detail::check_in_place_ref<R>() && detail::check_reducible<R>())) {
+    return;
+  } else {
   const detail::Ring ring(axis, loc);
   if (ring.size == 1) return;
   detail::with_lanes(x, d, [&](auto& lanes) { detail::reduce_scatter_steps(ring, lanes, op); });
+  }
 }
 
 
@@ -279,10 +281,11 @@ void all_reduce_one_shot(const Src& x, const Dst& out, const Ring& ring, ReduceO
 /// In-place all-reduce along `axis`: afterwards every device's x holds the
 /// elementwise reduction of all devices' x.
 template <class R>
-void all_reduce(const R& x, std::string_view axis, ReduceOp op = ReduceOp::sum, Direction d = Direction::unidirectional,
-                Algorithm a = Algorithm::automatic, std::source_location loc = std::source_location::current()) {
-  detail::check_in_place_ref<R>();
-  detail::check_reducible<R>();
+void all_reduce(const R& x, AxisName axis, ReduceOp op = ReduceOp::sum, Direction d = Direction::unidirectional,
+                Algorithm a = Algorithm::automatic, refx::source_location loc = refx::source_location::current()) {
+  if constexpr (!(detail::check_in_place_ref<R>() && detail::check_reducible<R>())) {
+    return;
+  } else {
   const detail::Ring ring(axis, loc);
   if (ring.size == 1) return;
   if (a == Algorithm::automatic) a = detail::automatic_all_reduce(x, ring, true);
@@ -298,6 +301,7 @@ void all_reduce(const R& x, std::string_view axis, ReduceOp op = ReduceOp::sum, 
     detail::reduce_scatter_steps(ring, lanes, op);
     detail::all_gather_steps(ring, lanes);
   });
+  }
 }
 
 /// Out-of-place all-reduce: out = reduction of every device's x (x is kept).
@@ -305,13 +309,12 @@ void all_reduce(const R& x, std::string_view axis, ReduceOp op = ReduceOp::sum, 
 /// reads its buffer (the ring and one-shot send from x; direct sends from x
 /// and starts its own chunk of out with a copy of x's).
 template <class Src, class Dst>
-void all_reduce(const Src& x, const Dst& out, std::string_view axis, ReduceOp op = ReduceOp::sum,
+void all_reduce(const Src& x, const Dst& out, AxisName axis, ReduceOp op = ReduceOp::sum,
                 Direction d = Direction::unidirectional, Algorithm a = Algorithm::automatic,
-                std::source_location loc = std::source_location::current()) {
-  detail::check_collective_ref<Src>();
-  detail::check_collective_ref<Dst>();
-  detail::check_reducible<Src>();
-  static_assert(!Dst::read_only, "refx: all_reduce's output must be a writable Ref<T>");
+                refx::source_location loc = refx::source_location::current()) {
+  if constexpr (!detail::check_collective_io<detail::Collective::all_reduce, Src, Dst>()) {
+    return;
+  } else {
   if (x.shape() != out.shape())
     throw TraceError(fmt::format("refx: all_reduce: x has shape {} but out has shape {}; they must be equal (at {})",
                                  x.shape(), out.shape(), SourceLoc(loc)));
@@ -333,6 +336,7 @@ void all_reduce(const Src& x, const Dst& out, std::string_view axis, ReduceOp op
     detail::reduce_scatter_steps(ring, lanes, op, &x);
     detail::all_gather_steps(ring, lanes);
   });
+  }
 }
 
 namespace detail {
@@ -341,7 +345,7 @@ namespace detail {
 /// device order (one fused loop in Vmem) and copies the result to out. One
 /// round, and x is never staged.
 template <class Src, class Dst>
-void reduce_scatter_direct(const Src& x, const Dst& out, const Ring& ring, ReduceOp op, std::source_location loc) {
+void reduce_scatter_direct(const Src& x, const Dst& out, const Ring& ring, ReduceOp op, refx::source_location loc) {
   const std::int32_t n = ring.size;
   const std::int64_t m = x.shape()[0], rows_max = (m + n - 1) / n;
   Shape slots_shape{n, rows_max}, result_shape{rows_max};
@@ -397,11 +401,12 @@ void reduce_scatter_direct(const Src& x, const Dst& out, const Ring& ring, Reduc
 /// ring reduces into scratch, reading x where the in-place ring reads its
 /// buffer (x is not copied), and the result chunk is copied to out.
 template <class Src, class Dst>
-void reduce_scatter(const Src& x, const Dst& out, std::string_view axis, ReduceOp op = ReduceOp::sum,
+void reduce_scatter(const Src& x, const Dst& out, AxisName axis, ReduceOp op = ReduceOp::sum,
                     Direction d = Direction::unidirectional, Algorithm a = Algorithm::automatic,
-                    std::source_location loc = std::source_location::current()) {
-  static_assert(is_ref_v<Src> && is_ref_v<Dst>, "refx: reduce_scatter operates on Refs");
-  detail::check_reducible<Src>();
+                    refx::source_location loc = refx::source_location::current()) {
+  if constexpr (!detail::check_collective_io<detail::Collective::reduce_scatter, Src, Dst>()) {
+    return;
+  } else {
   const detail::Ring ring(axis, loc);
   const std::int64_t m = x.shape()[0];
   if (out.shape()[0] * ring.size < m)
@@ -426,6 +431,7 @@ void reduce_scatter(const Src& x, const Dst& out, std::string_view axis, ReduceO
     detail::with_lanes(work, d, [&](auto& lanes) { detail::reduce_scatter_steps(ring, lanes, op, &x); });
     detail::for_chunk(work, ring.me, ring.size, [&](auto v) { sync_copy(v, out.at(ds(0, v.shape()[0])), loc); });
   }, loc);
+  }
 }
 
 }  // namespace refx::collectives

@@ -10,16 +10,16 @@
 namespace refx::collectives {
 
 template <class Src, class Dst>
-void all_to_all(const Src& x, const Dst& out, std::string_view axis,
-                std::source_location loc = std::source_location::current()) {
-  static_assert(is_ref_v<Src> && is_ref_v<Dst> && !is_semaphore_v<Src> && !is_semaphore_v<Dst>,
-                "refx: all_to_all operates on Refs");
-  static_assert(!Dst::read_only, "refx: all_to_all's output must be a writable Ref<T>");
+void all_to_all(const Src& x, const Dst& out, AxisName axis,
+                refx::source_location loc = refx::source_location::current()) {
+  if constexpr (!detail::check_collective_io<detail::Collective::all_to_all, Src, Dst>()) {
+    return;
+  } else {
   const detail::Ring ring(axis, loc);
   const std::int32_t n = ring.size;
   if (x.shape()[0] != n || out.shape()[0] != n)
     throw TraceError(fmt::format("refx: all_to_all: x and out need a leading dimension of {} (the size of axis \"{}\") (at {})",
-                                 n, axis, SourceLoc(loc)));
+                                 n, axis.view(), SourceLoc(loc)));
   run_scoped([&](RegularSemaphore ready, DmaSemaphore local, DmaSemaphore send, DmaSemaphore recv) {
     detail::barrier_all(ready, ring, loc);
     const auto own = make_async_copy(x.at(ring.me), out.at(ring.me), local, loc);
@@ -35,6 +35,7 @@ void all_to_all(const Src& x, const Dst& out, std::string_view axis,
     }
     own.wait(loc);
   }, loc);
+  }
 }
 
 }  // namespace refx::collectives

@@ -11,15 +11,28 @@
 namespace refx::collectives {
 
 template <class A, class B, class Out>
-void collective_matmul(const A& a, const B& b, const Out& out, std::string_view axis,
-                       std::source_location loc = std::source_location::current()) {
+void collective_matmul(const A& a, const B& b, const Out& out, AxisName axis,
+                       refx::source_location loc = refx::source_location::current()) {
+  constexpr bool refs = is_ref_v<A> && is_ref_v<B> && is_ref_v<Out> && !is_semaphore_v<A> && !is_semaphore_v<B> &&
+                        !is_semaphore_v<Out>;
+  static_assert(refs, "refx: collective_matmul operates on Refs (a and b read-only, out writable)");
+  if constexpr (!refs) {
+    return;
+  } else {
+  constexpr bool ok = A::rank == 2 && B::rank == 2 && Out::rank == 2 &&
+                      !std::is_same_v<std::remove_const_t<typename A::value_type>, bool> &&
+                      std::is_same_v<typename A::value_type, typename B::value_type> && !Out::read_only;
   static_assert(A::rank == 2 && B::rank == 2 && Out::rank == 2, "refx: collective_matmul multiplies matrices");
   static_assert(!std::is_same_v<std::remove_const_t<typename A::value_type>, bool>,
                 "refx: collective_matmul multiplies numbers; a bool matrix has no product");
+  static_assert(std::is_same_v<typename A::value_type, typename B::value_type>,
+                "refx: collective_matmul: a and b must have one element type; cast one of them first");
+  static_assert(!Out::read_only, "refx: collective_matmul's output must be a writable Ref<T>, not Ref<const T>");
+  if constexpr (!ok) {
+    return;
+  } else {
   using T = typename A::value_type;
   using R = std::remove_const_t<typename Out::value_type>;  // the local products' element type
-  static_assert(std::is_same_v<std::remove_const_t<T>, std::remove_const_t<typename B::value_type>>,
-                "refx: collective_matmul: a and b must have one element type; cast one of them first");
   const detail::Ring ring(axis, loc);
   const std::int64_t m = a.shape()[0], k = a.shape()[1];
   if (out.shape()[0] != m * ring.size || out.shape()[1] != b.shape()[1] || b.shape()[0] != k)
@@ -61,6 +74,8 @@ void collective_matmul(const A& a, const B& b, const Out& out, std::string_view 
                for (int s = 1; s < ring.size; ++s) step(blocks.at((s - 1) % 2), s);
              },
              loc);
+  }
+  }
 }
 
 }  // namespace refx::collectives

@@ -44,8 +44,8 @@ struct PermuteFuture {
 /// `axis`. Waits first until that device is ready to receive (a handshake:
 /// it has stopped using its dst).
 template <class Src, class Dst>
-PermuteFuture ppermute_start(const Src& src, const Dst& dst, std::string_view axis, std::int64_t shift,
-                             std::source_location loc = std::source_location::current()) {
+PermuteFuture ppermute_start(const Src& src, const Dst& dst, AxisName axis, IntArg<std::int64_t, IntArgKind::shift> shift,
+                             refx::source_location loc = refx::source_location::current()) {
   detail::check_copy_types<Src, Dst>();
   const Graph& g = detail::Tracer::current(loc).graph();
   if (views_surely_overlap(g, src.view(), dst.view()))
@@ -65,7 +65,7 @@ PermuteFuture ppermute_start(const Src& src, const Dst& dst, std::string_view ax
 }
 
 /// Waits until the permute's data has left src and arrived in this device's dst.
-inline void ppermute_done(const PermuteFuture& f, std::source_location loc = std::source_location::current()) {
+inline void ppermute_done(const PermuteFuture& f, refx::source_location loc = refx::source_location::current()) {
   f.copy.wait(loc);
 }
 

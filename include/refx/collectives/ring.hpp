@@ -4,7 +4,7 @@
 // and the capacity handshake that keeps neighbours within one step.
 // Everything here is written with the public DSL, as a user would.
 
-#include <source_location>
+#include <refx/core/source_location.hpp>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -60,7 +60,7 @@ struct Ring {
   /// its peers' buffers are free, so it skips its entry barrier or handshake.
   bool entry = false;
 
-  Ring(std::string_view a, std::source_location loc)
+  Ring(std::string_view a, refx::source_location loc)
       : user_line(loc), axis(a), size(static_axis_size(a, loc)), me(axis_index(a)), entry(at_kernel_entry(loc)) {}
 
   /// The ring position `me + k` (k may be negative), wrapped.
@@ -96,25 +96,106 @@ void for_chunk(const R& x, const Scalar<std::int32_t>& c, std::int64_t parts, F&
                    [&](const Scalar<std::int32_t>& start, std::int64_t rows) { fn(x.at(ds(start, rows))); });
 }
 
+/// The out-of-place collectives, for check_collective_io's messages.
+enum class Collective { all_gather, all_reduce, reduce_scatter, all_to_all };
+
+/// A collective's input and output, checked at its entry (on the caller's
+/// line) rather than by a copy deep inside: both Refs, the output writable,
+/// one element type, and static extents that fit. Returns false (after the
+/// static_assert) so the caller stops compiling there.
+template <Collective C, class Src, class Dst>
+constexpr bool check_collective_io() {
+  constexpr bool refs = is_ref_v<Src> && !is_semaphore_v<Src> && is_ref_v<Dst> && !is_semaphore_v<Dst>;
+    if constexpr (C == Collective::all_gather) static_assert(refs, "refx: all_gather operates on Refs (read-only input, writable output); a Value is immutable, store it into a Ref first");
+    if constexpr (C == Collective::all_reduce) static_assert(refs, "refx: all_reduce operates on Refs (read-only input, writable output); a Value is immutable, store it into a Ref first");
+    if constexpr (C == Collective::reduce_scatter) static_assert(refs, "refx: reduce_scatter operates on Refs (read-only input, writable output); a Value is immutable, store it into a Ref first");
+    if constexpr (C == Collective::all_to_all) static_assert(refs, "refx: all_to_all operates on Refs (read-only input, writable output); a Value is immutable, store it into a Ref first");
+  if constexpr (!refs) {
+    return false;
+  } else {
+    constexpr bool ranked = C == Collective::all_gather || Src::rank >= 1;
+    static_assert(ranked, "refx: collectives cut the leading dimension into chunks; pass a Ref of rank >= 1");
+    constexpr bool reducible = (C != Collective::all_reduce && C != Collective::reduce_scatter) ||
+                               !std::is_same_v<typename Src::value_type, bool>;
+    static_assert(reducible,
+                  "refx: all_reduce and reduce_scatter combine numbers; a bool Ref has no sum or max (reduce int32_t)");
+    constexpr bool writable = !Dst::read_only;
+    if constexpr (C == Collective::all_gather) static_assert(writable, "refx: all_gather's output must be a writable Ref<T>, not Ref<const T>");
+    if constexpr (C == Collective::all_reduce) static_assert(writable, "refx: all_reduce's output must be a writable Ref<T>, not Ref<const T>");
+    if constexpr (C == Collective::reduce_scatter) static_assert(writable, "refx: reduce_scatter's output must be a writable Ref<T>, not Ref<const T>");
+    if constexpr (C == Collective::all_to_all) static_assert(writable, "refx: all_to_all's output must be a writable Ref<T>, not Ref<const T>");
+    constexpr bool same = std::is_same_v<typename Src::value_type, typename Dst::value_type>;
+    if constexpr (C == Collective::all_gather) static_assert(same, "refx: all_gather's output must have its input's element type (collectives do not convert); cast before or after");
+    if constexpr (C == Collective::all_reduce) static_assert(same, "refx: all_reduce's output must have its input's element type (collectives do not convert); cast before or after");
+    if constexpr (C == Collective::reduce_scatter) static_assert(same, "refx: reduce_scatter's output must have its input's element type (collectives do not convert); cast before or after");
+    if constexpr (C == Collective::all_to_all) static_assert(same, "refx: all_to_all's output must have its input's element type (collectives do not convert); cast before or after");
+    using SE = typename Src::extents_type;
+    using DE = typename Dst::extents_type;
+    constexpr bool fits = [] {
+      if constexpr (C == Collective::all_gather) {
+        if constexpr (DE::rank == SE::rank + 1) return extents_compatible<refx::detail::drop_axis_t<0, DE>, SE>;
+        else return false;
+      } else if constexpr (C == Collective::reduce_scatter) {
+        if constexpr (DE::rank == SE::rank && SE::rank >= 1)
+          return extents_compatible<refx::detail::drop_axis_t<0, DE>, refx::detail::drop_axis_t<0, SE>>;
+        else return false;
+      } else {
+        return DE::rank == SE::rank && extents_compatible<SE, DE>;
+      }
+    }();
+    if constexpr (C == Collective::all_gather)
+      static_assert(DE::rank == SE::rank + 1, "refx: all_gather's output has one more (leading) dimension than its input");
+    if constexpr (C == Collective::all_gather)
+      static_assert(fits || DE::rank != SE::rank + 1,
+                    "refx: all_gather's output (N, block...) must hold blocks of the input's extents");
+    if constexpr (C == Collective::reduce_scatter)
+      static_assert(fits, "refx: reduce_scatter's output must have its input's rank and, after the leading dimension, "
+                          "its input's extents");
+    if constexpr (C == Collective::all_reduce)
+      static_assert(fits, "refx: all_reduce's output must have its input's extents");
+    if constexpr (C == Collective::all_to_all)
+      static_assert(fits, "refx: all_to_all's output must have its input's extents");
+    return ranked && reducible && writable && same && fits;
+  }
+}
+
 template <class R>
-constexpr void check_collective_ref() {
-  static_assert(is_ref_v<R> && !is_semaphore_v<R>, "refx: collectives operate on Refs");
-  static_assert(R::rank >= 1, "refx: collectives cut the leading dimension into chunks; pass a Ref of rank >= 1");
+constexpr bool check_collective_ref() {
+  constexpr bool refs = is_ref_v<R> && !is_semaphore_v<R>;
+  static_assert(refs, "refx: collectives operate on Refs");
+  if constexpr (!refs) {
+    return false;
+  } else {
+    static_assert(R::rank >= 1, "refx: collectives cut the leading dimension into chunks; pass a Ref of rank >= 1");
+    return R::rank >= 1;
+  }
 }
 
 /// all_reduce and reduce_scatter combine elements with sum or max, which a
 /// bool Ref does not have (the traced add and max refuse bool too, but only
 /// at trace time and naming the collective's line, not the caller's).
 template <class R>
-constexpr void check_reducible() {
-  static_assert(!std::is_same_v<std::remove_const_t<typename R::value_type>, bool>,
-                "refx: all_reduce and reduce_scatter combine numbers; a bool Ref has no sum or max (reduce int32_t)");
+constexpr bool check_reducible() {
+  if constexpr (!is_ref_v<R> || is_semaphore_v<R>) {
+    return false;
+  } else {
+    constexpr bool ok = !std::is_same_v<std::remove_const_t<typename R::value_type>, bool>;
+    static_assert(ok,
+                  "refx: all_reduce and reduce_scatter combine numbers; a bool Ref has no sum or max (reduce int32_t)");
+    return ok;
+  }
 }
 
+/// The checks of an in-place collective's Ref; false stops the caller
+/// (`if constexpr`) before follow-on errors.
 template <class R>
-constexpr void check_in_place_ref() {
-  check_collective_ref<R>();
-  static_assert(!R::read_only, "refx: an in-place collective needs a writable Ref<T>, not Ref<const T>");
+constexpr bool check_in_place_ref() {
+  if constexpr (!check_collective_ref<R>()) {
+    return false;
+  } else {
+    static_assert(!R::read_only, "refx: an in-place collective needs a writable Ref<T>, not Ref<const T>");
+    return !R::read_only;
+  }
 }
 
 /// Tells the device that sends to me that I can take its next block, then
@@ -131,7 +212,7 @@ inline void handshake(const RegularSemaphore& capacity, const DeviceId& sender_t
 /// buffers it used before are free for direct copies from anyone. Nothing to
 /// do at kernel entry, where they are free already.
 inline void barrier_all(const RegularSemaphore& ready, const Ring& ring,
-                        std::source_location loc = std::source_location::current()) {
+                        refx::source_location loc = refx::source_location::current()) {
   if (ring.entry) return;
   for (std::int32_t j = 0; j < ring.size; ++j) semaphore_signal(ready, 1, ring.at(j), loc);
   semaphore_wait(ready, ring.size, loc);

@@ -2,7 +2,7 @@
 // Errors raised at trace, verify and run time. Each names the user's source
 // line; run-time errors also name the device.
 
-#include <source_location>
+#include <refx/core/source_location.hpp>
 #include <stdexcept>
 #include <string>
 
@@ -18,7 +18,7 @@ struct SourceLoc {
   std::uint32_t line = 0;
 
   SourceLoc() = default;
-  SourceLoc(std::source_location l) noexcept : file(l.file_name()), line(l.line()) {}  // NOLINT: implicit on purpose
+  SourceLoc(refx::source_location l) noexcept : file(l.file_name()), line(l.line()) {}  // NOLINT: implicit on purpose
   bool known() const noexcept { return line != 0; }
 };
 

@@ -4,6 +4,9 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <type_traits>
+
+#include <refx/core/checked_args.hpp>
 
 namespace refx {
 
@@ -27,6 +30,18 @@ constexpr Slice ds(std::int64_t start, std::int64_t size, std::int64_t stride = 
   if (size < 0) throw std::invalid_argument("refx: ds size must be >= 0");
   if (stride < 1) throw std::invalid_argument("refx: ds stride must be >= 1");
   return Slice{DynIndex{start, -1}, size, stride};
+}
+
+/// ds with a floating-point start, size or stride: rejected (it would be
+/// truncated to a different slice).
+template <class A, class B, class... C>
+  requires(sizeof...(C) <= 1 &&
+           (std::is_floating_point_v<A> || std::is_floating_point_v<B> || (std::is_floating_point_v<C> || ...)))
+constexpr Slice ds(const A&, const B&, const C&...) {
+  static_assert(detail::dependent_false<A>,
+                "refx: ds(start, size[, stride]) takes integers (the start may be a Scalar<std::int32_t>); a "
+                "floating-point number would be truncated; convert it explicitly with static_cast<std::int64_t>(...)");
+  return {};
 }
 
 }  // namespace refx

@@ -17,14 +17,14 @@
 //
 // Operands are, in any order: Values (the op's inputs, in order), Refs (its
 // views, in order: what its effects may name), `Attrs{...}` (static integer
-// attributes) and one std::source_location (the user's line for errors).
+// attributes) and one refx::source_location (the user's line for errors).
 // See docs/extend.md and examples/extend_mul_add.cpp.
 
 #include <array>
 #include <bit>
 #include <cstdint>
 #include <initializer_list>
-#include <source_location>
+#include <refx/core/source_location.hpp>
 #include <span>
 #include <tuple>
 #include <type_traits>
@@ -62,7 +62,7 @@ namespace detail {
 
 template <class A>
 inline constexpr bool is_loc_v =
-    std::is_same_v<std::remove_cvref_t<A>, std::source_location> || std::is_same_v<std::remove_cvref_t<A>, SourceLoc>;
+    std::is_same_v<std::remove_cvref_t<A>, refx::source_location> || std::is_same_v<std::remove_cvref_t<A>, SourceLoc>;
 
 template <class A>
 inline constexpr bool is_operand_v = is_value_v<A> || is_ref_v<A> || std::is_same_v<std::remove_cvref_t<A>, Attrs> ||
@@ -146,7 +146,7 @@ R wrap_checked(const Primitive& p, ValueId id, std::size_t i, SourceLoc at) {
 ///
 ///   template <class T, class E>
 ///   Value<T, E> mul_add(const Value<T, E>& x, const Value<T, E>& y, const Value<T, E>& z,
-///                       std::source_location loc = std::source_location::current()) {
+///                       refx::source_location loc = refx::source_location::current()) {
 ///     return extend::bind<T, E>(mul_add_p, x, y, z, loc);
 ///   }
 template <Element T, class E = extents<>, class... V>

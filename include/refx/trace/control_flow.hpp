@@ -5,7 +5,7 @@
 //   fori_loop(lo, hi, body, carry)       body(i, carry) -> carry
 //   when(cond, body)                     body() runs where cond is true
 
-#include <source_location>
+#include <refx/core/source_location.hpp>
 
 #include <refx/ir/primitives/builtins.hpp>
 #include <refx/trace/params.hpp>
@@ -56,21 +56,47 @@ std::span<const ValueId> trace_loop(const Scalar<std::int32_t>& lo, const Scalar
 /// Runs body(i) for i in [lo, hi), traced once into a loop node.
 template <class F>
 void fori_loop(const Scalar<std::int32_t>& lo, const Scalar<std::int32_t>& hi, F&& body,
-               std::source_location loc = std::source_location::current()) {
-  detail::trace_loop<F, void>(lo, hi, body, nullptr, loc);
+               refx::source_location loc = refx::source_location::current()) {
+  constexpr bool ok = std::is_invocable_v<F&, Scalar<std::int32_t>>;
+  static_assert(ok,
+                "refx: a fori_loop body takes the loop index as a Scalar: [&](refx::Scalar<std::int32_t> i) { ... } "
+                "(with a carry, fori_loop(lo, hi, body, carry) and [&](Scalar<std::int32_t> i, C carry) { return ...; })");
+  if constexpr (ok) detail::trace_loop<F, void>(lo, hi, body, nullptr, loc);
 }
 
 /// carry = body(i, carry) for i in [lo, hi); returns the final carry.
 template <class F, class C>
   requires(detail::results<C>::supported && !std::is_void_v<C>)
 C fori_loop(const Scalar<std::int32_t>& lo, const Scalar<std::int32_t>& hi, F&& body, const C& carry,
-            std::source_location loc = std::source_location::current()) {
-  return detail::results<C>::rebuild(detail::trace_loop<F, C>(lo, hi, body, &carry, loc));
+            refx::source_location loc = refx::source_location::current()) {
+  constexpr bool ok = std::is_invocable_v<F&, Scalar<std::int32_t>, C>;
+  static_assert(ok,
+                "refx: a fori_loop body with a carry takes the index and the carry and returns the new carry: "
+                "[&](refx::Scalar<std::int32_t> i, C carry) { return ...; }");
+  if constexpr (ok) {
+    return detail::results<C>::rebuild(detail::trace_loop<F, C>(lo, hi, body, &carry, loc));
+  } else {
+    return carry;
+  }
+}
+
+/// Bounds that are not integers (a lambda given first, a Ref, a Value of
+/// another rank): one sentence instead of "no matching function".
+template <class Lo, class Hi, class F, class... Rest>
+  requires(!std::is_convertible_v<const Lo&, Scalar<std::int32_t>> ||
+           !std::is_convertible_v<const Hi&, Scalar<std::int32_t>>)
+void fori_loop(const Lo&, const Hi&, F&&, Rest&&...) {
+  static_assert(detail::dependent_false<Lo>,
+                "refx: fori_loop(lo, hi, body[, carry]) takes the bounds first, as integers or Scalar<std::int32_t> "
+                "values, then the body");
 }
 
 /// Runs body() on devices / iterations where `cond` is true.
 template <class F>
-void when(const Scalar<bool>& cond, F&& body, std::source_location loc = std::source_location::current()) {
+void when(const Scalar<bool>& cond, F&& body, refx::source_location loc = refx::source_location::current()) {
+  constexpr bool ok = std::is_invocable_v<F&>;
+  static_assert(ok, "refx: when's body is a callable taking no arguments: when(cond, [&] { ... })");
+  if constexpr (ok) {
   using R = std::invoke_result_t<F&>;
   static_assert(!detail::returns_ref<R>, "refx: a when body must not return a Ref (or anything holding one)");
   static_assert(std::is_void_v<R>, "refx: a when body returns nothing; write results into Refs");
@@ -83,6 +109,17 @@ void when(const Scalar<bool>& cond, F&& body, std::source_location loc = std::so
   const ValueId ins[] = {cond.id()};
   const BlockId bodies[] = {block};
   t.record(prim::when, ins, {}, {}, {}, {}, bodies, loc);
+  }
+}
+
+/// A condition that is not a bool Scalar: one sentence instead of "no
+/// matching function".
+template <class C, class F>
+  requires(!std::is_convertible_v<const C&, Scalar<bool>>)
+void when(const C&, F&&) {
+  static_assert(detail::dependent_false<C>,
+                "refx: when's condition is a bool Scalar, a comparison such as i == 0 or axis_index(\"x\") == 0; "
+                "compare an integer with == or !=, and reduce a bool vector (or use select) first");
 }
 
 }  // namespace refx

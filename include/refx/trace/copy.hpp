@@ -8,7 +8,7 @@
 //   start(accumulate) adds into the destination instead of overwriting it.
 //   sync_copy(src, dst) starts and waits (with a scoped DMA semaphore).
 
-#include <source_location>
+#include <refx/core/source_location.hpp>
 
 #include <refx/ir/attrs.hpp>
 #include <refx/trace/scopes.hpp>
@@ -25,27 +25,56 @@ inline constexpr Accumulate accumulate{CopyReduce::sum};
 inline constexpr Accumulate accumulate_max{CopyReduce::max};
 
 namespace detail {
-template <class>
-inline constexpr bool dependent_false = false;
-
+// The checks return whether the arguments are right, so that an entry point
+// can stop at the first failed check (`if constexpr`) instead of compiling on
+// into a cascade of follow-on errors.
 template <class Src, class Dst>
-constexpr void check_copy_types() {
-  static_assert(is_ref_v<Src> && !is_semaphore_v<Src> && is_ref_v<Dst> && !is_semaphore_v<Dst>,
-                "refx: a copy's source and destination must be Refs (a Value is immutable; store it into a Ref first)");
-  static_assert(std::is_same_v<typename Src::value_type, typename Dst::value_type>,
-                "refx: a copy's source and destination must have one element type (copies do not convert)");
-  static_assert(Src::rank == Dst::rank && extents_compatible<typename Src::extents_type, typename Dst::extents_type>,
-                "refx: a copy's source and destination have different static extents");
-  static_assert(!Dst::read_only, "refx: cannot copy into a read-only Ref<const T>; the destination must be writable");
+constexpr bool check_copy_types() {
+  constexpr bool dst_is_sem = is_semaphore_v<Dst>;
+  static_assert(!dst_is_sem,
+                "refx: a copy's destination is a semaphore here; the arguments are (src, dst, sem) for make_async_copy "
+                "and (src, dst, send_sem, recv_sem, device) for make_async_remote_copy");
+  if constexpr (dst_is_sem) {
+    return false;
+  } else {
+    constexpr bool refs = is_ref_v<Src> && !is_semaphore_v<Src> && is_ref_v<Dst>;
+    static_assert(refs,
+                  "refx: a copy's source and destination must be Refs (a Value is immutable; store it into a Ref first)");
+    if constexpr (!refs) {
+      return false;
+    } else {
+      constexpr bool same = std::is_same_v<typename Src::value_type, typename Dst::value_type>;
+      static_assert(same, "refx: a copy's source and destination must have one element type (copies do not convert)");
+      constexpr bool ext =
+          Src::rank == Dst::rank && extents_compatible<typename Src::extents_type, typename Dst::extents_type>;
+      static_assert(ext, "refx: a copy's source and destination have different static extents");
+      static_assert(!Dst::read_only, "refx: cannot copy into a read-only Ref<const T>; the destination must be writable");
+      return same && ext && !Dst::read_only;
+    }
+  }
 }
 template <class S>
-constexpr void check_dma_semaphore() {
+constexpr bool check_dma_semaphore() {
   static_assert(is_semaphore_v<S>, "refx: a copy needs a DMA semaphore here");
   if constexpr (is_semaphore_v<S>) {
-    static_assert(S::kind == SemaphoreKind::dma,
+    static_assert(S::kind != SemaphoreKind::regular,
                   "refx: copies need a DMA semaphore; a REGULAR semaphore is signalled with semaphore_signal");
+    static_assert(S::kind != SemaphoreKind::barrier,
+                  "refx: copies need a DMA semaphore; the BARRIER semaphore (get_barrier_semaphore) only synchronises "
+                  "devices with semaphore_signal / semaphore_wait; allocate a DmaSemaphore with run_scoped");
     static_assert(S::rank == 0, "refx: a copy needs one DMA semaphore; index the semaphore array with .at(i)");
+    return S::kind == SemaphoreKind::dma && S::rank == 0;
+  } else {
+    return false;
   }
+}
+template <class D>
+constexpr bool check_device_id() {
+  constexpr bool ok = std::is_convertible_v<const D&, DeviceId>;
+  static_assert(ok,
+                "refx: a remote copy's last argument is the target device: an integer, a Scalar<std::int32_t> or a "
+                "DeviceId (the arguments are src, dst, send_sem, recv_sem, device)");
+  return ok;
 }
 
 class CopyBase {
@@ -60,6 +89,10 @@ class CopyBase {
     auto& t = Tracer::current(loc);
     t.note(loc);
     Tracer::check_serial(trace_);
+    if (reduce != CopyReduce::none && t.graph().type(t.graph().view(src_).ref).dtype == DType::pred)
+      throw TraceError(fmt::format("refx: start(accumulate) adds into the destination, but bool elements cannot be "
+                                   "added or maximised (at {}); copy without accumulate, or use u8 / i32 elements",
+                                   loc));
     std::vector<ViewId> views{src_, dst_, recv_};
     if (send_ != no_id) views.push_back(send_);
     std::vector<ValueId> ins;
@@ -86,13 +119,21 @@ class CopyBase {
 class AsyncCopy : detail::CopyBase {
  public:
   AsyncCopy(ViewId src, ViewId dst, ViewId sem, SourceLoc loc) : CopyBase(src, dst, sem, no_id, std::nullopt, loc) {}
-  void start(std::source_location loc = std::source_location::current()) const { do_start(CopyReduce::none, loc); }
-  void start(Accumulate a, std::source_location loc = std::source_location::current()) const { do_start(a.op, loc); }
+  void start(refx::source_location loc = refx::source_location::current()) const { do_start(CopyReduce::none, loc); }
+  void start(Accumulate a, refx::source_location loc = refx::source_location::current()) const { do_start(a.op, loc); }
+  /// start(true) and the like: one sentence instead of "no matching function".
+  template <class X>
+    requires(!std::is_same_v<X, Accumulate> && !std::is_convertible_v<const X&, refx::source_location>)
+  void start(const X&, refx::source_location = refx::source_location::current()) const {
+    static_assert(detail::dependent_false<X>,
+                  "refx: a copy's start() takes nothing, or the tag refx::accumulate (add into the destination) or "
+                  "refx::accumulate_max (keep the maximum); not a bool or a number");
+  }
   /// Waits until the copy has landed in the destination.
-  void wait(std::source_location loc = std::source_location::current()) const { do_wait(prim::WaitSide::recv, loc); }
-  void wait_recv(std::source_location loc = std::source_location::current()) const { do_wait(prim::WaitSide::recv, loc); }
+  void wait(refx::source_location loc = refx::source_location::current()) const { do_wait(prim::WaitSide::recv, loc); }
+  void wait_recv(refx::source_location loc = refx::source_location::current()) const { do_wait(prim::WaitSide::recv, loc); }
   template <class T = void>
-  void wait_send(std::source_location = std::source_location::current()) const {
+  void wait_send(refx::source_location = refx::source_location::current()) const {
     static_assert(detail::dependent_false<T>,
                   "refx: wait_send is for remote copies; a local copy has no send semaphore, use wait()");
   }
@@ -104,48 +145,79 @@ class AsyncRemoteCopy : detail::CopyBase {
  public:
   AsyncRemoteCopy(ViewId src, ViewId dst, ViewId send, ViewId recv, ValueId device, SourceLoc loc)
       : CopyBase(src, dst, recv, send, device, loc) {}
-  void start(std::source_location loc = std::source_location::current()) const { do_start(CopyReduce::none, loc); }
-  void start(Accumulate a, std::source_location loc = std::source_location::current()) const { do_start(a.op, loc); }
+  void start(refx::source_location loc = refx::source_location::current()) const { do_start(CopyReduce::none, loc); }
+  void start(Accumulate a, refx::source_location loc = refx::source_location::current()) const { do_start(a.op, loc); }
+  /// start(true) and the like: one sentence instead of "no matching function".
+  template <class X>
+    requires(!std::is_same_v<X, Accumulate> && !std::is_convertible_v<const X&, refx::source_location>)
+  void start(const X&, refx::source_location = refx::source_location::current()) const {
+    static_assert(detail::dependent_false<X>,
+                  "refx: a copy's start() takes nothing, or the tag refx::accumulate (add into the destination) or "
+                  "refx::accumulate_max (keep the maximum); not a bool or a number");
+  }
   /// Waits until the source may be reused (this device's send semaphore).
-  void wait_send(std::source_location loc = std::source_location::current()) const { do_wait(prim::WaitSide::send, loc); }
+  void wait_send(refx::source_location loc = refx::source_location::current()) const { do_wait(prim::WaitSide::send, loc); }
   /// Waits until a copy of this size has landed here (this device's receive
   /// semaphore): the matching copy is the one the peer sent to us.
-  void wait_recv(std::source_location loc = std::source_location::current()) const { do_wait(prim::WaitSide::recv, loc); }
-  void wait(std::source_location loc = std::source_location::current()) const {
+  void wait_recv(refx::source_location loc = refx::source_location::current()) const { do_wait(prim::WaitSide::recv, loc); }
+  void wait(refx::source_location loc = refx::source_location::current()) const {
     wait_send(loc);
     wait_recv(loc);
   }
   std::int64_t descriptor() const noexcept { return id_; }
 };
 
+namespace detail {
+/// A copy descriptor that knows its element type, so that start(accumulate)
+/// on bool elements stops at compile time.
+template <class Base, class T>
+class TypedCopy : public Base {
+ public:
+  using Base::Base;
+  using Base::start;
+  void start(Accumulate a, refx::source_location loc = refx::source_location::current()) const {
+    static_assert(!std::is_same_v<T, bool>,
+                  "refx: start(accumulate) adds into the destination, but bool elements cannot be added or "
+                  "maximised; copy without accumulate, or use u8 / i32 elements");
+    Base::start(a, loc);
+  }
+};
+}  // namespace detail
+
 /// A local copy from `src` to `dst`, completing on `sem`.
 template <class Src, class Dst, class Sem>
-AsyncCopy make_async_copy(const Src& src, const Dst& dst, const Sem& sem,
-                          std::source_location loc = std::source_location::current()) {
-  detail::check_copy_types<Src, Dst>();
-  detail::check_dma_semaphore<Sem>();
-  detail::Tracer::current(loc).note(loc);
-  return AsyncCopy(src.view(), dst.view(), sem.view(), loc);
+auto make_async_copy(const Src& src, const Dst& dst, const Sem& sem,
+                          refx::source_location loc = refx::source_location::current()) {
+  if constexpr (detail::check_copy_types<Src, Dst>() && detail::check_dma_semaphore<Sem>()) {
+    detail::Tracer::current(loc).note(loc);
+    return detail::TypedCopy<AsyncCopy, typename Src::value_type>(src.view(), dst.view(), sem.view(), loc);
+  } else {
+    return AsyncCopy(no_id, no_id, no_id, loc);  // not reached: a check above failed to compile
+  }
 }
 
 /// A copy of local `src` into `dst` on `device`; `send` rises here when the
 /// source may be reused, `recv` rises on `device` when the data has landed.
-template <class Src, class Dst, class SendSem, class RecvSem>
-AsyncRemoteCopy make_async_remote_copy(const Src& src, const Dst& dst, const SendSem& send, const RecvSem& recv,
-                                       const DeviceId& device, std::source_location loc = std::source_location::current()) {
-  detail::check_copy_types<Src, Dst>();
-  detail::check_dma_semaphore<SendSem>();
-  detail::check_dma_semaphore<RecvSem>();
-  auto& t = detail::Tracer::current(loc);
-  t.note(loc);
-  return AsyncRemoteCopy(src.view(), dst.view(), send.view(), recv.view(), device.resolve(t, loc), loc);
+template <class Src, class Dst, class SendSem, class RecvSem, class Device = DeviceId>
+auto make_async_remote_copy(const Src& src, const Dst& dst, const SendSem& send, const RecvSem& recv,
+                                       const Device& device, refx::source_location loc = refx::source_location::current()) {
+  if constexpr (detail::check_copy_types<Src, Dst>() && detail::check_dma_semaphore<SendSem>() &&
+                detail::check_dma_semaphore<RecvSem>() && detail::check_device_id<Device>()) {
+    auto& t = detail::Tracer::current(loc);
+    t.note(loc);
+    const DeviceId& id = device;
+    return detail::TypedCopy<AsyncRemoteCopy, typename Src::value_type>(src.view(), dst.view(), send.view(), recv.view(),
+                                                                        id.resolve(t, loc), loc);
+  } else {
+    return AsyncRemoteCopy(no_id, no_id, no_id, no_id, no_id, loc);  // not reached: a check above failed to compile
+  }
 }
 
 /// Copies `src` into `dst` and waits for it.
 template <class Src, class Dst>
-void sync_copy(const Src& src, const Dst& dst, std::source_location loc = std::source_location::current()) {
-  detail::check_copy_types<Src, Dst>();
-  run_scoped(
+void sync_copy(const Src& src, const Dst& dst, refx::source_location loc = refx::source_location::current()) {
+  if constexpr (!detail::check_copy_types<Src, Dst>()) return;
+  else run_scoped(
       [&](DmaSemaphore sem) {
         const auto c = make_async_copy(src, dst, sem, loc);
         c.start(loc);

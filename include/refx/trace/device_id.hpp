@@ -17,7 +17,19 @@ namespace refx {
 
 class DeviceId {
  public:
-  DeviceId(std::int32_t logical) : kind_(Kind::logical), coords_{Scalar<std::int32_t>(logical)} {}  // NOLINT: implicit
+  template <class N>
+    requires detail::integer_fits_v<N, std::int32_t>
+  DeviceId(N logical) : kind_(Kind::logical), coords_{Scalar<std::int32_t>(static_cast<std::int32_t>(logical))} {}  // NOLINT: implicit
+  /// A floating-point, bool or 64-bit device id: rejected (it would be
+  /// truncated or narrowed, and the copy would go to a device not named).
+  template <class N>
+    requires(std::is_arithmetic_v<N> && !detail::integer_fits_v<N, std::int32_t>)
+  DeviceId(N) {  // NOLINT: implicit, to be rejected
+    static_assert(detail::dependent_false<N>,
+                  "refx: a device id is a 32-bit integer (std::int32_t or a Scalar<std::int32_t>); a floating-point, "
+                  "bool or 64-bit number would be truncated or narrowed; convert it explicitly with "
+                  "static_cast<std::int32_t>(...)");
+  }
   DeviceId(const Scalar<std::int32_t>& logical) : kind_(Kind::logical), coords_{logical} {}          // NOLINT: implicit
 
   /// One coordinate per mesh axis, in the mesh's axis order.

@@ -23,7 +23,7 @@
 // fori_loop iterations keep their order. See docs/effects.md.
 
 #include <memory>
-#include <source_location>
+#include <refx/core/source_location.hpp>
 #include <span>
 #include <string_view>
 #include <type_traits>
@@ -120,7 +120,7 @@ class CallbackArg {
  public:
   template <class F>
     requires(!std::is_same_v<std::decay_t<F>, ordered_t>)
-  CallbackArg(F&& f, std::source_location loc = std::source_location::current())  // NOLINT: implicit on purpose
+  CallbackArg(F&& f, refx::source_location loc = refx::source_location::current())  // NOLINT: implicit on purpose
       : loc_(loc) {
     using Fn = std::decay_t<F>;
     static_assert(std::is_invocable_v<Fn&, callback_arg_t<V>...> || std::is_invocable_v<Fn&, as_buffer<V>...>,
@@ -143,10 +143,10 @@ class FormatArg {
  public:
   template <class S>
     requires std::is_convertible_v<const S&, std::string_view>
-  consteval FormatArg(const S& s, std::source_location loc = std::source_location::current())  // NOLINT: implicit
+  consteval FormatArg(const S& s, refx::source_location loc = refx::source_location::current())  // NOLINT: implicit
       : format_(s), loc_(loc) {}
   /// A format known only at run time: `debug_print(fmt::runtime(text), ...)`.
-  FormatArg(fmt::basic_runtime<char> r, std::source_location loc = std::source_location::current())  // NOLINT
+  FormatArg(fmt::basic_runtime<char> r, refx::source_location loc = refx::source_location::current())  // NOLINT
       : format_(r), loc_(loc) {}
   std::string_view text() const {
     const fmt::string_view v = format_;
@@ -156,7 +156,7 @@ class FormatArg {
 
  private:
   fmt::format_string<A...> format_;
-  std::source_location loc_;
+  refx::source_location loc_;
 };
 
 template <class... V>

@@ -2,6 +2,7 @@
 // How a handle type becomes a block parameter: kernel arguments, run_scoped
 // scratch and run_state Refs. Semaphore handles specialise param_traits too.
 
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -44,6 +45,8 @@ template <class T, std::size_t N>
 struct contains_ref<std::array<T, N>> : contains_ref<T> {};
 template <class T, class A>
 struct contains_ref<std::vector<T, A>> : contains_ref<T> {};
+template <class T>
+struct contains_ref<std::optional<T>> : contains_ref<T> {};
 
 template <class R>
 inline constexpr bool returns_ref = contains_ref<std::remove_cvref_t<R>>::value;
@@ -70,6 +73,30 @@ struct callable_args<R (C::*)(A...) const noexcept> { using type = std::tuple<st
 template <class F>
 concept has_deducible_params =
     std::is_function_v<std::remove_pointer_t<std::remove_cvref_t<F>>> || requires { &std::remove_cvref_t<F>::operator(); };
+
+/// F could be a kernel or body: a function, a function pointer or a class
+/// (a lambda); not a Ref, a Value, a number or a string.
+template <class F>
+inline constexpr bool is_callable_kind_v =
+    std::is_function_v<std::remove_pointer_t<std::remove_cvref_t<F>>> ||
+    (std::is_class_v<std::remove_cvref_t<F>> && !is_ref_v<F> && !is_value_v<F>);
+
+/// The checks of a kernel given to trace / kernel; false stops the caller
+/// (`if constexpr`) before it compiles on into follow-on errors.
+template <class F>
+constexpr bool check_kernel_callable() {
+  static_assert(is_callable_kind_v<F>,
+                "refx: a kernel is a callable: a lambda or function whose parameters are Refs, e.g. "
+                "[](VmemRef<const float, 128> x, VmemRef<float, 128> y) { ... }; a Ref, Value, number or string is not "
+                "one");
+  if constexpr (!is_callable_kind_v<F>) {
+    return false;
+  } else {
+    static_assert(has_deducible_params<F>,
+                  "refx: trace needs a kernel with explicit parameter types (Ref<...>, semaphores), not auto");
+    return has_deducible_params<F>;
+  }
+}
 
 /// Adds one block parameter per handle type in Params and returns the handles.
 /// `shapes` is empty (every extent static) or gives one shape per parameter.

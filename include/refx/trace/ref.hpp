@@ -6,11 +6,11 @@
 
 #include <algorithm>
 #include <array>
-#include <source_location>
 #include <span>
 #include <tuple>
 
 #include <refx/core/memory_space.hpp>
+#include <refx/core/source_location.hpp>
 #include <refx/ir/primitives/builtins.hpp>
 #include <refx/ir/view_access.hpp>
 #include <refx/trace/value.hpp>
@@ -161,11 +161,17 @@ class Ref : public detail::ref_base {
   /// A view of a region: integers drop a dimension, `ds(...)` keeps it.
   template <class... I>
   auto at(const I&... idx) const {
-    static_assert(sizeof...(I) <= rank, "refx: more indices than the Ref's rank in .at(...)");
-    static_assert(((detail::index_kind<I> != detail::bad_index) && ...),
+    constexpr bool fits = sizeof...(I) <= rank;
+    constexpr bool kinds = ((detail::index_kind<I> != detail::bad_index) && ...);
+    static_assert(fits, "refx: more indices than the Ref's rank in .at(...)");
+    static_assert(kinds,
                   "refx: .at(...) takes integers, integer Scalars, ds(start, size[, stride]), ds<N>(start) or refx::all");
-    using NE = typename detail::view_extents<E, I...>::type;
-    return Ref<T, NE, Space>::from_view(detail::make_view(view(), {detail::index_entry(idx)...}));
+    if constexpr (!fits || !kinds) {
+      return *this;  // not reached: a check above failed to compile
+    } else {
+      using NE = typename detail::view_extents<E, I...>::type;
+      return Ref<T, NE, Space>::from_view(detail::make_view(view(), {detail::index_entry(idx)...}));
+    }
   }
 
   /// The same bytes as elements of U, as Pallas' `ref.bitcast`: with
@@ -173,7 +179,7 @@ class Ref : public detail::ref_base {
   /// sizeof(U), and the view must be contiguous along it. Loads, stores and
   /// accumulations go through it; copies do not (copy the Refs themselves).
   template <class U>
-  auto bitcast(std::source_location loc = std::source_location::current()) const {
+  auto bitcast(refx::source_location loc = refx::source_location::current()) const {
     static_assert(Element<U> && !std::is_const_v<U>,
                   "refx: bitcast<U> takes an element type without const (a read-only Ref's view stays read-only)");
     using V = std::remove_const_t<U>;
@@ -198,7 +204,7 @@ class Ref : public detail::ref_base {
   /// dense run in its Ref), and the element count must stay the same. The
   /// result cannot be indexed further with `.at(...)`; index first.
   template <std::int64_t... Dims>
-  Ref<T, extents<Dims...>, Space> reshape(std::source_location loc = std::source_location::current()) const {
+  Ref<T, extents<Dims...>, Space> reshape(refx::source_location loc = refx::source_location::current()) const {
     static_assert(((Dims != dyn) && ...), "refx: Ref::reshape<Dims...> takes static extents (no refx::dyn)");
     static_assert(detail::static_count<E> == dyn || detail::static_count<E> == (std::int64_t{1} * ... * Dims),
                   "refx: reshape must keep the element count; the target extents hold a different number of elements "
@@ -208,7 +214,7 @@ class Ref : public detail::ref_base {
   }
 
   /// Reads the whole view into a Value.
-  Value<value_type, E> load(std::source_location loc = std::source_location::current()) const {
+  Value<value_type, E> load(refx::source_location loc = refx::source_location::current()) const {
     static_assert(space != MemorySpace::hbm,
                   "refx: compute cannot read an Hbm Ref; copy it to Vmem first (make_async_copy or sync_copy)");
     auto& t = detail::Tracer::current(loc);
@@ -221,6 +227,16 @@ class Ref : public detail::ref_base {
   /// Adds a Value into the view: one Accum effect.
   void accum(detail::StoreArg<T, E> v) const { write(prim::accum, v); }
   void operator+=(detail::StoreArg<T, E> v) const { write(prim::accum, v); }
+  /// `y = v` with a Value or number: a Ref is a handle, so this would not
+  /// write its memory; rejected with the spelling that does.
+  template <class V>
+    requires(is_value_v<V> || is_number_v<V>)
+  Ref& operator=(const V&) {
+    static_assert(detail::dependent_false<V>,
+                  "refx: `ref = value` does not write a Ref's memory (a Ref is a handle); write ref.store(value), or "
+                  "ref += value to accumulate");
+    return *this;
+  }
 
   /// The traced view; checks that the handle belongs to the active trace.
   ViewId view() const {
@@ -258,7 +274,7 @@ template <class T, class E>
 class StoreArg {
  public:
   template <class U, class F>
-  StoreArg(const Value<U, F>& v, std::source_location loc = std::source_location::current())  // NOLINT: implicit
+  StoreArg(const Value<U, F>& v, refx::source_location loc = refx::source_location::current())  // NOLINT: implicit
       : loc_(loc), scalar_(F::rank == 0) {
     if (Tracer* t = Tracer::current_slot()) t->note(loc_);  // for the message if v is from another trace
     id_ = v.id();
@@ -273,7 +289,7 @@ class StoreArg {
   }
   template <class U>
     requires is_number_v<U>
-  StoreArg(U literal, std::source_location loc = std::source_location::current())  // NOLINT: implicit
+  StoreArg(U literal, refx::source_location loc = refx::source_location::current())  // NOLINT: implicit
       : loc_(loc), scalar_(true) {
     static_assert(!std::is_const_v<T>, "refx: cannot write through a read-only Ref<const T>; take a Ref<T> to write");
     static_assert(!(std::is_integral_v<std::remove_const_t<T>> && is_floating_v<U>),
@@ -445,24 +461,237 @@ using HbmRef = Ref<T, extents<Dims...>, Hbm>;
 template <class T, std::int64_t... Dims>
 using SmemRef = Ref<T, extents<Dims...>, Smem>;
 
+
+// A Ref given where a Value is needed (exp(x) for exp(x.load())): each Value
+// operation has a catch-all for Ref operands that says so, instead of "no
+// matching function". It returns a Value of the Ref's type, so nothing after
+// it fails again.
+namespace detail {
+template <class R>
+struct loaded {
+  using type = Scalar<float>;
+};
+template <class R>
+  requires(is_ref_v<R> && requires { typename R::value_type; })
+struct loaded<R> {
+  using type = Value<typename R::value_type, typename R::extents_type>;
+};
+template <class R>
+using loaded_t = typename loaded<std::remove_cvref_t<R>>::type;
+template <class A, class B>
+concept ref_operands = (is_ref_v<A> || is_ref_v<B>) && (is_ref_v<A> || is_value_v<A> || is_number_v<A>) &&
+                       (is_ref_v<B> || is_value_v<B> || is_number_v<B>);
+template <class A, class B>
+using ref_operand_result_t = loaded_t<std::conditional_t<is_ref_v<A>, A, B>>;
+}  // namespace detail
+
+template <class R, class... Rest>
+  requires is_ref_v<R>
+detail::loaded_t<R> exp(const R&, Rest&&...) {
+  static_assert(detail::dependent_false<R>, "refx: exp takes a Value, not a Ref; read the Ref first: exp(x.load())");
+  return {};
+}
+template <class R, class... Rest>
+  requires is_ref_v<R>
+detail::loaded_t<R> log(const R&, Rest&&...) {
+  static_assert(detail::dependent_false<R>, "refx: log takes a Value, not a Ref; read the Ref first: log(x.load())");
+  return {};
+}
+template <class R, class... Rest>
+  requires is_ref_v<R>
+detail::loaded_t<R> sqrt(const R&, Rest&&...) {
+  static_assert(detail::dependent_false<R>, "refx: sqrt takes a Value, not a Ref; read the Ref first: sqrt(x.load())");
+  return {};
+}
+template <class R, class... Rest>
+  requires is_ref_v<R>
+detail::loaded_t<R> rsqrt(const R&, Rest&&...) {
+  static_assert(detail::dependent_false<R>, "refx: rsqrt takes a Value, not a Ref; read the Ref first: rsqrt(x.load())");
+  return {};
+}
+template <class R, class... Rest>
+  requires is_ref_v<R>
+detail::loaded_t<R> tanh(const R&, Rest&&...) {
+  static_assert(detail::dependent_false<R>, "refx: tanh takes a Value, not a Ref; read the Ref first: tanh(x.load())");
+  return {};
+}
+template <class R, class... Rest>
+  requires is_ref_v<R>
+detail::loaded_t<R> logistic(const R&, Rest&&...) {
+  static_assert(detail::dependent_false<R>, "refx: logistic takes a Value, not a Ref; read the Ref first: logistic(x.load())");
+  return {};
+}
+template <class R, class... Rest>
+  requires is_ref_v<R>
+detail::loaded_t<R> abs(const R&, Rest&&...) {
+  static_assert(detail::dependent_false<R>, "refx: abs takes a Value, not a Ref; read the Ref first: abs(x.load())");
+  return {};
+}
+template <class R, class... Rest>
+  requires is_ref_v<R>
+detail::loaded_t<R> transpose(const R&, Rest&&...) {
+  static_assert(detail::dependent_false<R>, "refx: transpose takes a Value, not a Ref; read the Ref first: transpose(x.load())");
+  return {};
+}
+template <std::size_t Axis, class R, class... Rest>
+  requires is_ref_v<R>
+detail::loaded_t<R> reduce_sum(const R&, Rest&&...) {
+  static_assert(detail::dependent_false<R>, "refx: reduce_sum takes a Value, not a Ref; read the Ref first: reduce_sum<axis>(x.load())");
+  return {};
+}
+template <std::size_t Axis, class R, class... Rest>
+  requires is_ref_v<R>
+detail::loaded_t<R> reduce_max(const R&, Rest&&...) {
+  static_assert(detail::dependent_false<R>, "refx: reduce_max takes a Value, not a Ref; read the Ref first: reduce_max<axis>(x.load())");
+  return {};
+}
+template <std::size_t Axis, class R, class... Rest>
+  requires is_ref_v<R>
+detail::loaded_t<R> reduce_min(const R&, Rest&&...) {
+  static_assert(detail::dependent_false<R>, "refx: reduce_min takes a Value, not a Ref; read the Ref first: reduce_min<axis>(x.load())");
+  return {};
+}
+template <class U, class R, class... Rest>
+  requires is_ref_v<R>
+Value<U, typename detail::loaded_t<R>::extents_type> cast(const R&, Rest&&...) {
+  static_assert(detail::dependent_false<R>,
+                "refx: cast converts a Value, not a Ref; read the Ref first: cast<T>(x.load()) (to reinterpret a Ref's "
+                "bytes, use x.bitcast<T>())");
+  return {};
+}
+template <class A, class B, class... Rest>
+  requires(is_ref_v<A> || is_ref_v<B>)
+detail::ref_operand_result_t<A, B> dot(const A&, const B&, Rest&&...) {
+  static_assert(detail::dependent_false<A>, "refx: dot multiplies Values, not Refs; read the Refs first: dot(a.load(), b.load())");
+  return {};
+}
+template <class C, class A, class B, class... Rest>
+  requires(is_ref_v<C> || is_ref_v<A> || is_ref_v<B>)
+auto select(const C&, const A&, const B&, Rest&&...) {
+  static_assert(detail::dependent_false<C>,
+                "refx: select takes Values (a bool condition and two alternatives), not Refs; read the Refs first: "
+                "select(c, x.load(), y.load())");
+  if constexpr (is_ref_v<A>) return detail::loaded_t<A>{};
+  else if constexpr (is_ref_v<B>) return detail::loaded_t<B>{};
+  else return detail::loaded_t<C>{};
+}
+template <class A, class B>
+  requires detail::ref_operands<A, B>
+detail::ref_operand_result_t<A, B> operator+(const A&, const B&) {
+  static_assert(detail::dependent_false<A>,
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  return {};
+}
+template <class A, class B>
+  requires detail::ref_operands<A, B>
+detail::ref_operand_result_t<A, B> operator-(const A&, const B&) {
+  static_assert(detail::dependent_false<A>,
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  return {};
+}
+template <class A, class B>
+  requires detail::ref_operands<A, B>
+detail::ref_operand_result_t<A, B> operator*(const A&, const B&) {
+  static_assert(detail::dependent_false<A>,
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  return {};
+}
+template <class A, class B>
+  requires detail::ref_operands<A, B>
+detail::ref_operand_result_t<A, B> operator/(const A&, const B&) {
+  static_assert(detail::dependent_false<A>,
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  return {};
+}
+template <class A, class B>
+  requires detail::ref_operands<A, B>
+detail::ref_operand_result_t<A, B> operator%(const A&, const B&) {
+  static_assert(detail::dependent_false<A>,
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  return {};
+}
+template <class A, class B>
+  requires detail::ref_operands<A, B>
+detail::ref_operand_result_t<A, B> operator&(const A&, const B&) {
+  static_assert(detail::dependent_false<A>,
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  return {};
+}
+template <class A, class B>
+  requires detail::ref_operands<A, B>
+detail::ref_operand_result_t<A, B> operator|(const A&, const B&) {
+  static_assert(detail::dependent_false<A>,
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  return {};
+}
+template <class A, class B>
+  requires detail::ref_operands<A, B>
+detail::ref_operand_result_t<A, B> operator^(const A&, const B&) {
+  static_assert(detail::dependent_false<A>,
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  return {};
+}
+template <class A, class B>
+  requires detail::ref_operands<A, B>
+detail::ref_operand_result_t<A, B> operator<(const A&, const B&) {
+  static_assert(detail::dependent_false<A>,
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  return {};
+}
+template <class A, class B>
+  requires detail::ref_operands<A, B>
+detail::ref_operand_result_t<A, B> operator<=(const A&, const B&) {
+  static_assert(detail::dependent_false<A>,
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  return {};
+}
+template <class A, class B>
+  requires detail::ref_operands<A, B>
+detail::ref_operand_result_t<A, B> operator>(const A&, const B&) {
+  static_assert(detail::dependent_false<A>,
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  return {};
+}
+template <class A, class B>
+  requires detail::ref_operands<A, B>
+detail::ref_operand_result_t<A, B> operator>=(const A&, const B&) {
+  static_assert(detail::dependent_false<A>,
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  return {};
+}
+template <class A, class B>
+  requires detail::ref_operands<A, B>
+detail::ref_operand_result_t<A, B> operator==(const A&, const B&) {
+  static_assert(detail::dependent_false<A>,
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  return {};
+}
+template <class A, class B>
+  requires detail::ref_operands<A, B>
+detail::ref_operand_result_t<A, B> operator!=(const A&, const B&) {
+  static_assert(detail::dependent_false<A>,
+                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  return {};
+}
+
 /// Free-function spellings of the Ref operations (as in Pallas' ref_get / ref_set).
 template <class R>
-auto load(const R& ref, std::source_location loc = std::source_location::current()) {
+auto load(const R& ref, refx::source_location loc = refx::source_location::current()) {
   static_assert(is_ref_v<R>, "refx: expected a Ref here but got something else (a Value is immutable; "
                              "store it into a Ref first)");
-  return ref.load(loc);
+  if constexpr (is_ref_v<R>) return ref.load(loc);
 }
 template <class R, class V>
-void store(const R& ref, const V& v, std::source_location loc = std::source_location::current()) {
+void store(const R& ref, const V& v, refx::source_location loc = refx::source_location::current()) {
   static_assert(is_ref_v<R>, "refx: expected a Ref here but got something else (a Value is immutable; "
                              "store it into a Ref first)");
-  ref.store(detail::StoreArg<typename R::element_type, typename R::extents_type>(v, loc));
+  if constexpr (is_ref_v<R>) ref.store(detail::StoreArg<typename R::element_type, typename R::extents_type>(v, loc));
 }
 template <class R, class V>
-void accum(const R& ref, const V& v, std::source_location loc = std::source_location::current()) {
+void accum(const R& ref, const V& v, refx::source_location loc = refx::source_location::current()) {
   static_assert(is_ref_v<R>, "refx: expected a Ref here but got something else (a Value is immutable; "
                              "store it into a Ref first)");
-  ref.accum(detail::StoreArg<typename R::element_type, typename R::extents_type>(v, loc));
+  if constexpr (is_ref_v<R>) ref.accum(detail::StoreArg<typename R::element_type, typename R::extents_type>(v, loc));
 }
 
 }  // namespace refx

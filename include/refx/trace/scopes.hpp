@@ -9,7 +9,7 @@
 // TraceError naming the line.
 
 #include <functional>
-#include <source_location>
+#include <refx/core/source_location.hpp>
 
 #include <refx/ir/primitives/builtins.hpp>
 #include <refx/trace/params.hpp>
@@ -66,7 +66,7 @@ REFX_DECL std::span<const ValueId> close_scope(Tracer& t, BlockId block, std::in
 /// A buffer or semaphore that lives until the kernel ends (for state that
 /// outlives a scope, like the semaphores inside a ppermute future).
 template <class H>
-H allocate(const Shape& shape = {}, std::source_location loc = std::source_location::current()) {
+H allocate(const Shape& shape = {}, refx::source_location loc = refx::source_location::current()) {
   static_assert(param_traits<H>::supported, "refx: allocate makes a Ref<...> or a semaphore handle");
   auto& t = detail::Tracer::current(loc);
   Shape s = shape;
@@ -83,31 +83,52 @@ H allocate(const Shape& shape = {}, std::source_location loc = std::source_locat
 /// Allocates the body's parameters (Refs and semaphores with static extents)
 /// for the body's duration; returns the body's result (void, Value or tuple).
 template <class F>
-auto run_scoped(F&& body, std::source_location loc = std::source_location::current()) {
+auto run_scoped(F&& body, refx::source_location loc = refx::source_location::current()) {
   return run_scoped(std::vector<Shape>{}, std::forward<F>(body), loc);
 }
 
 /// As above, with one shape per parameter (for dynamic extents).
 template <class F>
-auto run_scoped(const std::vector<Shape>& shapes, F&& body, std::source_location loc = std::source_location::current()) {
+auto run_scoped(const std::vector<Shape>& shapes, F&& body, refx::source_location loc = refx::source_location::current()) {
+  static_assert(detail::is_callable_kind_v<F>,
+                "refx: run_scoped takes a body: a lambda whose parameters are the scratch Refs and semaphores it "
+                "allocates, e.g. run_scoped([&](VmemRef<float, 128> tmp, DmaSemaphore sem) { ... }); a Ref or Value "
+                "is not one");
+  if constexpr (!detail::is_callable_kind_v<F>) {
+    return;
+  } else {
   static_assert(detail::has_deducible_params<F>,
                 "refx: run_scoped needs a body with explicit parameter types (Ref<...>, semaphores), not auto");
+  if constexpr (!detail::has_deducible_params<F>) {
+    return;
+  } else {
   using Params = typename detail::callable_args<F>::type;
   using R = typename detail::scoped_result<F&, Params>::type;
   static_assert(!detail::returns_ref<R>,
                 "refx: a run_scoped body must not return a Ref (or anything holding one); its Refs end with the "
                 "scope. Return Values read with load() instead");
-  static_assert(detail::results<R>::supported, "refx: a run_scoped body returns void, a Value or a std::tuple of Values");
+  static_assert(detail::results<R>::supported || !std::is_class_v<R> || detail::returns_ref<R>,
+                "refx: a run_scoped body returns void, a Value or a std::tuple of Values, not a struct: if the struct "
+                "holds one of the scope's Refs, that Ref ends with the scope. Return Values read with load() in a "
+                "std::tuple instead");
+  static_assert(detail::results<R>::supported || std::is_class_v<R>,
+                "refx: a run_scoped body returns void, a Value or a std::tuple of Values");
+  if constexpr (detail::returns_ref<R> || !detail::results<R>::supported) {
+    return;  // not reached: a check above failed to compile
+  } else {
   auto [block, scope, params, out] = detail::trace_scope<Params>(body, shapes, loc);
   auto& t = detail::Tracer::current();
   const auto outs = detail::close_scope(t, block, scope, {}, std::move(out), loc);
   if constexpr (!std::is_void_v<R>) return detail::results<R>::rebuild(outs);
+  }
+  }
+  }
 }
 
 /// One Ref per value, initialised with it; returns the Refs' final contents.
 template <class F, class... T, class... E>
 std::tuple<Value<T, E>...> run_state(const std::tuple<Value<T, E>...>& init, F&& body,
-                                     std::source_location loc = std::source_location::current()) {
+                                     refx::source_location loc = refx::source_location::current()) {
   using Params = std::tuple<Ref<T, E, Vmem>...>;
   using R = typename detail::scoped_result<F&, Params>::type;
   static_assert(!detail::returns_ref<R>,
@@ -133,7 +154,7 @@ std::tuple<Value<T, E>...> run_state(const std::tuple<Value<T, E>...>& init, F&&
 
 /// Single-value form of run_state.
 template <class F, class T, class E>
-Value<T, E> run_state(const Value<T, E>& init, F&& body, std::source_location loc = std::source_location::current()) {
+Value<T, E> run_state(const Value<T, E>& init, F&& body, refx::source_location loc = refx::source_location::current()) {
   return std::get<0>(run_state(std::tuple<Value<T, E>>{init}, std::forward<F>(body), loc));
 }
 

@@ -6,7 +6,7 @@
 // Arrays of semaphores index like Refs: `sems.at(i)`.
 
 #include <optional>
-#include <source_location>
+#include <refx/core/source_location.hpp>
 
 #include <refx/ir/primitives/builtins.hpp>
 #include <refx/trace/device_id.hpp>
@@ -79,7 +79,7 @@ struct param_traits<Semaphore<K, E>> {
 template <SemaphoreKind K, class E>
 void semaphore_signal(const Semaphore<K, E>& sem, const Scalar<std::int32_t>& inc = 1,
                       const std::optional<DeviceId>& device = std::nullopt,
-                      std::source_location loc = std::source_location::current()) {
+                      refx::source_location loc = refx::source_location::current()) {
   static_assert(K != SemaphoreKind::dma,
                 "refx: semaphore_signal takes a REGULAR or BARRIER semaphore; a DMA semaphore is advanced by copies");
   static_assert(E::rank == 0, "refx: semaphore_signal needs one semaphore; index the array with .at(i)");
@@ -93,7 +93,7 @@ void semaphore_signal(const Semaphore<K, E>& sem, const Scalar<std::int32_t>& in
 /// Blocks until `sem` >= value, then subtracts value.
 template <SemaphoreKind K, class E>
 void semaphore_wait(const Semaphore<K, E>& sem, const Scalar<std::int32_t>& value = 1,
-                    std::source_location loc = std::source_location::current()) {
+                    refx::source_location loc = refx::source_location::current()) {
   static_assert(K != SemaphoreKind::dma,
                 "refx: semaphore_wait takes a REGULAR or BARRIER semaphore; wait on a DMA semaphore through its copy "
                 "descriptor (wait / wait_recv / wait_send)");
@@ -105,16 +105,40 @@ void semaphore_wait(const Semaphore<K, E>& sem, const Scalar<std::int32_t>& valu
 
 /// The current count of `sem` (does not change it).
 template <SemaphoreKind K, class E>
-Scalar<std::int32_t> semaphore_read(const Semaphore<K, E>& sem, std::source_location loc = std::source_location::current()) {
+Scalar<std::int32_t> semaphore_read(const Semaphore<K, E>& sem, refx::source_location loc = refx::source_location::current()) {
   static_assert(E::rank == 0, "refx: semaphore_read needs one semaphore; index the array with .at(i)");
   const ViewId views[] = {sem.view()};
   return detail::wrap<std::int32_t, extents<>>(detail::Tracer::current(loc).bind1(prim::semaphore_read, {}, views, {}, loc));
 }
 
+/// Not a semaphore: one sentence instead of "no matching function".
+template <class S, class... A>
+  requires(!is_semaphore_v<S>)
+void semaphore_signal(const S&, const A&...) {
+  static_assert(detail::dependent_false<S>,
+                "refx: semaphore_signal takes a semaphore handle (a RegularSemaphore from run_scoped, or "
+                "get_barrier_semaphore()), not a Ref or a Value; an Smem Ref is ordinary memory, not a semaphore");
+}
+template <class S, class... A>
+  requires(!is_semaphore_v<S>)
+void semaphore_wait(const S&, const A&...) {
+  static_assert(detail::dependent_false<S>,
+                "refx: semaphore_wait takes a semaphore handle (a RegularSemaphore from run_scoped, or "
+                "get_barrier_semaphore()), not a Ref or a Value; an Smem Ref is ordinary memory, not a semaphore");
+}
+template <class S, class... A>
+  requires(!is_semaphore_v<S>)
+Scalar<std::int32_t> semaphore_read(const S&, const A&...) {
+  static_assert(detail::dependent_false<S>,
+                "refx: semaphore_read takes a semaphore handle, not a Ref or a Value; read an Smem Ref with load()");
+  return {};
+}
+
 /// The barrier semaphore of the kernel's collective id (set on the kernel
 /// builder), or of an explicit one.
-inline BarrierSemaphore get_barrier_semaphore(std::int64_t collective_id = -1,
-                                              std::source_location loc = std::source_location::current()) {
+inline BarrierSemaphore get_barrier_semaphore(IntArg<std::int64_t, IntArgKind::collective_id> id = -1,
+                                              refx::source_location loc = refx::source_location::current()) {
+  std::int64_t collective_id = id;
   auto& t = detail::Tracer::current(loc);
   if (collective_id < 0) collective_id = t.collective_id();
   if (collective_id < 0)

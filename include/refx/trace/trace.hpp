@@ -2,7 +2,7 @@
 // Entry points: trace a kernel into a Graph; call a kernel function from
 // another with a check that its Ref arguments do not alias.
 
-#include <source_location>
+#include <refx/core/source_location.hpp>
 
 #include <refx/trace/params.hpp>
 
@@ -20,17 +20,18 @@ struct TraceOptions {
 };
 
 template <class F>
-Graph trace(F&& kernel, const TraceOptions& options, std::source_location loc = std::source_location::current());
+Graph trace(F&& kernel, const TraceOptions& options, refx::source_location loc = refx::source_location::current());
 
 template <class F>
-Graph trace(F&& kernel, const std::vector<Shape>& shapes = {}, std::source_location loc = std::source_location::current()) {
+Graph trace(F&& kernel, const std::vector<Shape>& shapes = {}, refx::source_location loc = refx::source_location::current()) {
   return trace(std::forward<F>(kernel), TraceOptions{shapes, nullptr, -1}, loc);
 }
 
 template <class F>
-Graph trace(F&& kernel, const TraceOptions& options, std::source_location loc) {
-  static_assert(detail::has_deducible_params<F>,
-                "refx: trace needs a kernel with explicit parameter types (Ref<...>, semaphores), not auto");
+Graph trace(F&& kernel, const TraceOptions& options, refx::source_location loc) {
+  if constexpr (!detail::check_kernel_callable<F>()) {
+    return Graph{};  // not reached: the check failed to compile
+  } else {
   using Params = typename detail::callable_args<F>::type;
   using R = decltype(std::apply(kernel, std::declval<Params>()));
   static_assert(!detail::returns_ref<R>, "refx: a kernel must not return a Ref; write results into its output Refs");
@@ -42,6 +43,7 @@ Graph trace(F&& kernel, const TraceOptions& options, std::source_location loc) {
   Params params = detail::param_maker<Params>::make(tracer, options.shapes, 0, loc);
   std::apply(kernel, params);
   return std::move(tracer).take();
+  }
 }
 
 namespace detail {
@@ -54,7 +56,7 @@ void collect_ref_view(const R& r, std::vector<std::pair<ViewId, bool>>& out) {
 /// `call(f)(refs...)` invokes kernel function f on Refs inside a trace, after
 /// checking that no writable argument overlaps another argument.
 template <class F>
-auto call(F f, std::source_location loc = std::source_location::current()) {
+auto call(F f, refx::source_location loc = refx::source_location::current()) {
   return [f = std::move(f), loc](const auto&... args) {
     std::vector<std::pair<ViewId, bool>> views;
     (detail::collect_ref_view(args, views), ...);

@@ -4,11 +4,12 @@
 
 #include <bit>
 #include <concepts>
-#include <source_location>
+#include <refx/core/source_location.hpp>
 #include <string_view>
 #include <type_traits>
 #include <utility>
 
+#include <refx/core/checked_args.hpp>
 #include <refx/core/dtype.hpp>
 #include <refx/core/shape.hpp>
 #include <refx/core/slice.hpp>
@@ -48,7 +49,7 @@ class Value : public detail::value_base {
 
   Value() = default;
   /// A literal becomes a traced constant (scalars only).
-  Value(T literal, std::source_location loc = std::source_location::current())  // NOLINT: implicit on purpose, so
+  Value(T literal, refx::source_location loc = refx::source_location::current())  // NOLINT: implicit on purpose, so
     requires(rank == 0)  // `x + 1` and `Scalar<int> i = 0` read naturally
   {
     auto& t = detail::Tracer::current(loc);
@@ -59,11 +60,32 @@ class Value : public detail::value_base {
     trace_ = t.serial();
   }
 
+  /// An integer Scalar (a device id, loop bound, semaphore count or
+  /// increment, index) from a floating-point number, or a 32/64-bit one from
+  /// a wider integer: rejected here, where the conversion would otherwise be
+  /// silent.
+  template <class U>
+    requires(rank == 0 && is_integer_v<T> && std::is_floating_point_v<U>)
+  Value(U, refx::source_location = refx::source_location::current()) {  // NOLINT: implicit, to be rejected
+    static_assert(detail::dependent_false<U>,
+                  "refx: a floating-point number where an integer is expected (a device id, loop bound, semaphore "
+                  "count or increment, step or index) would be truncated; write an integer, or convert explicitly "
+                  "with static_cast<std::int32_t>(...)");
+  }
+  template <class U>
+    requires(rank == 0 && is_integer_v<T> && sizeof(T) >= 4 && std::is_integral_v<U> && (sizeof(U) > sizeof(T)))
+  Value(U, refx::source_location = refx::source_location::current()) {  // NOLINT: implicit, to be rejected
+    static_assert(detail::dependent_false<U>,
+                  "refx: an integer wider than 32 bits (std::int64_t, std::size_t) where a 32-bit integer is expected "
+                  "(a device id, loop bound, semaphore count or increment, step or index) would be narrowed; convert "
+                  "it explicitly with static_cast<std::int32_t>(...)");
+  }
+
   /// A bf16 or f16 scalar from a C++ number, rounded to nearest even
   /// (`Scalar<bf16> k = 0.5f`, as JAX's weakly typed literals).
   template <class U>
     requires(rank == 0 && is_half_float_v<T> && std::is_arithmetic_v<U>)
-  Value(U literal, std::source_location loc = std::source_location::current())  // NOLINT: implicit, as above
+  Value(U literal, refx::source_location loc = refx::source_location::current())  // NOLINT: implicit, as above
       : Value(static_cast<T>(literal), loc) {}
 
   /// The traced value; checks that the handle belongs to the active trace.
@@ -320,47 +342,60 @@ Value<T, E> operator~(const Value<T, E>& a) {
   return detail::wrap<T, E>(detail::apply(prim::logical_not, {a.id()}));
 }
 template <class T, class E>
-Value<T, E> abs(const Value<T, E>& a, std::source_location loc = std::source_location::current()) {
+Value<T, E> abs(const Value<T, E>& a, refx::source_location loc = refx::source_location::current()) {
   return detail::wrap<T, E>(detail::apply(prim::abs, {a.id()}, {}, loc));
 }
 template <class T, class E>
-Value<T, E> exp(const Value<T, E>& a, std::source_location loc = std::source_location::current()) {
+Value<T, E> exp(const Value<T, E>& a, refx::source_location loc = refx::source_location::current()) {
   static_assert(is_floating_v<T>, "refx: exp needs a floating-point value; cast it first");
   return detail::wrap<T, E>(detail::apply(prim::exp, {a.id()}, {}, loc));
 }
 template <class T, class E>
-Value<T, E> log(const Value<T, E>& a, std::source_location loc = std::source_location::current()) {
+Value<T, E> log(const Value<T, E>& a, refx::source_location loc = refx::source_location::current()) {
   static_assert(is_floating_v<T>, "refx: log needs a floating-point value; cast it first");
   return detail::wrap<T, E>(detail::apply(prim::log, {a.id()}, {}, loc));
 }
 template <class T, class E>
-Value<T, E> sqrt(const Value<T, E>& a, std::source_location loc = std::source_location::current()) {
+Value<T, E> sqrt(const Value<T, E>& a, refx::source_location loc = refx::source_location::current()) {
   static_assert(is_floating_v<T>, "refx: sqrt needs a floating-point value; cast it first");
   return detail::wrap<T, E>(detail::apply(prim::sqrt, {a.id()}, {}, loc));
 }
 /// 1 / sqrt(a).
 template <class T, class E>
-Value<T, E> rsqrt(const Value<T, E>& a, std::source_location loc = std::source_location::current()) {
+Value<T, E> rsqrt(const Value<T, E>& a, refx::source_location loc = refx::source_location::current()) {
   static_assert(is_floating_v<T>, "refx: rsqrt needs a floating-point value; cast it first");
   return detail::wrap<T, E>(detail::apply(prim::rsqrt, {a.id()}, {}, loc));
 }
 template <class T, class E>
-Value<T, E> tanh(const Value<T, E>& a, std::source_location loc = std::source_location::current()) {
+Value<T, E> tanh(const Value<T, E>& a, refx::source_location loc = refx::source_location::current()) {
   static_assert(is_floating_v<T>, "refx: tanh needs a floating-point value; cast it first");
   return detail::wrap<T, E>(detail::apply(prim::tanh, {a.id()}, {}, loc));
 }
 /// The sigmoid 1 / (1 + exp(-a)) (lax.logistic).
 template <class T, class E>
-Value<T, E> logistic(const Value<T, E>& a, std::source_location loc = std::source_location::current()) {
+Value<T, E> logistic(const Value<T, E>& a, refx::source_location loc = refx::source_location::current()) {
   static_assert(is_floating_v<T>, "refx: logistic needs a floating-point value; cast it first");
   return detail::wrap<T, E>(detail::apply(prim::logistic, {a.id()}, {}, loc));
 }
 
 /// `c ? a : b` elementwise; a scalar condition or branch is broadcast.
 template <class C, class A, class B>
-auto select(const C& c, const A& a, const B& b, std::source_location loc = std::source_location::current()) {
-  static_assert(is_value_v<C> && std::is_same_v<typename detail::operand_traits<C>::element, bool>,
-                "refx: select's condition must be a bool Value (a comparison)");
+  requires(!is_ref_v<C> && !is_ref_v<A> && !is_ref_v<B>)
+auto select(const C& c, const A& a, const B& b, refx::source_location loc = refx::source_location::current()) {
+  constexpr bool bool_cond = [] {
+    if constexpr (is_value_v<C>) return std::is_same_v<typename C::element_type, bool>;
+    else return false;
+  }();
+  static_assert(bool_cond, "refx: select's condition must be a bool Value (a comparison)");
+  constexpr bool one_type = [] {
+    if constexpr (is_value_v<A> && is_value_v<B>) return std::is_same_v<typename A::element_type, typename B::element_type>;
+    else return true;
+  }();
+  static_assert(one_type,
+                "refx: select's two alternatives must have one element type; convert one with refx::cast<T>(v)");
+  if constexpr (!bool_cond || !one_type) {
+    return Value<float>{};  // not reached: a check above failed to compile
+  } else {
   using T = detail::binary_element<A, B>;
   using E = detail::binary_extents<typename detail::operand_traits<C>::ext,
                                    detail::binary_extents<typename detail::operand_traits<A>::ext,
@@ -373,11 +408,12 @@ auto select(const C& c, const A& a, const B& b, std::source_location loc = std::
   for (ValueId* v : {&ic, &ia, &ib})
     if (g.type(*v).shape.rank() == 0 && s.rank() != 0) *v = detail::broadcast_to(*v, s, loc);
   return detail::wrap<T, E>(detail::apply(prim::select, {ic, ia, ib}, {}, loc));
+  }
 }
 
 /// Converts every element to U.
 template <Element U, class T, class E>
-Value<U, E> cast(const Value<T, E>& v, std::source_location loc = std::source_location::current()) {
+Value<U, E> cast(const Value<T, E>& v, refx::source_location loc = refx::source_location::current()) {
   const std::int64_t attrs[] = {static_cast<std::int64_t>(dtype_v<U>)};
   return detail::wrap<U, E>(detail::apply(prim::cast, {v.id()}, attrs, loc));
 }
@@ -391,14 +427,14 @@ using drop_axis_t = decltype(drop_axis<Axis, E>(std::make_index_sequence<(E::ran
 
 /// Sum along `Axis` (the axis is removed).
 template <std::size_t Axis, class T, class E>
-auto reduce_sum(const Value<T, E>& v, std::source_location loc = std::source_location::current()) {
+auto reduce_sum(const Value<T, E>& v, refx::source_location loc = refx::source_location::current()) {
   static_assert(Axis < E::rank, "refx: reduce_sum axis is out of range for this value's rank");
   const std::int64_t attrs[] = {static_cast<std::int64_t>(Axis)};
   return detail::wrap<T, detail::drop_axis_t<Axis, E>>(detail::apply(prim::reduce_sum, {v.id()}, attrs, loc));
 }
 /// Maximum along `Axis` (the axis is removed).
 template <std::size_t Axis, class T, class E>
-auto reduce_max(const Value<T, E>& v, std::source_location loc = std::source_location::current()) {
+auto reduce_max(const Value<T, E>& v, refx::source_location loc = refx::source_location::current()) {
   static_assert(Axis < E::rank, "refx: reduce_max axis is out of range for this value's rank");
   const std::int64_t attrs[] = {static_cast<std::int64_t>(Axis)};
   return detail::wrap<T, detail::drop_axis_t<Axis, E>>(detail::apply(prim::reduce_max, {v.id()}, attrs, loc));
@@ -406,7 +442,7 @@ auto reduce_max(const Value<T, E>& v, std::source_location loc = std::source_loc
 
 /// Minimum along `Axis` (the axis is removed).
 template <std::size_t Axis, class T, class E>
-auto reduce_min(const Value<T, E>& v, std::source_location loc = std::source_location::current()) {
+auto reduce_min(const Value<T, E>& v, refx::source_location loc = refx::source_location::current()) {
   static_assert(Axis < E::rank, "refx: reduce_min axis is out of range for this value's rank");
   const std::int64_t attrs[] = {static_cast<std::int64_t>(Axis)};
   return detail::wrap<T, detail::drop_axis_t<Axis, E>>(detail::apply(prim::reduce_min, {v.id()}, attrs, loc));
@@ -448,12 +484,12 @@ auto traced_dot(const Value<T, EA>& a, const Value<T, EB>& b, SourceLoc loc) {
 /// operands'): bf16 x bf16 -> float keeps the f32 sums, unrounded. bf16 and
 /// f16 sums are f32 either way; integer results are exact, wrapping.
 template <class Out = void, class T, class EA, class EB>
-auto dot(const Value<T, EA>& a, const Value<T, EB>& b, std::source_location loc = std::source_location::current()) {
+auto dot(const Value<T, EA>& a, const Value<T, EB>& b, refx::source_location loc = refx::source_location::current()) {
   return detail::traced_dot<Out, false>(a, b, loc);
 }
 /// Matrix product of (m, k) and the transpose of (n, k): `a @ b.T`.
 template <class Out = void, class T, class EA, class EB>
-auto dot(const Value<T, EA>& a, const Value<T, EB>& b, trans_b_t, std::source_location loc = std::source_location::current()) {
+auto dot(const Value<T, EA>& a, const Value<T, EB>& b, trans_b_t, refx::source_location loc = refx::source_location::current()) {
   return detail::traced_dot<Out, true>(a, b, loc);
 }
 /// Operands of two element types: an error that says so.
@@ -465,40 +501,40 @@ void dot(const Value<TA, EA>&, const Value<TB, EB>&, Rest&&...) {
 
 /// A value of shape `s` filled with `v`.
 template <Element T, class E>
-Value<T, E> full(TypedShape<E> s, T v, std::source_location loc = std::source_location::current()) {
+Value<T, E> full(TypedShape<E> s, T v, refx::source_location loc = refx::source_location::current()) {
   return detail::wrap<T, E>(detail::constant<T>(v, s.shape, loc));
 }
 template <Element T, std::int64_t... Dims>
-Value<T, extents<Dims...>> full(T v, std::source_location loc = std::source_location::current()) {
+Value<T, extents<Dims...>> full(T v, refx::source_location loc = refx::source_location::current()) {
   return full<T>(TypedShape<extents<Dims...>>{Shape{Dims...}}, v, loc);
 }
 template <Element T, class E>
-Value<T, E> zeros(TypedShape<E> s, std::source_location loc = std::source_location::current()) { return full<T>(s, T{}, loc); }
+Value<T, E> zeros(TypedShape<E> s, refx::source_location loc = refx::source_location::current()) { return full<T>(s, T{}, loc); }
 template <Element T, std::int64_t... Dims>
-Value<T, extents<Dims...>> zeros(std::source_location loc = std::source_location::current()) { return full<T, Dims...>(T{}, loc); }
+Value<T, extents<Dims...>> zeros(refx::source_location loc = refx::source_location::current()) { return full<T, Dims...>(T{}, loc); }
 
 /// Element indices along dimension `dim` of shape `s`.
 template <Element T, class E>
-Value<T, E> iota(TypedShape<E> s, std::size_t dim, std::source_location loc = std::source_location::current()) {
+Value<T, E> iota(TypedShape<E> s, std::size_t dim, refx::source_location loc = refx::source_location::current()) {
   std::vector<std::int64_t> attrs{static_cast<std::int64_t>(dtype_v<T>), static_cast<std::int64_t>(dim),
                                   static_cast<std::int64_t>(s.shape.rank())};
   attrs.insert(attrs.end(), s.shape.begin(), s.shape.end());
   return detail::wrap<T, E>(detail::Tracer::current(loc).bind1(prim::iota, {}, {}, attrs, loc));
 }
 template <Element T, std::int64_t... Dims>
-Value<T, extents<Dims...>> iota(std::size_t dim, std::source_location loc = std::source_location::current()) {
+Value<T, extents<Dims...>> iota(std::size_t dim, refx::source_location loc = refx::source_location::current()) {
   return iota<T>(TypedShape<extents<Dims...>>{Shape{Dims...}}, dim, loc);
 }
 
 /// A scalar broadcast to shape `s`.
 template <class T, class E>
-Value<T, E> broadcast(const Scalar<T>& v, TypedShape<E> s, std::source_location loc = std::source_location::current()) {
+Value<T, E> broadcast(const Scalar<T>& v, TypedShape<E> s, refx::source_location loc = refx::source_location::current()) {
   return detail::wrap<T, E>(detail::broadcast_to(v.id(), s.shape, loc));
 }
 
 /// The same elements, in row-major order, with the static extents `Dims...`.
 template <std::int64_t... Dims, class T, class E>
-Value<T, extents<Dims...>> reshape(const Value<T, E>& v, std::source_location loc = std::source_location::current()) {
+Value<T, extents<Dims...>> reshape(const Value<T, E>& v, refx::source_location loc = refx::source_location::current()) {
   static_assert(((Dims != dyn) && ...), "refx: reshape<Dims...> takes static extents (no refx::dyn)");
   constexpr bool known = [] {
     for (std::size_t i = 0; i < E::rank; ++i)
@@ -519,7 +555,7 @@ Value<T, extents<Dims...>> reshape(const Value<T, E>& v, std::source_location lo
 
 /// The transpose of a matrix (rank-2 value).
 template <class T, class E>
-auto transpose(const Value<T, E>& v, std::source_location loc = std::source_location::current()) {
+auto transpose(const Value<T, E>& v, refx::source_location loc = refx::source_location::current()) {
   static_assert(E::rank == 2, "refx: transpose takes a matrix (a rank-2 Value)");
   if constexpr (E::rank == 2) {
     return detail::wrap<T, extents<E::values[1], E::values[0]>>(detail::apply(prim::transpose, {v.id()}, {}, loc));
@@ -544,10 +580,10 @@ REFX_DECL Scalar<std::int32_t> axis_scalar(const Primitive& p, std::string_view 
 }  // namespace detail
 
 /// This device's index along a named mesh axis, and the axis' size.
-inline Scalar<std::int32_t> axis_index(std::string_view axis, std::source_location loc = std::source_location::current()) {
+inline Scalar<std::int32_t> axis_index(AxisName axis, refx::source_location loc = refx::source_location::current()) {
   return detail::axis_scalar(prim::axis_index, axis, loc);
 }
-inline Scalar<std::int32_t> axis_size(std::string_view axis, std::source_location loc = std::source_location::current()) {
+inline Scalar<std::int32_t> axis_size(AxisName axis, refx::source_location loc = refx::source_location::current()) {
   return detail::axis_scalar(prim::axis_size, axis, loc);
 }
 
@@ -559,7 +595,7 @@ inline Scalar<std::int32_t> axis_size(std::string_view axis, std::source_locatio
 /// time; across MPI ranks, launch k ends everywhere before k+1 starts), and
 /// scoped scratch is allocated before any device runs. So a collective
 /// traced here may write into its peers at once: it needs no entry barrier.
-inline bool at_kernel_entry(std::source_location loc = std::source_location::current()) {
+inline bool at_kernel_entry(refx::source_location loc = refx::source_location::current()) {
   return detail::Tracer::current(loc).at_entry();
 }
 
