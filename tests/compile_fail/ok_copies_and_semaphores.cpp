@@ -54,7 +54,7 @@ void legitimate_remote_copy() {
 
 void legitimate_extend() {
   Graph g = trace([](VmemRef<const float, 8, 128> x, VmemRef<float, 8> y) {
-    const auto here = std::source_location::current();
+    const auto here = refx::source_location::current();
     auto v = x.load();
     auto two = extend::bind<float, extents<8, 128>>(prim::mul, v, Scalar<float>(2.0f) + full<float, 8, 128>(0.0f), here);
     y.store(extend::bind<float, extents<8>>(prim::reduce_sum, two, extend::Attrs{1}));

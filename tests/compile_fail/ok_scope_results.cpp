@@ -44,8 +44,11 @@ void legitimate_scopes() {
       return std::tuple{max(std::get<0>(c), x.at(i, all).load()), std::get<1>(c) + 1};
     }, std::tuple{x.at(0, all).load(), Scalar<std::int32_t>(0)});
 
-    // when: void body writing a Ref.
-    when(flag.load() != 0, [&] { y.store(acc + mx + s + std::get<0>(both)); });
+    // when: void body writing a Ref. (Structured bindings are named again
+    // first: clang before 16 cannot capture them in a lambda.)
+    const auto mx_value = mx;
+    const auto s_value = s;
+    when(flag.load() != 0, [&] { y.store(acc + mx_value + s_value + std::get<0>(both)); });
     (void)cnt;
     (void)t;
   });
