@@ -7,14 +7,9 @@
 # Inputs (-D): REFX_CXX, REFX_SOURCE, REFX_FLAGS_FILE (as RefxCompileCheck.cmake),
 # REFX_BINARY (the executable to write), REFX_EXPECT (a ;-list of texts).
 cmake_minimum_required(VERSION 3.21)
-include("${REFX_FLAGS_FILE}")
+include("${CMAKE_CURRENT_LIST_DIR}/RefxCompileFlags.cmake")
 set(args -std=c++20 -O0 -fdiagnostics-color=never)
-list(REMOVE_DUPLICATES REFX_CF_INCLUDES)
-foreach(dir IN LISTS REFX_CF_INCLUDES)
-  if(NOT dir STREQUAL "" AND NOT dir IN_LIST REFX_CF_IMPLICIT_INCLUDES)
-    list(APPEND args "-I${dir}")
-  endif()
-endforeach()
+refx_append_include_flags(args)
 list(APPEND args -I/usr/include/eigen3)
 execute_process(COMMAND "${REFX_CXX}" ${args} "${REFX_SOURCE}" -o "${REFX_BINARY}" -lfmt -pthread
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
