@@ -32,6 +32,7 @@
 #include <vector>
 
 #include <refx/refx.hpp>
+#include <refx/runtime/runtime.hpp>
 
 namespace {
 using namespace refx;

@@ -26,6 +26,7 @@
 
 #include <refx/extend/graph_walk.hpp>
 #include <refx/passes/pipeline.hpp>
+#include <refx/ir/interpret.hpp>
 #include <refx/refx.hpp>
 
 #if REFX_BENCH_HAVE_TBB

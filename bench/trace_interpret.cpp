@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include <refx/ir/interpret.hpp>
 #include <refx/refx.hpp>
 
 namespace {
