@@ -11,7 +11,9 @@
 //   operators (map 0: four ops the fusion pass joins) or as one refx::map
 //   (map 1: one compiled element function).
 // Counters (medians over the iterations): refx_us, base_us,
-// ratio = refx_us / base_us. The reported (manual) time is refx's.
+// ratio = refx_us / base_us; for reduce_max also exact_us and ratio_exact
+// against a loop that propagates a NaN as refx must (the plain loop's
+// `a < b ? b : a` drops one: a different, cheaper answer). The reported (manual) time is refx's.
 //
 // Run: cmake -S . -B build/rel -G Ninja -DCMAKE_BUILD_TYPE=Release &&
 //      cmake --build build/rel --target bench_kernels && build/rel/bench/bench_kernels
@@ -22,6 +24,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -42,14 +45,17 @@ double median(std::vector<double> v) {
 }
 
 /// Times `refx_call` (returns the output Array, which it waits for) and
-/// `base` alternately; reports the medians and their ratio.
+/// `base` alternately; reports the medians and their ratio. With `exact`, a
+/// second baseline computing exactly refx's result (reduce_max: a NaN
+/// propagates, as in jnp.max), reported as exact_us and ratio_exact.
 template <class R, class B>
-void compare(benchmark::State& state, R&& refx_call, B&& base) {
+void compare(benchmark::State& state, R&& refx_call, B&& base, const std::function<void()>& exact = {}) {
   for (int w = 0; w < 3; ++w) {  // warm up: first-touch pages, the worker pool
     refx_call();
     base();
+    if (exact) exact();
   }
-  std::vector<double> tr, tb;
+  std::vector<double> tr, tb, te;
   for (auto _ : state) {
     auto t0 = Clock::now();
     refx_call();
@@ -57,6 +63,11 @@ void compare(benchmark::State& state, R&& refx_call, B&& base) {
     t0 = Clock::now();
     base();
     const double b = seconds_since(t0);
+    if (exact) {
+      t0 = Clock::now();
+      exact();
+      te.push_back(seconds_since(t0));
+    }
     state.SetIterationTime(r);
     tr.push_back(r);
     tb.push_back(b);
@@ -65,6 +76,10 @@ void compare(benchmark::State& state, R&& refx_call, B&& base) {
   state.counters["refx_us"] = mr * 1e6;
   state.counters["base_us"] = mb * 1e6;
   state.counters["ratio"] = mr / mb;
+  if (exact) {
+    state.counters["exact_us"] = median(te) * 1e6;
+    state.counters["ratio_exact"] = mr / median(te);
+  }
 }
 
 template <int Op, int Axis>
@@ -77,10 +92,13 @@ Executable reduce_kernel() {
       .compile(Mesh{{"x", 1}});
 }
 
+/// Op 0: a + b. Op 1: the maximum as a plain loop writes it, which drops a
+/// NaN b; Op 2: the maximum with a NaN propagating, refx's (XLA's) result.
 template <int Op>
 float combine(float a, float b) {
   if constexpr (Op == 0) return a + b;
-  else return a < b ? b : a;
+  else if constexpr (Op == 1) return a < b ? b : a;
+  else return (a < b) | (b != b) ? b : a;
 }
 
 /// The hand-written reduction of a row-major n x n matrix along `axis`.
@@ -113,7 +131,7 @@ void BM_Reduce(benchmark::State& state) {
                            : (axis == 0 ? reduce_kernel<1, 0>() : reduce_kernel<1, 1>());
   const Array x = Array::generate<float>(1, Shape{kN, kN}, [](int, std::int64_t i) { return float(i % 1013) * 0.25f; });
   const float* px = x.shard(0).data<float>();
-  std::vector<float> out(kN);
+  std::vector<float> out(kN), exact_out(kN);
   compare(
       state,
       [&] {
@@ -125,6 +143,11 @@ void BM_Reduce(benchmark::State& state) {
         if (op == 0) reduce_loop<0>(px, out.data(), axis);
         else reduce_loop<1>(px, out.data(), axis);
         benchmark::DoNotOptimize(out.data());
+        benchmark::ClobberMemory();
+      },
+      op == 0 ? std::function<void()>{} : [&] {
+        reduce_loop<2>(px, exact_out.data(), axis);
+        benchmark::DoNotOptimize(exact_out.data());
         benchmark::ClobberMemory();
       });
   // The two must agree (to rounding: the sums' orders may differ).
