@@ -22,6 +22,7 @@
 
 #include <refx/collectives.hpp>
 #include <refx/refx.hpp>
+#include <refx/runtime/runtime.hpp>
 
 namespace {
 

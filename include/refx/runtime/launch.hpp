@@ -34,7 +34,7 @@ namespace refx {
 
 class Runtime;
 
-class Launch : public std::enable_shared_from_this<Launch> {
+class Launch final : public std::enable_shared_from_this<Launch>, public transport::Receiver {
  public:
   /// `args[d][i]` is device d's storage for kernel parameter i.
   Launch(Runtime& rt, std::shared_ptr<const Program> program, std::vector<std::vector<Buffer*>> args,
@@ -48,24 +48,15 @@ class Launch : public std::enable_shared_from_this<Launch> {
     return stats_;
   }
 
-  // ---- for a Remote transport (transport/mpi.hpp); called on its thread.
-  /// A signal from a device on another rank.
-  void remote_signal(const transport::RemoteSignal& s);
-  /// Where a remote copy's bytes may be received directly (dense
-  /// destination, no combining), else null: they go through remote_landed.
-  std::byte* remote_destination(const transport::RemoteCopy& c);
-  /// A remote copy's bytes have arrived (in `data`, or already in place when
-  /// null): combine them in, then raise the receiver's semaphore.
-  void remote_landed(const transport::RemoteCopy& c, Buffer* data);
-  /// Combines bytes [first, first + part's first `bytes`) of a combining
-  /// copy into its dense destination (the semaphore rises in remote_landed).
-  void remote_combine(const transport::RemoteCopy& c, std::int64_t first, Buffer& part, std::int64_t bytes);
-  /// Another rank failed: release the devices here.
-  void remote_failed(const std::string& message);
-  /// This rank's state, for the coordinator's probe.
-  transport::Report probe_report(std::int64_t probe);
-  /// The coordinator ended the launch: complete it here with that outcome.
-  void remote_finished(transport::Outcome outcome, const std::string& text, const LaunchStats& totals);
+  // ---- transport::Receiver: what a Remote transport (transport/mpi.hpp)
+  // delivers, on its thread (launch_remote.hpp).
+  void remote_signal(const transport::RemoteSignal& s) override;
+  std::byte* remote_destination(const transport::RemoteCopy& c) override;
+  void remote_landed(const transport::RemoteCopy& c, Buffer* data) override;
+  void remote_combine(const transport::RemoteCopy& c, std::int64_t first, Buffer& part, std::int64_t bytes) override;
+  void remote_failed(const std::string& message) override;
+  transport::Report probe_report(std::int64_t probe) override;
+  void remote_finished(transport::Outcome outcome, const std::string& text, const transport::Totals& totals) override;
 
  private:
   enum class State : std::uint8_t { queued, running, parked, done };

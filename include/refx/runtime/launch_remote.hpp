@@ -147,7 +147,7 @@ inline transport::Report Launch::report_locked(std::int64_t probe) {
   return r;
 }
 
-inline void Launch::remote_finished(transport::Outcome outcome, const std::string& text, const LaunchStats& totals) {
+inline void Launch::remote_finished(transport::Outcome outcome, const std::string& text, const transport::Totals& totals) {
   std::unique_lock lock(mutex_);
   if (completed_) return;
   std::exception_ptr error;
@@ -171,7 +171,9 @@ inline void Launch::remote_finished(transport::Outcome outcome, const std::strin
           program_->name, text)));
       break;
   }
-  LaunchStats stats = totals;  // across ranks; the device states are this rank's
+  LaunchStats stats;  // bytes and copies across ranks; the device states are this rank's
+  stats.bytes_copied = totals.bytes_copied;
+  stats.copies = totals.copies;
   stats.contexts_built = stats_.contexts_built;
   complete(lock, error, stats);
 }

@@ -19,9 +19,6 @@
 #include <refx/runtime/launch.hpp>
 #include <refx/runtime/worker_pool.hpp>
 #include <refx/transport/transport.hpp>
-#if defined(REFX_WITH_MPI) && REFX_WITH_MPI
-#include <refx/transport/mpi.hpp>
-#endif
 
 namespace refx {
 
@@ -83,18 +80,17 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
   ~Runtime() { drain(); }
 
-  /// The process-wide runtime used by default. Built with MPI
-  /// (REFX_WITH_MPI) and started by mpirun, it spreads every mesh over the
-  /// ranks (docs/transport.md); otherwise it is in-process.
+  /// The process-wide runtime used by default. In a program linked with
+  /// refx::mpi (transport::default_remote() set) and started by mpirun, it
+  /// spreads every mesh over the ranks (docs/transport.md); otherwise it is
+  /// in-process.
   static Runtime& global() {
     static Runtime rt(global_options());
     return rt;
   }
   static RuntimeOptions global_options() {
     RuntimeOptions o;
-#if defined(REFX_WITH_MPI) && REFX_WITH_MPI
-    o.transport = transport::mpi_from_environment();
-#endif
+    if (const transport::RemoteFactory make = transport::default_remote().load()) o.transport = make();
     return o;
   }
 

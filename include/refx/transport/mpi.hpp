@@ -22,7 +22,11 @@
 // receiver still has to learn that a semaphore rose to wake a parked device.
 // Here the receiver applies data and increment itself, in that order.
 //
-// Built only with REFX_WITH_MPI (target refx::mpi); runtime.hpp includes it.
+// It knows a launch only as a transport::Receiver and includes nothing of
+// runtime/. Including this header makes MPI the transport of
+// Runtime::global() (transport::default_remote(), set by
+// mpi_registered below); the CMake target refx::mpi compiles
+// src/mpi_transport.cpp, which includes it, into every program that links it.
 
 #include <mpi.h>
 
@@ -40,7 +44,6 @@
 #include <thread>
 
 #include <refx/ir/buffer.hpp>
-#include <refx/runtime/launch.hpp>
 #include <refx/transport/transport.hpp>
 
 namespace refx::transport {
@@ -86,7 +89,7 @@ class Mpi final : public Remote {
   Placement placement() const override { return p_; }
   MPI_Comm comm() const noexcept { return comm_; }
 
-  void started(std::int64_t number, std::shared_ptr<Launch> l) override {
+  void started(std::int64_t number, std::shared_ptr<Receiver> l) override {
     std::deque<Early> early;
     {
       std::lock_guard lock(mutex_);
@@ -233,13 +236,13 @@ class Mpi final : public Remote {
                MPI_STATUS_IGNORE);
   }
 
-  std::shared_ptr<Launch> find(std::int64_t number) {
+  std::shared_ptr<Receiver> find(std::int64_t number) {
     std::lock_guard lock(mutex_);
     auto it = launches_.find(number);
     return it == launches_.end() ? nullptr : it->second;
   }
   // The launch, or null after keeping `e` for when it starts.
-  std::shared_ptr<Launch> find_or_keep(std::int64_t number, Early&& e) {
+  std::shared_ptr<Receiver> find_or_keep(std::int64_t number, Early&& e) {
     std::lock_guard lock(mutex_);
     if (auto it = launches_.find(number); it != launches_.end()) return it->second;
     early_[number].push_back(std::move(e));
@@ -311,7 +314,7 @@ class Mpi final : public Remote {
         const auto number = rd.get<std::int64_t>();
         const auto outcome = rd.get<Outcome>();
         std::string text = rd.str();
-        LaunchStats totals;
+        Totals totals;
         totals.bytes_copied = rd.get<std::int64_t>();
         totals.copies = rd.get<std::int64_t>();
         ended(number);
@@ -415,7 +418,7 @@ class Mpi final : public Remote {
   struct Verdict {
     Outcome outcome = Outcome::ok;
     std::string text;
-    LaunchStats totals;
+    Totals totals;
   };
   static Verdict verdict(const std::vector<std::optional<Report>>& reports) {
     Verdict v;
@@ -549,7 +552,7 @@ class Mpi final : public Remote {
   std::atomic<std::thread::id> driver_;  // a host thread driving progress (help), or none; changed under mutex_
   std::atomic<std::chrono::steady_clock::time_point> helped_at_{};  // its last call
   std::deque<Out> out_;
-  std::map<std::int64_t, std::shared_ptr<Launch>> launches_;
+  std::map<std::int64_t, std::shared_ptr<Receiver>> launches_;
   std::map<std::int64_t, std::deque<Early>> early_;
   bool stopping_ = false;
   // The driving thread's (under drive_), down to byes_.
@@ -583,8 +586,11 @@ inline std::shared_ptr<Remote> mpi_from_environment() {
   return std::make_shared<Mpi>();
 }
 
-}  // namespace refx::transport
+/// Registers MPI as Runtime::global()'s transport in every program that
+/// includes this header (once: an inline variable).
+inline const bool mpi_registered = [] {
+  default_remote().store(&mpi_from_environment);
+  return true;
+}();
 
-// Launch's remote side is defined with the runtime (included last, so that
-// this header also works on its own or before <refx/refx.hpp>).
-#include <refx/runtime/runtime.hpp>
+}  // namespace refx::transport

@@ -13,8 +13,18 @@
 // a signal whose target lives on another rank is handed to it; it delivers the
 // data and, only after the data has landed, the semaphore increment. It also
 // decides, across ranks, when a launch has finished (exact quiescence) and
-// with which error.
+// with which error. What arrives for a launch it delivers to the launch's
+// Receiver (below), the one thing it knows of the runtime, which implements
+// it: nothing here includes runtime/.
+//
+// Runtime::global() takes its transport from default_remote(): null unless
+// a transport registered itself there. <refx/transport/mpi.hpp> registers
+// MPI's; the CMake target refx::mpi compiles it into every program that links
+// it, so linking refx::mpi (not a macro) is what makes a program spread its
+// meshes over the ranks mpirun started. RuntimeOptions::transport chooses one
+// for any other Runtime.
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -25,11 +35,8 @@
 
 #include <refx/core/error.hpp>
 #include <refx/core/shape.hpp>
+#include <refx/ir/buffer.hpp>
 #include <refx/ir/view_access.hpp>
-
-namespace refx {
-class Launch;
-}
 
 namespace refx::transport {
 
@@ -103,13 +110,46 @@ struct Report {
 /// How the coordinator ended a launch.
 enum class Outcome : std::uint8_t { ok, failed, deadlock, unbalanced };
 
+/// What every rank of a launch moved, summed by the coordinator.
+struct Totals {
+  std::int64_t bytes_copied = 0;
+  std::int64_t copies = 0;
+};
+
+/// A launch as a transport sees it: where what arrives from other ranks goes.
+/// The runtime's Launch implements it; every call comes on the transport's
+/// thread.
+class Receiver {
+ public:
+  /// A signal from a device on another rank.
+  virtual void remote_signal(const RemoteSignal& s) = 0;
+  /// Where a remote copy's bytes may be received directly (dense
+  /// destination, no combining), else null: they go through remote_landed.
+  virtual std::byte* remote_destination(const RemoteCopy& c) = 0;
+  /// A remote copy's bytes have arrived (in `data`, or already in place when
+  /// null): combine them in, then raise the receiver's semaphore.
+  virtual void remote_landed(const RemoteCopy& c, Buffer* data) = 0;
+  /// Combines bytes [first, first + part's first `bytes`) of a combining
+  /// copy into its dense destination (the semaphore rises in remote_landed).
+  virtual void remote_combine(const RemoteCopy& c, std::int64_t first, Buffer& part, std::int64_t bytes) = 0;
+  /// Another rank failed: release the devices here.
+  virtual void remote_failed(const std::string& message) = 0;
+  /// This rank's state, for the coordinator's probe.
+  virtual Report probe_report(std::int64_t probe) = 0;
+  /// The coordinator ended the launch: complete it here with that outcome.
+  virtual void remote_finished(Outcome outcome, const std::string& text, const Totals& totals) = 0;
+
+ protected:
+  ~Receiver() = default;
+};
+
 /// A transport to devices in other processes. One per Runtime.
 class Remote {
  public:
   virtual ~Remote() = default;
   virtual Placement placement() const = 0;
   /// Launch `number` has started here: deliver what arrived for it early.
-  virtual void started(std::int64_t number, std::shared_ptr<Launch> l) = 0;
+  virtual void started(std::int64_t number, std::shared_ptr<Receiver> l) = 0;
   virtual void signal(int rank, const RemoteSignal& s) = 0;
   /// Sends the header and `data` (dense, `c.bytes`) to `rank`; `sent` runs
   /// (on the transport's thread) once `data` may be reused. `keep` owns packed data.
@@ -127,6 +167,15 @@ class Remote {
   virtual bool help() { return false; }
   virtual void stop_helping() {}
 };
+
+/// Makes the transport Runtime::global() uses (null: in-process).
+using RemoteFactory = std::shared_ptr<Remote> (*)();
+/// The factory Runtime::global() calls when it is first used; a transport
+/// sets it by being linked in (transport/mpi.hpp). Null: in-process.
+inline std::atomic<RemoteFactory>& default_remote() {
+  static std::atomic<RemoteFactory> factory{nullptr};
+  return factory;
+}
 
 namespace wire {
 // Flat little messages: PODs and length-prefixed strings.
