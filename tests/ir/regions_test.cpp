@@ -1,4 +1,4 @@
-// views_may_overlap: exact for static (possibly strided) slices, conservative
+// may_overlap: exact for static (possibly strided) slices, conservative
 // for traced starts, and never true across different Refs.
 
 #include <gtest/gtest.h>
@@ -26,8 +26,8 @@ Graph views_of(std::vector<ViewId>& ids, F body) {
 }
 
 bool overlap(const Graph& g, ViewId a, ViewId b) {
-  const bool ab = views_may_overlap(g, a, b), ba = views_may_overlap(g, b, a);
-  EXPECT_EQ(ab, ba) << "views_may_overlap is not symmetric for views " << a << " and " << b;
+  const bool ab = may_overlap(g, a, b), ba = may_overlap(g, b, a);
+  EXPECT_EQ(ab, ba) << "may_overlap is not symmetric for views " << a << " and " << b;
   return ab;
 }
 
@@ -226,9 +226,9 @@ TEST(Regions, LargeProgressionsWhoseResiduesAgreeButNeverMeet) {
          x.at(ds(12, 3000, 30)).view(), x.at(ds(7, 3000, 45)).view()};
   });
   EXPECT_FALSE(overlap(g, v[0], v[1]));
-  EXPECT_FALSE(views_surely_overlap(g, v[0], v[1]));
+  EXPECT_FALSE(must_overlap(g, v[0], v[1], true));
   EXPECT_TRUE(overlap(g, v[0], v[2]));  // 0 is in both
-  EXPECT_TRUE(views_surely_overlap(g, v[0], v[2]));
+  EXPECT_TRUE(must_overlap(g, v[0], v[2], true));
   // 12 + 30i = 7 + 45j needs 5 = 15(3j - 2i): impossible (the gcd rule).
   EXPECT_FALSE(overlap(g, v[3], v[4]));
 }
@@ -249,21 +249,21 @@ TEST(Regions, SurelyOverlapIsSoundAndExactForStaticViews) {
          m.at(i, ds(4, 4)).view(),    // 9: same traced row, disjoint columns
          x.at(ds(i, 0)).view()};      // 10: empty
   });
-  EXPECT_TRUE(views_surely_overlap(g, v[0], v[1]));
-  EXPECT_FALSE(views_surely_overlap(g, v[0], v[2]));
-  EXPECT_FALSE(views_surely_overlap(g, v[0], v[3]));
-  EXPECT_FALSE(views_surely_overlap(g, v[0], v[4]));  // unknown counts as no
-  EXPECT_TRUE(views_surely_overlap(g, v[4], v[5]));
-  EXPECT_TRUE(views_surely_overlap(g, v[4], v[4]));
-  EXPECT_FALSE(views_surely_overlap(g, v[4], v[6]));  // conservative: sizes differ
-  EXPECT_TRUE(views_surely_overlap(g, v[7], v[8]));
-  EXPECT_FALSE(views_surely_overlap(g, v[7], v[9]));
-  EXPECT_FALSE(views_surely_overlap(g, v[10], v[10]));
+  EXPECT_TRUE(must_overlap(g, v[0], v[1], true));
+  EXPECT_FALSE(must_overlap(g, v[0], v[2], true));
+  EXPECT_FALSE(must_overlap(g, v[0], v[3], true));
+  EXPECT_FALSE(must_overlap(g, v[0], v[4], true));  // unknown counts as no
+  EXPECT_TRUE(must_overlap(g, v[4], v[5], true));
+  EXPECT_TRUE(must_overlap(g, v[4], v[4], true));
+  EXPECT_TRUE(must_overlap(g, v[4], v[6], true));  // both hold element i, whatever their sizes
+  EXPECT_TRUE(must_overlap(g, v[7], v[8], true));
+  EXPECT_FALSE(must_overlap(g, v[7], v[9], true));
+  EXPECT_FALSE(must_overlap(g, v[10], v[10], true));
   // Whatever is surely overlapping may overlap.
   for (ViewId a : v)
     for (ViewId b : v)
-      if (views_surely_overlap(g, a, b)) {
-        EXPECT_TRUE(views_may_overlap(g, a, b)) << a << " " << b;
+      if (must_overlap(g, a, b, true)) {
+        EXPECT_TRUE(may_overlap(g, a, b)) << a << " " << b;
       }
 }
 
@@ -295,8 +295,8 @@ TEST(Regions, AgreesWithBruteForceOnLargeRandomStrides) {
       bool truth = false;
       for (std::int64_t k = 0; k < slices[b].size && !truth; ++k) truth = ea.count(slices[b].start + k * slices[b].stride) > 0;
       meets += truth;
-      ASSERT_EQ(views_may_overlap(g, ids[a], ids[b]), truth) << a << " vs " << b;
-      ASSERT_EQ(views_surely_overlap(g, ids[a], ids[b]), truth) << a << " vs " << b;
+      ASSERT_EQ(may_overlap(g, ids[a], ids[b]), truth) << a << " vs " << b;
+      ASSERT_EQ(must_overlap(g, ids[a], ids[b], true), truth) << a << " vs " << b;
     }
   EXPECT_GT(meets, ids.size());  // more than the diagonal
 }
@@ -353,7 +353,7 @@ TEST(Regions, AgreesWithBruteForceOnRandomStaticSlices) {
     for (std::size_t b = 0; b < ids.size(); ++b) {
       const bool truth = intersect(elements(slices[a]), elements(slices[b]));
       (truth ? overlapping : disjoint) += 1;
-      ASSERT_EQ(views_may_overlap(g, ids[a], ids[b]), truth)
+      ASSERT_EQ(may_overlap(g, ids[a], ids[b]), truth)
           << "[" << slices[a].start << " +" << slices[a].size << " :" << slices[a].stride << "] vs [" << slices[b].start
           << " +" << slices[b].size << " :" << slices[b].stride << "]";
     }

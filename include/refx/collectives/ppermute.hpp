@@ -48,7 +48,7 @@ PermuteFuture ppermute_start(const Src& src, const Dst& dst, AxisName axis, IntA
                              refx::source_location loc = refx::source_location::current()) {
   detail::check_copy_types<Src, Dst>();
   const Graph& g = detail::Tracer::current(loc).graph();
-  if (views_surely_overlap(g, src.view(), dst.view()))
+  if (must_overlap(g, src.view(), dst.view(), /*same_values=*/true))
     throw TraceError(fmt::format("refx: ppermute from a Ref into itself (source and destination overlap) (at {}); "
                                  "alternate the two slots of a DoubleBuffer instead",
                                  SourceLoc(loc)));

@@ -113,7 +113,7 @@ struct ViewLayout {
 /// A region of a Ref: one DimIndex per dimension of the base Ref. A
 /// reinterpreting view (`layout` set) keeps the dims of the view it was made
 /// from: they are its footprint, exactly the bytes it reads or writes, so the
-/// region analyses (ir/regions.hpp, passes/footprint.hpp, dependencies) stay
+/// region analyses (ir/regions.hpp, and the passes built on it) stay
 /// exact for it; only its shape and element type come from the layout.
 struct View {
   ValueId ref = no_id;

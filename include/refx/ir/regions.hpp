@@ -1,7 +1,11 @@
 #pragma once
-// Whether two views of the same Ref may touch a common element. Exact for
-// static starts along each dimension's arithmetic progression; conservative
-// (may overlap) when a start is traced.
+// The region algebra of views, the one every layer uses (the tracer, the
+// passes, the collectives): whether two views of a Ref may share an element
+// (may_overlap: conservative), certainly do (must_overlap), whether one
+// covers another, whether two are the same region. Exact for static starts
+// along each dimension's arithmetic progression; a traced start is known
+// only by its identity (the same traced value) or when a view spans the
+// whole dimension.
 
 #include <cstdint>
 #include <limits>
@@ -69,45 +73,113 @@ inline bool progressions_meet(std::int64_t a0, std::int64_t sa, std::int64_t na,
                               std::int64_t nb) {
   return progressions_relation(a0, sa, na, b0, sb, nb) != Meet::no;
 }
+
+/// Two starts that are the same number or the same traced value.
+inline bool same_start(const DynIndex& a, const DynIndex& b) noexcept {
+  return a.value == b.value && a.constant == b.constant;
+}
 }  // namespace detail
 
-inline bool views_may_overlap(const Graph& g, ViewId a, ViewId b) {
+/// May views `a` and `b` share an element? Conservative (traced starts may
+/// overlap). `no_id` stands for the whole Ref.
+inline bool may_overlap(const Graph& g, ViewId a, ViewId b) {
+  if (a == no_id || b == no_id) return true;
   const View &va = g.view(a), &vb = g.view(b);
   if (va.ref != vb.ref) return false;
   const auto da = g.dims(va), db = g.dims(vb);
   for (std::size_t d = 0; d < va.rank; ++d) {
     const DimIndex &x = da[d], &y = db[d];
-    if (!x.start.is_static() || !y.start.is_static()) {
-      if (x.start.value == y.start.value && x.start.constant == y.start.constant && x.stride == y.stride &&
-          x.size == y.size)
-        continue;  // the same traced start: same region along this dimension
-      continue;    // unknown: may overlap
-    }
-    if (!detail::progressions_meet(x.start.constant, x.stride, x.size, y.start.constant, y.stride, y.size)) return false;
+    if (!x.start.is_static() || !y.start.is_static()) continue;
+    if (x.size == 0 || y.size == 0) return false;
+    const std::int64_t x1 = x.start.constant + (x.size - 1) * x.stride, y1 = y.start.constant + (y.size - 1) * y.stride;
+    if (x1 < y.start.constant || y1 < x.start.constant) return false;
+    if (x.stride == 1 && y.stride == 1) continue;
+    if (!detail::progressions_meet(x.start.constant, x.stride, x.size, y.start.constant, y.stride, y.size))
+      return false;
   }
   return true;
 }
 
-/// Whether views a and b provably share an element: static regions that
-/// meet, or the same traced start along every dynamic dimension. (Unlike
-/// views_may_overlap, an unknown relation counts as "no".)
-inline bool views_surely_overlap(const Graph& g, ViewId a, ViewId b) {
+/// Do views `a` and `b` certainly share an element? Exact for static starts.
+/// A traced start counts only when `same_values` says traced values are the
+/// same at both ops (not across a loop iteration or across devices), and
+/// then when both views use the same traced value or one of them spans the
+/// whole dimension (every in-bounds window meets it; bounds are checked at
+/// run time). Across devices a whole-dimension view does not count: which
+/// devices run an op may depend on traced values too (a ring's chunk of one
+/// row is sent by one device only).
+inline bool must_overlap(const Graph& g, ViewId a, ViewId b, bool same_values) {
   const View &va = g.view(a), &vb = g.view(b);
   if (va.ref != vb.ref) return false;
   const auto da = g.dims(va), db = g.dims(vb);
+  const Shape& extent = g.type(va.ref).shape;
   for (std::size_t d = 0; d < va.rank; ++d) {
     const DimIndex &x = da[d], &y = db[d];
-    if (!x.start.is_static() || !y.start.is_static()) {
-      if (x.start.value == y.start.value && x.start.constant == y.start.constant && x.stride == y.stride &&
-          x.size == y.size && x.size > 0)
-        continue;
+    if (x.size == 0 || y.size == 0) return false;
+    // Size equal to the extent, stride 1: the start can only be 0.
+    const auto whole = [&](const DimIndex& i) { return i.size == extent[d] && (i.stride == 1 || i.size == 1); };
+    if (same_values && (whole(x) || whole(y))) continue;
+    if (x.start.is_static() && y.start.is_static()) {
+      if (!detail::progressions_meet(x.start.constant, x.stride, x.size, y.start.constant, y.stride, y.size))
+        return false;
+    } else if (!(same_values && detail::same_start(x.start, y.start))) {
       return false;
     }
-    if (detail::progressions_relation(x.start.constant, x.stride, x.size, y.start.constant, y.stride, y.size) !=
-        detail::Meet::yes)
-      return false;
   }
   return true;
+}
+
+/// Does view `outer` certainly contain every element of view `inner`? (Both
+/// static, or `outer` is the whole Ref.)
+inline bool covers(const Graph& g, ViewId outer, ViewId inner) {
+  if (outer == no_id || outer == inner) return true;
+  if (inner == no_id) return false;
+  const View &vo = g.view(outer), &vi = g.view(inner);
+  if (vo.ref != vi.ref) return false;
+  const auto dout = g.dims(vo), din = g.dims(vi);
+  for (std::size_t d = 0; d < vo.rank; ++d) {
+    const DimIndex &o = dout[d], &i = din[d];
+    if (i.size == 0) return true;
+    if (detail::same_start(o.start, i.start) && o.size == i.size && o.stride == i.stride) continue;
+    if (!o.start.is_static() || !i.start.is_static() || o.size == 0) return false;
+    const std::int64_t o0 = o.start.constant, o1 = o0 + (o.size - 1) * o.stride;
+    const std::int64_t i0 = i.start.constant, i1 = i0 + (i.size - 1) * i.stride;
+    if (i0 < o0 || i1 > o1 || (i0 - o0) % o.stride != 0) return false;
+    if (i.size > 1 && i.stride % o.stride != 0) return false;
+  }
+  return true;
+}
+
+/// Do two views designate exactly the same elements in the same order?
+inline bool same_region(const Graph& g, ViewId a, ViewId b) {
+  if (a == b) return true;
+  const View &va = g.view(a), &vb = g.view(b);
+  if (va.ref != vb.ref || va.rank != vb.rank) return false;
+  // Equal footprints presented differently (Ref::reshape / bitcast) are not
+  // the same elements in the same order.
+  const ViewLayout *la = g.layout(va), *lb = g.layout(vb);
+  if ((la == nullptr) != (lb == nullptr) || (la != nullptr && (la->dtype != lb->dtype || !(la->shape == lb->shape))))
+    return false;
+  const auto da = g.dims(va), db = g.dims(vb);
+  for (std::size_t d = 0; d < va.rank; ++d)
+    if (!detail::same_start(da[d].start, db[d].start) || da[d].size != db[d].size ||
+        (da[d].size > 1 && da[d].stride != db[d].stride) || da[d].squeezed != db[d].squeezed)
+      return false;
+  return true;
+}
+
+/// The flat element index of a view with static starts (a semaphore in an
+/// array), or -1 when a start is traced.
+inline std::int64_t static_offset(const Graph& g, ViewId v) {
+  const View& view = g.view(v);
+  const auto strides = g.type(view.ref).shape.strides();
+  std::int64_t off = 0;
+  const auto dims = g.dims(view);
+  for (std::size_t d = 0; d < view.rank; ++d) {
+    if (!dims[d].start.is_static()) return -1;
+    off += dims[d].start.constant * strides[d];
+  }
+  return off;
 }
 
 }  // namespace refx
