@@ -492,11 +492,19 @@ template <class Out = void, class T, class EA, class EB>
 auto dot(const Value<T, EA>& a, const Value<T, EB>& b, trans_b_t, refx::source_location loc = refx::source_location::current()) {
   return detail::traced_dot<Out, true>(a, b, loc);
 }
-/// Operands of two element types: an error that says so.
+/// Operands of two element types: an error that says so. The return type is
+/// deduced, so the error shows while the caller's expression is checked (not
+/// after a "cannot store void"), and is a Value of the shape the caller
+/// expects (nothing further fails to compile).
 template <class Out = void, class TA, class TB, class EA, class EB, class... Rest>
   requires(!std::is_same_v<TA, TB>)
-void dot(const Value<TA, EA>&, const Value<TB, EB>&, Rest&&...) {
+auto dot(const Value<TA, EA>&, const Value<TB, EB>&, Rest&&...) {
   static_assert(std::is_same_v<TA, TB>, "refx: dot's operands have different element types; convert one with refx::cast<T>(v)");
+  using R = std::conditional_t<std::is_void_v<Out>, TA, Out>;
+  constexpr bool trans_b = (std::is_same_v<std::remove_cvref_t<Rest>, trans_b_t> || ...);
+  if constexpr (EA::rank == 2 && EB::rank == 2 && Element<R>) {
+    return Value<R, extents<EA::values[0], EB::values[trans_b ? 0 : 1]>>{};
+  }
 }
 
 /// A value of shape `s` filled with `v`.
