@@ -192,15 +192,19 @@ inline ValueId apply(const Primitive& p, std::initializer_list<ValueId> ins, std
 }
 
 /// A C++ number as an element of type T. An integer that T cannot hold is a
-/// trace-time error (`what`, at `loc`), not a silent wrap-around.
+/// trace-time error (`what`, at `loc`), not a silent wrap-around. Character
+/// types (char, char8_t, char16_t, ...) count as the integer of their width
+/// and signedness (std::in_range takes standard integer types only).
 template <class T, class U>
 T literal_as(U literal, std::string_view what, std::string_view where, SourceLoc loc) {
   if constexpr (std::is_integral_v<T> && std::is_integral_v<U> && !std::is_same_v<T, bool> &&
                 !std::is_same_v<U, bool>) {
-    if (!std::in_range<T>(literal))
+    using S = std::conditional_t<std::is_signed_v<U>, std::make_signed_t<U>, std::make_unsigned_t<U>>;
+    const S v = static_cast<S>(literal);
+    if (!std::in_range<T>(v))
       throw TraceError(fmt::format("refx: the integer {} does not fit the {} elements {} (it would become {}); use a "
                                    "wider element type or a value in range ({} {})",
-                                   literal, dtype_v<T>, what, static_cast<T>(literal), where, loc));
+                                   v, dtype_v<T>, what, static_cast<T>(v), where, loc));
   }
   return static_cast<T>(literal);
 }
