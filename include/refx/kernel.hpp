@@ -108,18 +108,25 @@ class Kernel {
                      refx::source_location loc = refx::source_location::current()) const {
     static_assert(detail::has_deducible_params<F>,
                   "refx: kernel needs a callable with explicit parameter types (Ref<...>), not auto");
-    using Params = typename detail::callable_args<F>::type;
-    check_params(static_cast<Params*>(nullptr));
-    Graph g = trace(f_, TraceOptions{shapes, &mesh, collective_id_}, loc);
-    return detail::compile_traced(std::move(g), mesh, name_, passes_, read_only(static_cast<Params*>(nullptr)), rt);
+    if constexpr (!detail::has_deducible_params<F>) {
+      throw std::logic_error("not reached: the check above failed to compile");
+    } else if constexpr (!check_params(static_cast<typename detail::callable_args<F>::type*>(nullptr))) {
+      throw std::logic_error("not reached: the check above failed to compile");
+    } else {
+      using Params = typename detail::callable_args<F>::type;
+      Graph g = trace(f_, TraceOptions{shapes, &mesh, collective_id_}, loc);
+      return detail::compile_traced(std::move(g), mesh, name_, passes_, read_only(static_cast<Params*>(nullptr)), rt);
+    }
   }
 
  private:
   template <class... P>
-  static void check_params(std::tuple<P...>*) {
-    static_assert(((is_ref_v<P> && !is_semaphore_v<P>) && ...),
+  static constexpr bool check_params(std::tuple<P...>*) {
+    constexpr bool refs = ((is_ref_v<P> && !is_semaphore_v<P>) && ...);
+    static_assert(refs,
                   "refx: kernel parameters are Refs (inputs: Ref<const T>, outputs: Ref<T>); allocate scratch and "
                   "semaphores with run_scoped inside the kernel");
+    return refs && detail::check_params<std::tuple<P...>>();
   }
   template <class... P>
   static std::vector<bool> read_only(std::tuple<P...>*) {

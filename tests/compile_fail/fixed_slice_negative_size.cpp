@@ -1,6 +1,5 @@
 // Misuse: ds<N>(start) with a negative static size.
 // refx-expect: refx: ds<N> needs N >= 0
-// refx-max-tail: 120  (a known cascade, 107 lines with the worse of g++ 12 / clang 15; issue 25)
 #include <refx/refx.hpp>
 
 using namespace refx;

@@ -1,7 +1,6 @@
 // Misuse: a fori_loop body with a carry that returns a std::tuple holding a
 // Ref instead of the carry's Values.
 // refx-expect: refx: a fori_loop body must not return a Ref (or anything holding one)
-// refx-max-tail: 60  (a known cascade, 53 lines with the worse of g++ 12 / clang 15; issue 25)
 #include <tuple>
 
 #include <refx/refx.hpp>

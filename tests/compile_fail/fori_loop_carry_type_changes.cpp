@@ -1,7 +1,6 @@
 // Misuse: a fori_loop body that returns a different type than its carry
 // (here the carry is a Value<float, extents<128>>, the body returns a scalar).
 // refx-expect: refx: a fori_loop body must return its carry
-// refx-max-tail: 60  (a known cascade, 48 lines with the worse of g++ 12 / clang 15; issue 25)
 #include <refx/refx.hpp>
 
 using namespace refx;

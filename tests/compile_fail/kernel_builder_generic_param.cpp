@@ -1,6 +1,5 @@
 // Misuse: refx::kernel(...) with a generic (auto) parameter, compiled for a mesh.
 // refx-expect: refx: kernel needs a callable with explicit parameter types (Ref<...>), not auto
-// refx-max-tail: 80  (a known cascade, 70 lines with the worse of g++ 12 / clang 15; issue 25)
 #include <refx/kernel.hpp>
 #include <refx/refx.hpp>
 

@@ -1,7 +1,6 @@
 // Misuse: a kernel parameter that is neither a Ref nor a semaphore handle
 // (here a plain float; pass it in a SmemRef instead).
 // refx-expect: refx: every kernel / run_scoped parameter must be a Ref<...> or a semaphore handle
-// refx-max-tail: 140  (a known cascade, 135 lines with the worse of g++ 12 / clang 15; issue 25)
 #include <refx/refx.hpp>
 
 using namespace refx;

@@ -1,6 +1,5 @@
 // Misuse: the third template argument of Ref is not a memory space tag.
 // refx-expect: refx: the third argument of Ref must be a memory space: Hbm, Vmem or Smem
-// refx-max-tail: 130  (a known cascade, 117 lines with the worse of g++ 12 / clang 15; issue 25)
 #include <refx/refx.hpp>
 
 using namespace refx;

@@ -1,6 +1,5 @@
 // Misuse: a Ref whose element type is a Value.
 // refx-expect: refx: a Ref holds elements, not Values
-// refx-max-tail: 180  (a known cascade, 171 lines with the worse of g++ 12 / clang 15; issue 25)
 #include <refx/refx.hpp>
 
 using namespace refx;

@@ -1,7 +1,6 @@
 // Misuse: a run_scoped body parameter that is a Value (scopes allocate Refs
 // and semaphores, not Values).
 // refx-expect: refx: every kernel / run_scoped parameter must be a Ref<...> or a semaphore handle
-// refx-max-tail: 110  (a known cascade, 99 lines with the worse of g++ 12 / clang 15; issue 25)
 #include <refx/refx.hpp>
 
 using namespace refx;

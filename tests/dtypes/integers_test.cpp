@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include <refx/refx.hpp>
@@ -118,6 +119,107 @@ TEST(IntegerSemantics, LiteralOperandsOfNarrowTypes) {
   EXPECT_EQ(run<std::uint8_t>({250, 3}, {0, 0}, [](auto x, auto) { return x + 10; }), (std::vector<std::uint8_t>{4, 13}));
   EXPECT_EQ(run<std::int8_t>({-128, 3}, {0, 0}, [](auto x, auto) { return x / 0; }), (std::vector<std::int8_t>{-1, -1}));
   EXPECT_THROW(run<std::uint8_t>({1}, {1}, [](auto x, auto) { return x + 256; }), TraceError);
+}
+
+// 8- and 16-bit C++ integers (std::int8_t, std::uint8_t, std::int16_t,
+// std::uint16_t, char) follow the rule of every integer: as an operand or a
+// stored literal they take the Value's element type when the value fits (a
+// TraceError otherwise); as a Scalar they convert implicitly only when every
+// value of their type fits (compile_fail/scalar_i8_from_int16.cpp is the
+// rejected side), and an `int` literal is range-checked while tracing.
+TEST(IntegerSemantics, SmallIntegerOperandsPromoteLosslessly) {
+  EXPECT_EQ(run<std::int32_t>({10, -10}, {0, 0}, [](auto x, auto) { return x + std::int8_t{-3}; }),
+            (std::vector<std::int32_t>{7, -13}));
+  EXPECT_EQ(run<std::int32_t>({1, 2}, {0, 0}, [](auto x, auto) { return x + std::uint16_t{60000}; }),
+            (std::vector<std::int32_t>{60001, 60002}));
+  EXPECT_EQ(run<std::int32_t>({0, 1}, {0, 0}, [](auto x, auto) { return x + char{'A'}; }),
+            (std::vector<std::int32_t>{65, 66}));
+  EXPECT_EQ(run<std::int64_t>({5}, {0}, [](auto x, auto) { return x * std::int16_t{-300}; }),
+            (std::vector<std::int64_t>{-1500}));
+  // In the element type's arithmetic: 100 + 100 wraps in i8.
+  EXPECT_EQ(run<std::int8_t>({100, -1}, {0, 0}, [](auto x, auto) { return x + std::int16_t{100}; }),
+            (std::vector<std::int8_t>{-56, 99}));
+  EXPECT_EQ(run<std::uint8_t>({1}, {0}, [](auto x, auto) { return x + std::uint16_t{254}; }),
+            (std::vector<std::uint8_t>{255}));
+  // A value the element type cannot hold is an error, not a wrap-around.
+  EXPECT_THROW(run<std::int8_t>({1}, {0}, [](auto x, auto) { return x + std::int16_t{1000}; }), TraceError);
+  EXPECT_THROW(run<std::uint8_t>({1}, {0}, [](auto x, auto) { return x + std::int8_t{-1}; }), TraceError);
+  EXPECT_THROW(run<std::uint32_t>({1}, {0}, [](auto x, auto) { return x - std::int16_t{-1}; }), TraceError);
+}
+
+TEST(IntegerSemantics, SmallIntegerScalarsConvertLosslessly) {
+  EXPECT_EQ(run<std::int32_t>({1, 2}, {0, 0},
+                              [](auto x, auto) {
+                                Scalar<std::int32_t> a = std::int16_t{-7};
+                                Scalar<std::int32_t> b = std::uint16_t{65535};
+                                Scalar<std::int32_t> c = std::uint8_t{200};
+                                return x + a + b + c;
+                              }),
+            (std::vector<std::int32_t>{65729, 65730}));
+  EXPECT_EQ(run<std::int8_t>({1, 2}, {0, 0},
+                             [](auto x, auto) {
+                               Scalar<std::int8_t> a = std::int8_t{-5};
+                               Scalar<std::int8_t> b = 100;  // an int literal that fits
+                               return x + a + b;
+                             }),
+            (std::vector<std::int8_t>{96, 97}));
+  EXPECT_EQ(run<std::uint8_t>({1}, {0},
+                              [](auto x, auto) {
+                                Scalar<std::uint8_t> a = 200;
+                                return x + a;
+                              }),
+            (std::vector<std::uint8_t>{201}));
+  EXPECT_EQ(run<std::uint32_t>({1}, {0},
+                               [](auto x, auto) {
+                                 Scalar<std::uint32_t> a = 0xFF;
+                                 Scalar<std::uint32_t> b = std::uint16_t{0xFF00};
+                                 return (x | a) + b;
+                               }),
+            (std::vector<std::uint32_t>{0xFFFFu}));
+  // An int literal out of the element type's range: a TraceError naming the Scalar.
+  try {
+    run<std::int8_t>({1}, {0}, [](auto x, auto) {
+      Scalar<std::int8_t> a = 300;
+      return x + a;
+    });
+    ADD_FAILURE() << "Scalar<std::int8_t> a = 300 traced";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("the integer 300 does not fit the i8 elements of the Scalar it initialises"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(run<std::uint32_t>({1}, {0}, [](auto x, auto) {
+    Scalar<std::uint32_t> a = -1;
+    return x + a;
+  }), TraceError);
+}
+
+TEST(IntegerSemantics, SmallIntegerLiteralsStored) {
+  auto store_lit = [](auto lit) {
+    return [lit](auto x, auto) {
+      (void)x;
+      return x * std::int8_t{0} + lit;
+    };
+  };
+  EXPECT_EQ(run<std::int32_t>({9}, {0}, store_lit(std::int16_t{-32768})), (std::vector<std::int32_t>{-32768}));
+  EXPECT_EQ(run<std::uint8_t>({9}, {0}, store_lit(std::uint8_t{255})), (std::vector<std::uint8_t>{255}));
+  // store(...) of a small integer literal: the element type's value.
+  const std::int64_t n = 2;
+  auto body = [](Ref<const std::int8_t, extents<dyn>, Vmem> x, Ref<std::int32_t, extents<dyn>, Vmem> y,
+                 Ref<std::uint8_t, extents<dyn>, Vmem> z) {
+    (void)x;
+    y.store(std::int16_t{-300});
+    z.store(char{'z'});
+  };
+  Buffer bx = Buffer::from<std::int8_t>(Shape{n}, {0, 0}), by(DType::i32, Shape{n}), bz(DType::u8, Shape{n});
+  interpret(trace(body, {Shape{n}, Shape{n}, Shape{n}}), bx, by, bz);
+  EXPECT_EQ(by.to_vector<std::int32_t>(), (std::vector<std::int32_t>{-300, -300}));
+  EXPECT_EQ(bz.to_vector<std::uint8_t>(), (std::vector<std::uint8_t>{122, 122}));
+  auto bad = [](Ref<const std::int8_t, extents<dyn>, Vmem> x, Ref<std::uint8_t, extents<dyn>, Vmem> z) {
+    (void)x;
+    z.store(std::int16_t{-1});
+  };
+  EXPECT_THROW(trace(bad, {Shape{n}, Shape{n}}), TraceError);
 }
 
 }  // namespace

@@ -5,8 +5,9 @@
 // to 1) or failing deep inside refx:
 //   AxisName            a mesh axis name: a string literal, std::string or
 //                       std::string_view; never 0 or nullptr
-//   IntArg<T, What>     an integer of at most T's width (a shift, a
-//                       collective id); never floating point, bool or wider
+//   IntArg<T, What>     an integer whose every value T holds (a shift, a
+//                       collective id); never floating point, bool, wider,
+//                       or unsigned of T's width
 // Each rejecting constructor is a template holding a static_assert, chosen
 // over the accepting one by overload resolution, so nothing else is
 // instantiated after the message (no cascade).
@@ -22,11 +23,29 @@ namespace detail {
 template <class>
 inline constexpr bool dependent_false = false;
 
-/// U is an integer type that converts to the integer type T without narrowing
-/// its width (sign changes at one width are allowed: 1 into a u32).
+/// U and T are integer types (not bool) and every value of U is a value of T:
+/// the same signedness at the same or a greater width, or unsigned into a
+/// wider signed type. Signed into unsigned never is (a negative value would
+/// wrap around), and neither is unsigned into signed of the same width (a u32
+/// above 2^31 - 1 would become negative).
 template <class U, class T>
-inline constexpr bool integer_fits_v = std::is_integral_v<U> && !std::is_same_v<std::remove_cv_t<U>, bool> &&
-                                       sizeof(U) <= sizeof(T);
+inline constexpr bool integer_lossless_v = [] {
+  using A = std::remove_cv_t<U>;
+  using B = std::remove_cv_t<T>;
+  if constexpr (!std::is_integral_v<A> || !std::is_integral_v<B> || std::is_same_v<A, bool> ||
+                std::is_same_v<B, bool>) {
+    return false;
+  } else if constexpr (std::is_signed_v<A> == std::is_signed_v<B>) {
+    return sizeof(A) <= sizeof(B);
+  } else {
+    return std::is_unsigned_v<A> && sizeof(A) < sizeof(B);
+  }
+}();
+
+/// U is an integer type that converts to the integer type T without loss
+/// (integer_lossless_v).
+template <class U, class T>
+inline constexpr bool integer_fits_v = integer_lossless_v<U, T>;
 }  // namespace detail
 
 /// A mesh axis name ("x"). Converts to std::string_view.
@@ -75,7 +94,12 @@ class IntArg {
   template <class U>
     requires(std::is_arithmetic_v<U> && !detail::integer_fits_v<U, T>)
   IntArg(U) {  // NOLINT
-    if constexpr (What == IntArgKind::shift) {
+    if constexpr (std::is_integral_v<U> && !std::is_same_v<U, bool> && sizeof(U) <= sizeof(T)) {
+      static_assert(detail::dependent_false<U>,
+                    "refx: an unsigned integer of 64 bits (std::size_t, std::uint64_t) where a signed 64-bit integer "
+                    "(a shift or collective id) is expected may not fit (a value above 2^63 - 1 would become "
+                    "negative); convert it explicitly with static_cast<std::int64_t>(...)");
+    } else if constexpr (What == IntArgKind::shift) {
       static_assert(detail::dependent_false<U>,
                     "refx: a shift along an axis is an integer number of positions (e.g. +1 or -1), not a floating-point "
                     "number or bool; convert it explicitly with static_cast<std::int64_t>(...)");

@@ -122,8 +122,15 @@ template <class... Args>
 }
 
 namespace detail {
+/// The built-in primitives (ir/primitives/builtin_list.hpp): constant
+/// initialised, so the registry can list them whenever it is first used.
+extern const std::span<const Primitive* const> builtin_primitives;
+
 class PrimitiveRegistry {
  public:
+  PrimitiveRegistry() {
+    for (const Primitive* p : builtin_primitives) by_name_.emplace(p->name, p);
+  }
   const Primitive& add(const Primitive& p) {
     std::lock_guard lock(mutex_);
     if (by_name_.contains(p.name))

@@ -28,12 +28,14 @@ std::span<const ValueId> trace_loop(const Scalar<std::int32_t>& lo, const Scalar
   if constexpr (std::is_void_v<C>) {
     using R = std::invoke_result_t<F&, Scalar<std::int32_t>>;
     static_assert(!returns_ref<R>, "refx: a fori_loop body must not return a Ref (or anything holding one)");
-    static_assert(std::is_void_v<R>, "refx: a fori_loop body without a carry returns nothing; pass a carry to return values");
+    static_assert(std::is_void_v<R> || returns_ref<R>,
+                  "refx: a fori_loop body without a carry returns nothing; pass a carry to return values");
     body(i);
   } else {
     using R = std::invoke_result_t<F&, Scalar<std::int32_t>, C>;
     static_assert(!returns_ref<R>, "refx: a fori_loop body must not return a Ref (or anything holding one)");
-    static_assert(std::is_same_v<R, C>, "refx: a fori_loop body must return its carry's type");
+    static_assert(std::is_same_v<R, C> || returns_ref<R>, "refx: a fori_loop body must return its carry's type");
+    if constexpr (std::is_same_v<R, C>) {
     std::vector<ValueId> params;
     for (std::size_t k = 2; k < ins.size(); ++k) params.push_back(t.add_param(t.graph().type(ins[k]), 0));
     results<C>::ids(body(i, results<C>::rebuild(params)), out);
@@ -44,6 +46,7 @@ std::span<const ValueId> trace_loop(const Scalar<std::int32_t>& lo, const Scalar
                                      t.graph().type(params[k]).dtype, t.graph().type(params[k]).shape,
                                      t.graph().type(out[k]).dtype, t.graph().type(out[k]).shape, loc));
     }
+    }  // else: a check above failed to compile
   }
   t.graph().mutable_block(block).results = out;
   t.close_block(block);

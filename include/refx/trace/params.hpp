@@ -98,6 +98,33 @@ constexpr bool check_kernel_callable() {
   }
 }
 
+template <class P>
+inline constexpr bool is_bad_ref_v = false;
+template <class T, class E, class Space>
+inline constexpr bool is_bad_ref_v<Ref<T, E, Space>> = !ref_args_ok<T, E, Space>;
+
+template <class Params>
+struct params_ok;
+template <class... P>
+struct params_ok<std::tuple<P...>> {
+  static constexpr bool bad_ref = (is_bad_ref_v<P> || ...);
+  static constexpr bool kinds = (param_traits<P>::supported && ...);
+};
+
+/// The checks of a kernel's or run_scoped body's parameter types (a tuple);
+/// false stops the caller (`if constexpr`) before it compiles on into
+/// follow-on errors. A Ref with bad arguments already reported its own error.
+template <class Params>
+constexpr bool check_params() {
+  if constexpr (params_ok<Params>::bad_ref) {
+    return false;
+  } else {
+    static_assert(params_ok<Params>::kinds,
+                  "refx: every kernel / run_scoped parameter must be a Ref<...> or a semaphore handle");
+    return params_ok<Params>::kinds;
+  }
+}
+
 /// Adds one block parameter per handle type in Params and returns the handles.
 /// `shapes` is empty (every extent static) or gives one shape per parameter.
 template <class Params>

@@ -60,6 +60,11 @@ template <std::int64_t N>
 inline constexpr std::int64_t index_kind<FixedSlice<N>> = N;
 template <>
 inline constexpr std::int64_t index_kind<All> = keep_dim;
+/// ds<N> with N < 0 (reported by ds<N> itself).
+template <class I>
+inline constexpr bool negative_fixed_slice = false;
+template <std::int64_t N>
+inline constexpr bool negative_fixed_slice<FixedSlice<N>> = N < 0;
 
 /// The static extents of `E` viewed through indices `I...`.
 template <class E, class... I>
@@ -134,14 +139,35 @@ inline constexpr std::int64_t static_count = [] {
 }();
 }  // namespace detail
 
+namespace detail {
+/// Whether Ref<T, E, Space> names a usable Ref; the ones that do not get the
+/// specialization below, which reports the first thing wrong and has no
+/// members (so nothing else about it fails to compile afterwards).
+template <class T, class E, class Space>
+inline constexpr bool ref_args_ok =
+    !is_ref_v<T> && !is_value_v<T> && Element<T> && is_extents<E>::value && MemorySpaceTag<Space>;
+
+/// Reports the first thing wrong with Ref<T, E, Space>'s arguments; true
+/// (reported), so the static_assert that calls it adds no second error.
+template <class T, class E, class Space>
+constexpr bool report_ref_args() {
+  if constexpr (is_ref_v<T>) {
+    static_assert(!is_ref_v<T>, "refx: a Ref cannot hold Refs (no Ref of Refs); pass the inner Refs separately");
+  } else if constexpr (is_value_v<T>) {
+    static_assert(!is_value_v<T>, "refx: a Ref holds elements, not Values; write Ref<float, ...>, not Ref<Value<...>>");
+  } else if constexpr (!Element<T>) {
+    static_assert(Element<T>, "refx: a Ref's element type must be one of bool, i8, u8, i32, u32, i64, bf16, f16, f32, f64 (std::int8_t, std::uint8_t, std::int32_t, std::uint32_t, std::int64_t, refx::bf16, refx::f16, float, double)");
+  } else if constexpr (!is_extents<E>::value) {
+    static_assert(is_extents<E>::value, "refx: the second argument of Ref must be refx::extents<...>");
+  } else {
+    static_assert(MemorySpaceTag<Space>, "refx: the third argument of Ref must be a memory space: Hbm, Vmem or Smem");
+  }
+  return true;
+}
+}  // namespace detail
+
 template <class T, class E = extents<>, class Space = Vmem>
 class Ref : public detail::ref_base {
-  static_assert(!is_ref_v<T>, "refx: a Ref cannot hold Refs (no Ref of Refs); pass the inner Refs separately");
-  static_assert(!is_value_v<T>, "refx: a Ref holds elements, not Values; write Ref<float, ...>, not Ref<Value<...>>");
-  static_assert(Element<T>, "refx: a Ref's element type must be one of bool, i8, u8, i32, u32, i64, bf16, f16, f32, f64 (std::int8_t, std::uint8_t, std::int32_t, std::uint32_t, std::int64_t, refx::bf16, refx::f16, float, double)");
-  static_assert(is_extents<E>::value, "refx: the second argument of Ref must be refx::extents<...>");
-  static_assert(MemorySpaceTag<Space>, "refx: the third argument of Ref must be a memory space: Hbm, Vmem or Smem");
-
  public:
   using element_type = T;
   using value_type = std::remove_const_t<T>;
@@ -166,7 +192,9 @@ class Ref : public detail::ref_base {
     static_assert(fits, "refx: more indices than the Ref's rank in .at(...)");
     static_assert(kinds,
                   "refx: .at(...) takes integers, integer Scalars, ds(start, size[, stride]), ds<N>(start) or refx::all");
-    if constexpr (!fits || !kinds) {
+    // ds<N> with N < 0 reported its own error: stop here, before extents<N>.
+    constexpr bool sizes = (!detail::negative_fixed_slice<I> && ...);
+    if constexpr (!fits || !kinds || !sizes) {
       return *this;  // not reached: a check above failed to compile
     } else {
       using NE = typename detail::view_extents<E, I...>::type;
@@ -265,6 +293,15 @@ class Ref : public detail::ref_base {
 
   ViewId view_ = no_id;
   std::uint64_t trace_ = 0;  // the trace that made it (Tracer::serial)
+};
+
+/// A Ref with arguments that name no Ref (an element type that is not one,
+/// not extents<...>, not a memory space): one refx: error, and no members
+/// whose declarations would fail after it.
+template <class T, class E, class Space>
+  requires(!detail::ref_args_ok<T, E, Space>)
+class Ref<T, E, Space> : public detail::ref_base {
+  static_assert(detail::report_ref_args<T, E, Space>());
 };
 
 namespace detail {

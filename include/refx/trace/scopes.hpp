@@ -101,6 +101,8 @@ auto run_scoped(const std::vector<Shape>& shapes, F&& body, refx::source_locatio
                 "refx: run_scoped needs a body with explicit parameter types (Ref<...>, semaphores), not auto");
   if constexpr (!detail::has_deducible_params<F>) {
     return;
+  } else if constexpr (!detail::check_params<typename detail::callable_args<F>::type>()) {
+    return;  // not reached: the check failed to compile
   } else {
   using Params = typename detail::callable_args<F>::type;
   using R = typename detail::scoped_result<F&, Params>::type;

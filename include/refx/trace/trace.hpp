@@ -31,6 +31,8 @@ template <class F>
 Graph trace(F&& kernel, const TraceOptions& options, refx::source_location loc) {
   if constexpr (!detail::check_kernel_callable<F>()) {
     return Graph{};  // not reached: the check failed to compile
+  } else if constexpr (!detail::check_params<typename detail::callable_args<F>::type>()) {
+    return Graph{};  // not reached: the check failed to compile
   } else {
   using Params = typename detail::callable_args<F>::type;
   using R = decltype(std::apply(kernel, std::declval<Params>()));

@@ -35,6 +35,8 @@ class Value;
 namespace detail {
 template <class T, class E>
 Value<T, E> wrap(ValueId id);
+template <class T, class U>
+T literal_as(U literal, std::string_view what, std::string_view where, SourceLoc loc);
 }  // namespace detail
 
 template <Element T, class E>
@@ -72,14 +74,44 @@ class Value : public detail::value_base {
                   "count or increment, step or index) would be truncated; write an integer, or convert explicitly "
                   "with static_cast<std::int32_t>(...)");
   }
+  /// An integer Scalar from a C++ integer of another type: accepted when every
+  /// value of that type fits (detail::integer_lossless_v: std::int16_t or
+  /// std::uint16_t into an i32, std::int32_t into an i64); rejected when it may
+  /// not (a wider integer, an unsigned one into a signed element type of its
+  /// width, a signed one into an unsigned element type). `int`, the type of
+  /// an integer literal, is the exception: `Scalar<std::uint32_t> m = 0xFF`
+  /// and `Scalar<std::int8_t> k = 1` compile, and a value the element type
+  /// cannot hold is a TraceError naming the line (it would wrap around).
   template <class U>
-    requires(rank == 0 && is_integer_v<T> && sizeof(T) >= 4 && std::is_integral_v<U> && (sizeof(U) > sizeof(T)))
+    requires(rank == 0 && is_integer_v<T> && is_integer_v<U> && !std::is_same_v<U, int> &&
+             !detail::integer_lossless_v<U, T>)
   Value(U, refx::source_location = refx::source_location::current()) {  // NOLINT: implicit, to be rejected
-    static_assert(detail::dependent_false<U>,
-                  "refx: an integer wider than 32 bits (std::int64_t, std::size_t) where a 32-bit integer is expected "
-                  "(a device id, loop bound, semaphore count or increment, step or index) would be narrowed; convert "
-                  "it explicitly with static_cast<std::int32_t>(...)");
+    if constexpr (sizeof(T) >= 4 && sizeof(U) > sizeof(T)) {
+      static_assert(detail::dependent_false<U>,
+                    "refx: an integer wider than 32 bits (std::int64_t, std::size_t) where a 32-bit integer is expected "
+                    "(a device id, loop bound, semaphore count or increment, step or index) would be narrowed; convert "
+                    "it explicitly with static_cast<std::int32_t>(...)");
+    } else if constexpr (sizeof(U) > sizeof(T)) {
+      static_assert(detail::dependent_false<U>,
+                    "refx: an integer wider than the Scalar's 8-bit element type (i8 or u8) would be narrowed; write "
+                    "an int literal (checked while tracing) or convert it explicitly with static_cast<std::int8_t> / "
+                    "static_cast<std::uint8_t>(...)");
+    } else if constexpr (std::is_unsigned_v<U>) {
+      static_assert(detail::dependent_false<U>,
+                    "refx: an unsigned integer where a signed integer of the same width is expected (a device id, loop "
+                    "bound, semaphore count or increment, step or index) may not fit: a value above the signed "
+                    "maximum would become negative; convert it explicitly with static_cast<std::int32_t>(...)");
+    } else {
+      static_assert(detail::dependent_false<U>,
+                    "refx: a signed integer where an unsigned element type (u8, u32) is expected may be negative and "
+                    "would wrap around; convert it explicitly with static_cast<std::uint32_t> / "
+                    "static_cast<std::uint8_t>(...)");
+    }
   }
+  template <class U>
+    requires(rank == 0 && is_integer_v<T> && std::is_same_v<U, int> && !detail::integer_lossless_v<U, T>)
+  Value(U literal, refx::source_location loc = refx::source_location::current())  // NOLINT: implicit, as above
+      : Value(detail::literal_as<T>(literal, "of the Scalar it initialises", "at", loc), loc) {}
 
   /// A bf16 or f16 scalar from a C++ number, rounded to nearest even
   /// (`Scalar<bf16> k = 0.5f`, as JAX's weakly typed literals).
@@ -160,15 +192,19 @@ inline ValueId apply(const Primitive& p, std::initializer_list<ValueId> ins, std
 }
 
 /// A C++ number as an element of type T. An integer that T cannot hold is a
-/// trace-time error (`what`, at `loc`), not a silent wrap-around.
+/// trace-time error (`what`, at `loc`), not a silent wrap-around. Character
+/// types (char, char8_t, char16_t, ...) count as the integer of their width
+/// and signedness (std::in_range takes standard integer types only).
 template <class T, class U>
 T literal_as(U literal, std::string_view what, std::string_view where, SourceLoc loc) {
   if constexpr (std::is_integral_v<T> && std::is_integral_v<U> && !std::is_same_v<T, bool> &&
                 !std::is_same_v<U, bool>) {
-    if (!std::in_range<T>(literal))
+    using S = std::conditional_t<std::is_signed_v<U>, std::make_signed_t<U>, std::make_unsigned_t<U>>;
+    const S v = static_cast<S>(literal);
+    if (!std::in_range<T>(v))
       throw TraceError(fmt::format("refx: the integer {} does not fit the {} elements {} (it would become {}); use a "
                                    "wider element type or a value in range ({} {})",
-                                   literal, dtype_v<T>, what, static_cast<T>(literal), where, loc));
+                                   v, dtype_v<T>, what, static_cast<T>(v), where, loc));
   }
   return static_cast<T>(literal);
 }
@@ -492,11 +528,19 @@ template <class Out = void, class T, class EA, class EB>
 auto dot(const Value<T, EA>& a, const Value<T, EB>& b, trans_b_t, refx::source_location loc = refx::source_location::current()) {
   return detail::traced_dot<Out, true>(a, b, loc);
 }
-/// Operands of two element types: an error that says so.
+/// Operands of two element types: an error that says so. The return type is
+/// deduced, so the error shows while the caller's expression is checked (not
+/// after a "cannot store void"), and is a Value of the shape the caller
+/// expects (nothing further fails to compile).
 template <class Out = void, class TA, class TB, class EA, class EB, class... Rest>
   requires(!std::is_same_v<TA, TB>)
-void dot(const Value<TA, EA>&, const Value<TB, EB>&, Rest&&...) {
+auto dot(const Value<TA, EA>&, const Value<TB, EB>&, Rest&&...) {
   static_assert(std::is_same_v<TA, TB>, "refx: dot's operands have different element types; convert one with refx::cast<T>(v)");
+  using R = std::conditional_t<std::is_void_v<Out>, TA, Out>;
+  constexpr bool trans_b = (std::is_same_v<std::remove_cvref_t<Rest>, trans_b_t> || ...);
+  if constexpr (EA::rank == 2 && EB::rank == 2 && Element<R>) {
+    return Value<R, extents<EA::values[0], EB::values[trans_b ? 0 : 1]>>{};
+  }
 }
 
 /// A value of shape `s` filled with `v`.

@@ -2,7 +2,9 @@
 // The built-in primitives, declared. The tracer refers to them by address;
 // their definitions (abstract evaluation, implementation, printer) are in the
 // headers beside this one, which header-only builds include here and
-// separate compilation (config.hpp) compiles once into the library.
+// separate compilation (config.hpp) compiles once into the library. They are
+// constant-initialised (constexpr objects, references bound with constinit):
+// a kernel may be traced from any static initializer.
 
 #include <refx/config.hpp>
 #include <refx/ir/primitive.hpp>

@@ -160,18 +160,26 @@ inline void copy_print(const Graph& g, const Op& op, std::string& s) {
 }  // namespace detail
 
 #if REFX_DEFINITIONS
-REFX_DECL const Primitive& semaphore_signal =
-    define_primitive(Primitive{"semaphore_signal", detail::signal_abstract, detail::signal_impl});
-REFX_DECL const Primitive& semaphore_wait =
-    define_primitive(Primitive{"semaphore_wait", detail::wait_abstract, detail::wait_impl});
-REFX_DECL const Primitive& semaphore_read =
-    define_primitive(Primitive{"semaphore_read", detail::read_abstract, detail::read_impl});
-REFX_DECL const Primitive& barrier_semaphore =
-    define_primitive(Primitive{"barrier_semaphore", detail::barrier_abstract, detail::barrier_impl});
-REFX_DECL const Primitive& dma_start =
-    define_primitive(Primitive{"dma_start", detail::copy_abstract, detail::copy_start_impl, detail::copy_print});
-REFX_DECL const Primitive& dma_wait =
-    define_primitive(Primitive{"dma_wait", detail::copy_wait_abstract, detail::copy_wait_impl, detail::copy_print});
+// Constant-initialised (no dynamic initialisation): usable from any static
+// initializer, whatever the order of translation units.
+namespace defs {
+inline constexpr Primitive semaphore_signal = Primitive{"semaphore_signal", detail::signal_abstract, detail::signal_impl};
+inline constexpr Primitive semaphore_wait = Primitive{"semaphore_wait", detail::wait_abstract, detail::wait_impl};
+inline constexpr Primitive semaphore_read = Primitive{"semaphore_read", detail::read_abstract, detail::read_impl};
+inline constexpr Primitive barrier_semaphore = Primitive{"barrier_semaphore", detail::barrier_abstract, detail::barrier_impl};
+inline constexpr Primitive dma_start = Primitive{"dma_start", detail::copy_abstract, detail::copy_start_impl, detail::copy_print};
+inline constexpr Primitive dma_wait = Primitive{"dma_wait", detail::copy_wait_abstract, detail::copy_wait_impl, detail::copy_print};
+}  // namespace defs
+REFX_DECL constinit const Primitive& semaphore_signal = defs::semaphore_signal;
+REFX_DECL constinit const Primitive& semaphore_wait = defs::semaphore_wait;
+REFX_DECL constinit const Primitive& semaphore_read = defs::semaphore_read;
+REFX_DECL constinit const Primitive& barrier_semaphore = defs::barrier_semaphore;
+REFX_DECL constinit const Primitive& dma_start = defs::dma_start;
+REFX_DECL constinit const Primitive& dma_wait = defs::dma_wait;
 #endif  // REFX_DEFINITIONS
 
 }  // namespace refx::prim
+
+// The list of built-in primitives is defined once every one of them is.
+#define REFX_BUILTINS_COMM_DEFINED
+#include <refx/ir/primitives/builtin_list.hpp>

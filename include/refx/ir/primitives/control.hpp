@@ -22,15 +22,23 @@ inline ExecStatus allocate_impl(ExecContext& ctx, const Op& op) {
 }  // namespace detail
 
 #if REFX_DEFINITIONS
-REFX_DECL const Primitive& scope =
-    define_primitive(Primitive{"scope", nullptr, nullptr, nullptr, nullptr, ControlKind::scope, nullptr});
-REFX_DECL const Primitive& fori_loop =
-    define_primitive(Primitive{"fori_loop", nullptr, nullptr, nullptr, nullptr, ControlKind::loop, nullptr});
-REFX_DECL const Primitive& when =
-    define_primitive(Primitive{"when", nullptr, nullptr, nullptr, nullptr, ControlKind::cond, nullptr});
-
-REFX_DECL const Primitive& allocate = define_primitive(
-    Primitive{"allocate", nullptr, detail::allocate_impl, nullptr, nullptr, ControlKind::none, nullptr, true});
+// Constant-initialised (no dynamic initialisation): usable from any static
+// initializer, whatever the order of translation units.
+namespace defs {
+inline constexpr Primitive scope = Primitive{"scope", nullptr, nullptr, nullptr, nullptr, ControlKind::scope, nullptr};
+inline constexpr Primitive fori_loop = Primitive{"fori_loop", nullptr, nullptr, nullptr, nullptr, ControlKind::loop, nullptr};
+inline constexpr Primitive when = Primitive{"when", nullptr, nullptr, nullptr, nullptr, ControlKind::cond, nullptr};
+inline constexpr Primitive allocate =
+    Primitive{"allocate", nullptr, detail::allocate_impl, nullptr, nullptr, ControlKind::none, nullptr, true};
+}  // namespace defs
+REFX_DECL constinit const Primitive& scope = defs::scope;
+REFX_DECL constinit const Primitive& fori_loop = defs::fori_loop;
+REFX_DECL constinit const Primitive& when = defs::when;
+REFX_DECL constinit const Primitive& allocate = defs::allocate;
 #endif  // REFX_DEFINITIONS
 
 }  // namespace refx::prim
+
+// The list of built-in primitives is defined once every one of them is.
+#define REFX_BUILTINS_CONTROL_DEFINED
+#include <refx/ir/primitives/builtin_list.hpp>

@@ -137,8 +137,16 @@ inline void dot_print(const Graph& g, const Op& op, std::string& s) {
 }  // namespace detail
 
 #if REFX_DEFINITIONS
-REFX_DECL const Primitive& dot =
-    define_primitive(Primitive{"dot", detail::dot_abstract, detail::dot_impl, detail::dot_print, nullptr, ControlKind::none, nullptr});
+// Constant-initialised (no dynamic initialisation): usable from any static
+// initializer, whatever the order of translation units.
+namespace defs {
+inline constexpr Primitive dot = Primitive{"dot", detail::dot_abstract, detail::dot_impl, detail::dot_print, nullptr, ControlKind::none, nullptr};
+}  // namespace defs
+REFX_DECL constinit const Primitive& dot = defs::dot;
 #endif  // REFX_DEFINITIONS
 
 }  // namespace refx::prim
+
+// The list of built-in primitives is defined once every one of them is.
+#define REFX_BUILTINS_DOT_DEFINED
+#include <refx/ir/primitives/builtin_list.hpp>

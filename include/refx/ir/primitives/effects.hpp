@@ -132,13 +132,21 @@ inline void callback_print(const Graph& g, const Op& op, std::string& s) {
 
 namespace prim {
 #if REFX_DEFINITIONS
-REFX_DECL const Primitive& debug_print =
-    define_primitive(Primitive{"debug_print", refx::detail::print_abstract, refx::detail::print_impl,
-                               refx::detail::print_print});
-REFX_DECL const Primitive& io_callback =
-    define_primitive(Primitive{"io_callback", refx::detail::callback_abstract, refx::detail::callback_impl,
-                               refx::detail::callback_print});
+// Constant-initialised (no dynamic initialisation): usable from any static
+// initializer, whatever the order of translation units.
+namespace defs {
+inline constexpr Primitive debug_print = Primitive{"debug_print", refx::detail::print_abstract, refx::detail::print_impl,
+                               refx::detail::print_print};
+inline constexpr Primitive io_callback = Primitive{"io_callback", refx::detail::callback_abstract, refx::detail::callback_impl,
+                               refx::detail::callback_print};
+}  // namespace defs
+REFX_DECL constinit const Primitive& debug_print = defs::debug_print;
+REFX_DECL constinit const Primitive& io_callback = defs::io_callback;
 #endif  // REFX_DEFINITIONS
 }  // namespace prim
 
 }  // namespace refx
+
+// The list of built-in primitives is defined once every one of them is.
+#define REFX_BUILTINS_EFFECTS_DEFINED
+#include <refx/ir/primitives/builtin_list.hpp>

@@ -108,48 +108,86 @@ inline ExecStatus elementwise_impl(ExecContext& ctx, const Op& op) {
 }
 
 template <class F>
-Primitive unary(std::string_view name) {
+constexpr Primitive unary(std::string_view name) {
   return Primitive{name, &detail::unary_abstract<F>, &elementwise_impl, nullptr, nullptr, ControlKind::none,
                    &detail::unary_kernel<F>};
 }
 template <class F, bool Predicate = false>
-Primitive binary(std::string_view name) {
+constexpr Primitive binary(std::string_view name) {
   return Primitive{name, &detail::binary_abstract<F, Predicate>, &elementwise_impl, nullptr, nullptr, ControlKind::none,
                    &detail::binary_kernel<F>};
 }
 
 #if REFX_DEFINITIONS
-REFX_DECL const Primitive& neg = define_primitive(unary<detail::Neg>("neg"));
-REFX_DECL const Primitive& abs = define_primitive(unary<detail::Abs>("abs"));
-REFX_DECL const Primitive& exp = define_primitive(unary<detail::Exp>("exp"));
-REFX_DECL const Primitive& log = define_primitive(unary<detail::Log>("log"));
-REFX_DECL const Primitive& sqrt = define_primitive(unary<detail::Sqrt>("sqrt"));
-REFX_DECL const Primitive& logical_not = define_primitive(unary<detail::Not>("not"));
-REFX_DECL const Primitive& rsqrt = define_primitive(unary<detail::Rsqrt>("rsqrt"));
-REFX_DECL const Primitive& tanh = define_primitive(unary<detail::Tanh>("tanh"));
-REFX_DECL const Primitive& logistic = define_primitive(unary<detail::Logistic>("logistic"));
-REFX_DECL const Primitive& add = define_primitive(binary<detail::Add>("add"));
-REFX_DECL const Primitive& sub = define_primitive(binary<detail::Sub>("sub"));
-REFX_DECL const Primitive& mul = define_primitive(binary<detail::Mul>("mul"));
-REFX_DECL const Primitive& div = define_primitive(binary<detail::Div>("div"));
-REFX_DECL const Primitive& rem = define_primitive(binary<detail::Rem>("rem"));
-REFX_DECL const Primitive& min = define_primitive(binary<detail::Min>("min"));
-REFX_DECL const Primitive& max = define_primitive(binary<detail::Max>("max"));
-REFX_DECL const Primitive& logical_and = define_primitive(binary<detail::And>("and"));
-REFX_DECL const Primitive& logical_or = define_primitive(binary<detail::Or>("or"));
-REFX_DECL const Primitive& logical_xor = define_primitive(binary<detail::Xor>("xor"));
-REFX_DECL const Primitive& pow = define_primitive(binary<detail::Pow>("pow"));
-REFX_DECL const Primitive& shift_left = define_primitive(binary<detail::ShiftLeft>("shift_left"));
-REFX_DECL const Primitive& shift_right_logical = define_primitive(binary<detail::ShiftRightLogical>("shift_right_logical"));
-REFX_DECL const Primitive& shift_right_arithmetic = define_primitive(binary<detail::ShiftRightArithmetic>("shift_right_arithmetic"));
-REFX_DECL const Primitive& eq = define_primitive(binary<detail::Eq, true>("eq"));
-REFX_DECL const Primitive& ne = define_primitive(binary<detail::Ne, true>("ne"));
-REFX_DECL const Primitive& lt = define_primitive(binary<detail::Lt, true>("lt"));
-REFX_DECL const Primitive& le = define_primitive(binary<detail::Le, true>("le"));
-REFX_DECL const Primitive& gt = define_primitive(binary<detail::Gt, true>("gt"));
-REFX_DECL const Primitive& ge = define_primitive(binary<detail::Ge, true>("ge"));
-REFX_DECL const Primitive& select = define_primitive(Primitive{"select", &detail::select_abstract, &elementwise_impl,
-                                                            nullptr, nullptr, ControlKind::none, &detail::select_kernel});
+// Constant-initialised (no dynamic initialisation): usable from any static
+// initializer, whatever the order of translation units.
+namespace defs {
+inline constexpr Primitive neg = unary<detail::Neg>("neg");
+inline constexpr Primitive abs = unary<detail::Abs>("abs");
+inline constexpr Primitive exp = unary<detail::Exp>("exp");
+inline constexpr Primitive log = unary<detail::Log>("log");
+inline constexpr Primitive sqrt = unary<detail::Sqrt>("sqrt");
+inline constexpr Primitive logical_not = unary<detail::Not>("not");
+inline constexpr Primitive rsqrt = unary<detail::Rsqrt>("rsqrt");
+inline constexpr Primitive tanh = unary<detail::Tanh>("tanh");
+inline constexpr Primitive logistic = unary<detail::Logistic>("logistic");
+inline constexpr Primitive add = binary<detail::Add>("add");
+inline constexpr Primitive sub = binary<detail::Sub>("sub");
+inline constexpr Primitive mul = binary<detail::Mul>("mul");
+inline constexpr Primitive div = binary<detail::Div>("div");
+inline constexpr Primitive rem = binary<detail::Rem>("rem");
+inline constexpr Primitive min = binary<detail::Min>("min");
+inline constexpr Primitive max = binary<detail::Max>("max");
+inline constexpr Primitive logical_and = binary<detail::And>("and");
+inline constexpr Primitive logical_or = binary<detail::Or>("or");
+inline constexpr Primitive logical_xor = binary<detail::Xor>("xor");
+inline constexpr Primitive pow = binary<detail::Pow>("pow");
+inline constexpr Primitive shift_left = binary<detail::ShiftLeft>("shift_left");
+inline constexpr Primitive shift_right_logical = binary<detail::ShiftRightLogical>("shift_right_logical");
+inline constexpr Primitive shift_right_arithmetic = binary<detail::ShiftRightArithmetic>("shift_right_arithmetic");
+inline constexpr Primitive eq = binary<detail::Eq, true>("eq");
+inline constexpr Primitive ne = binary<detail::Ne, true>("ne");
+inline constexpr Primitive lt = binary<detail::Lt, true>("lt");
+inline constexpr Primitive le = binary<detail::Le, true>("le");
+inline constexpr Primitive gt = binary<detail::Gt, true>("gt");
+inline constexpr Primitive ge = binary<detail::Ge, true>("ge");
+inline constexpr Primitive select = Primitive{"select", &detail::select_abstract, &elementwise_impl,
+                                                            nullptr, nullptr, ControlKind::none, &detail::select_kernel};
+}  // namespace defs
+REFX_DECL constinit const Primitive& neg = defs::neg;
+REFX_DECL constinit const Primitive& abs = defs::abs;
+REFX_DECL constinit const Primitive& exp = defs::exp;
+REFX_DECL constinit const Primitive& log = defs::log;
+REFX_DECL constinit const Primitive& sqrt = defs::sqrt;
+REFX_DECL constinit const Primitive& logical_not = defs::logical_not;
+REFX_DECL constinit const Primitive& rsqrt = defs::rsqrt;
+REFX_DECL constinit const Primitive& tanh = defs::tanh;
+REFX_DECL constinit const Primitive& logistic = defs::logistic;
+REFX_DECL constinit const Primitive& add = defs::add;
+REFX_DECL constinit const Primitive& sub = defs::sub;
+REFX_DECL constinit const Primitive& mul = defs::mul;
+REFX_DECL constinit const Primitive& div = defs::div;
+REFX_DECL constinit const Primitive& rem = defs::rem;
+REFX_DECL constinit const Primitive& min = defs::min;
+REFX_DECL constinit const Primitive& max = defs::max;
+REFX_DECL constinit const Primitive& logical_and = defs::logical_and;
+REFX_DECL constinit const Primitive& logical_or = defs::logical_or;
+REFX_DECL constinit const Primitive& logical_xor = defs::logical_xor;
+REFX_DECL constinit const Primitive& pow = defs::pow;
+REFX_DECL constinit const Primitive& shift_left = defs::shift_left;
+REFX_DECL constinit const Primitive& shift_right_logical = defs::shift_right_logical;
+REFX_DECL constinit const Primitive& shift_right_arithmetic = defs::shift_right_arithmetic;
+REFX_DECL constinit const Primitive& eq = defs::eq;
+REFX_DECL constinit const Primitive& ne = defs::ne;
+REFX_DECL constinit const Primitive& lt = defs::lt;
+REFX_DECL constinit const Primitive& le = defs::le;
+REFX_DECL constinit const Primitive& gt = defs::gt;
+REFX_DECL constinit const Primitive& ge = defs::ge;
+REFX_DECL constinit const Primitive& select = defs::select;
 #endif  // REFX_DEFINITIONS
 
 }  // namespace refx::prim
+
+// The list of built-in primitives is defined once every one of them is.
+#define REFX_BUILTINS_ELEMENTWISE_DEFINED
+#include <refx/ir/primitives/builtin_list.hpp>

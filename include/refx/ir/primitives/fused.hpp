@@ -391,8 +391,17 @@ inline void fused_print(const Graph& g, const Op& op, std::string& s) {
 }  // namespace detail
 
 #if REFX_DEFINITIONS
-REFX_DECL const Primitive& fused = define_primitive(
-    Primitive{"fused", detail::fused_abstract, detail::fused_impl, detail::fused_print, nullptr, ControlKind::none, nullptr});
+// Constant-initialised (no dynamic initialisation): usable from any static
+// initializer, whatever the order of translation units.
+namespace defs {
+inline constexpr Primitive fused =
+    Primitive{"fused", detail::fused_abstract, detail::fused_impl, detail::fused_print, nullptr, ControlKind::none, nullptr};
+}  // namespace defs
+REFX_DECL constinit const Primitive& fused = defs::fused;
 #endif  // REFX_DEFINITIONS
 
 }  // namespace refx::prim
+
+// The list of built-in primitives is defined once every one of them is.
+#define REFX_BUILTINS_FUSED_DEFINED
+#include <refx/ir/primitives/builtin_list.hpp>

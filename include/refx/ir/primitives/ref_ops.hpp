@@ -92,9 +92,20 @@ inline ExecStatus accum_impl(ExecContext& ctx, const Op& op) {
 }  // namespace detail
 
 #if REFX_DEFINITIONS
-REFX_DECL const Primitive& load = define_primitive(Primitive{"load", detail::load_abstract, detail::load_impl});
-REFX_DECL const Primitive& store = define_primitive(Primitive{"store", detail::store_abstract<effect_write>, detail::store_impl});
-REFX_DECL const Primitive& accum = define_primitive(Primitive{"accum", detail::store_abstract<effect_accum>, detail::accum_impl});
+// Constant-initialised (no dynamic initialisation): usable from any static
+// initializer, whatever the order of translation units.
+namespace defs {
+inline constexpr Primitive load = Primitive{"load", detail::load_abstract, detail::load_impl};
+inline constexpr Primitive store = Primitive{"store", detail::store_abstract<effect_write>, detail::store_impl};
+inline constexpr Primitive accum = Primitive{"accum", detail::store_abstract<effect_accum>, detail::accum_impl};
+}  // namespace defs
+REFX_DECL constinit const Primitive& load = defs::load;
+REFX_DECL constinit const Primitive& store = defs::store;
+REFX_DECL constinit const Primitive& accum = defs::accum;
 #endif  // REFX_DEFINITIONS
 
 }  // namespace refx::prim
+
+// The list of built-in primitives is defined once every one of them is.
+#define REFX_BUILTINS_REF_OPS_DEFINED
+#include <refx/ir/primitives/builtin_list.hpp>

@@ -73,10 +73,18 @@ inline ExecStatus transpose_impl(ExecContext& ctx, const Op& op) {
 }  // namespace detail
 
 #if REFX_DEFINITIONS
-REFX_DECL const Primitive& reshape =
-    define_primitive(Primitive{"reshape", detail::reshape_abstract, detail::reshape_impl});
-REFX_DECL const Primitive& transpose =
-    define_primitive(Primitive{"transpose", detail::transpose_abstract, detail::transpose_impl});
+// Constant-initialised (no dynamic initialisation): usable from any static
+// initializer, whatever the order of translation units.
+namespace defs {
+inline constexpr Primitive reshape = Primitive{"reshape", detail::reshape_abstract, detail::reshape_impl};
+inline constexpr Primitive transpose = Primitive{"transpose", detail::transpose_abstract, detail::transpose_impl};
+}  // namespace defs
+REFX_DECL constinit const Primitive& reshape = defs::reshape;
+REFX_DECL constinit const Primitive& transpose = defs::transpose;
 #endif  // REFX_DEFINITIONS
 
 }  // namespace refx::prim
+
+// The list of built-in primitives is defined once every one of them is.
+#define REFX_BUILTINS_SHAPE_OPS_DEFINED
+#include <refx/ir/primitives/builtin_list.hpp>

@@ -295,7 +295,7 @@ inline ExecStatus index_check_impl(ExecContext& ctx, const Op& op) {
   return ExecStatus::done;
 }
 
-inline Primitive simple(std::string_view name, void (*abstract)(AbstractContext&), ExecStatus (*impl)(ExecContext&, const Op&),
+constexpr Primitive simple(std::string_view name, void (*abstract)(AbstractContext&), ExecStatus (*impl)(ExecContext&, const Op&),
                         void (*print)(const Graph&, const Op&, std::string&) = nullptr) {
   return Primitive{name, abstract, impl, print, nullptr, ControlKind::none, nullptr};
 }
@@ -303,16 +303,34 @@ inline Primitive simple(std::string_view name, void (*abstract)(AbstractContext&
 }  // namespace detail
 
 #if REFX_DEFINITIONS
-REFX_DECL const Primitive& constant = define_primitive(detail::simple("constant", detail::constant_abstract, detail::constant_impl, detail::constant_print));
-REFX_DECL const Primitive& iota = define_primitive(detail::simple("iota", detail::iota_abstract, detail::iota_impl));
-REFX_DECL const Primitive& broadcast = define_primitive(detail::simple("broadcast", detail::broadcast_abstract, detail::broadcast_impl));
-REFX_DECL const Primitive& cast = define_primitive(detail::simple("convert", detail::cast_abstract, detail::cast_impl));
-REFX_DECL const Primitive& reduce_sum = define_primitive(detail::simple("reduce_sum", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::sum>));
-REFX_DECL const Primitive& reduce_max = define_primitive(detail::simple("reduce_max", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::max>));
-REFX_DECL const Primitive& reduce_min = define_primitive(detail::simple("reduce_min", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::min>));
-REFX_DECL const Primitive& axis_index = define_primitive(detail::simple("axis_index", detail::axis_abstract, detail::axis_impl<false>, detail::axis_print));
-REFX_DECL const Primitive& index_check = define_primitive(detail::simple("index_check", detail::index_check_abstract, detail::index_check_impl));
-REFX_DECL const Primitive& axis_size = define_primitive(detail::simple("axis_size", detail::axis_abstract, detail::axis_impl<true>, detail::axis_print));
+// Constant-initialised (no dynamic initialisation): usable from any static
+// initializer, whatever the order of translation units.
+namespace defs {
+inline constexpr Primitive constant = detail::simple("constant", detail::constant_abstract, detail::constant_impl, detail::constant_print);
+inline constexpr Primitive iota = detail::simple("iota", detail::iota_abstract, detail::iota_impl);
+inline constexpr Primitive broadcast = detail::simple("broadcast", detail::broadcast_abstract, detail::broadcast_impl);
+inline constexpr Primitive cast = detail::simple("convert", detail::cast_abstract, detail::cast_impl);
+inline constexpr Primitive reduce_sum = detail::simple("reduce_sum", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::sum>);
+inline constexpr Primitive reduce_max = detail::simple("reduce_max", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::max>);
+inline constexpr Primitive reduce_min = detail::simple("reduce_min", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::min>);
+inline constexpr Primitive axis_index = detail::simple("axis_index", detail::axis_abstract, detail::axis_impl<false>, detail::axis_print);
+inline constexpr Primitive index_check = detail::simple("index_check", detail::index_check_abstract, detail::index_check_impl);
+inline constexpr Primitive axis_size = detail::simple("axis_size", detail::axis_abstract, detail::axis_impl<true>, detail::axis_print);
+}  // namespace defs
+REFX_DECL constinit const Primitive& constant = defs::constant;
+REFX_DECL constinit const Primitive& iota = defs::iota;
+REFX_DECL constinit const Primitive& broadcast = defs::broadcast;
+REFX_DECL constinit const Primitive& cast = defs::cast;
+REFX_DECL constinit const Primitive& reduce_sum = defs::reduce_sum;
+REFX_DECL constinit const Primitive& reduce_max = defs::reduce_max;
+REFX_DECL constinit const Primitive& reduce_min = defs::reduce_min;
+REFX_DECL constinit const Primitive& axis_index = defs::axis_index;
+REFX_DECL constinit const Primitive& index_check = defs::index_check;
+REFX_DECL constinit const Primitive& axis_size = defs::axis_size;
 #endif  // REFX_DEFINITIONS
 
 }  // namespace refx::prim
+
+// The list of built-in primitives is defined once every one of them is.
+#define REFX_BUILTINS_STRUCTURAL_DEFINED
+#include <refx/ir/primitives/builtin_list.hpp>
