@@ -42,10 +42,6 @@ inline constexpr bool integer_lossless_v = [] {
   }
 }();
 
-/// U is an integer type that converts to the integer type T without loss
-/// (integer_lossless_v).
-template <class U, class T>
-inline constexpr bool integer_fits_v = integer_lossless_v<U, T>;
 }  // namespace detail
 
 /// A mesh axis name ("x"). Converts to std::string_view.
@@ -89,10 +85,10 @@ template <class T, IntArgKind What>
 class IntArg {
  public:
   template <class U>
-    requires detail::integer_fits_v<U, T>
+    requires detail::integer_lossless_v<U, T>
   constexpr IntArg(U v) noexcept : v_(static_cast<T>(v)) {}  // NOLINT: implicit on purpose
   template <class U>
-    requires(std::is_arithmetic_v<U> && !detail::integer_fits_v<U, T>)
+    requires(std::is_arithmetic_v<U> && !detail::integer_lossless_v<U, T>)
   IntArg(U) {  // NOLINT
     if constexpr (std::is_integral_v<U> && !std::is_same_v<U, bool> && sizeof(U) <= sizeof(T)) {
       static_assert(detail::dependent_false<U>,

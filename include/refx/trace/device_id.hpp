@@ -18,13 +18,13 @@ namespace refx {
 class DeviceId {
  public:
   template <class N>
-    requires detail::integer_fits_v<N, std::int32_t>
+    requires detail::integer_lossless_v<N, std::int32_t>
   DeviceId(N logical) : kind_(Kind::logical), coords_{Scalar<std::int32_t>(static_cast<std::int32_t>(logical))} {}  // NOLINT: implicit
   /// A floating-point, bool, 64-bit or unsigned 32-bit device id: rejected
   /// (it would be truncated or narrowed, and the copy would go to a device not
   /// named).
   template <class N>
-    requires(std::is_arithmetic_v<N> && !detail::integer_fits_v<N, std::int32_t>)
+    requires(std::is_arithmetic_v<N> && !detail::integer_lossless_v<N, std::int32_t>)
   DeviceId(N) {  // NOLINT: implicit, to be rejected
     if constexpr (std::is_integral_v<N> && std::is_unsigned_v<N> && sizeof(N) == sizeof(std::int32_t)) {
       static_assert(detail::dependent_false<N>,
@@ -32,10 +32,10 @@ class DeviceId {
                     "unsigned 32-bit one may not fit (a value above 2^31 - 1 would become a negative id); convert it "
                     "explicitly with static_cast<std::int32_t>(...)");
     } else {
-    static_assert(detail::dependent_false<N>,
-                  "refx: a device id is a 32-bit integer (std::int32_t or a Scalar<std::int32_t>); a floating-point, "
-                  "bool or 64-bit number would be truncated or narrowed; convert it explicitly with "
-                  "static_cast<std::int32_t>(...)");
+      static_assert(detail::dependent_false<N>,
+                    "refx: a device id is a 32-bit integer (std::int32_t or a Scalar<std::int32_t>); a floating-point, "
+                    "bool or 64-bit number would be truncated or narrowed; convert it explicitly with "
+                    "static_cast<std::int32_t>(...)");
     }
   }
   DeviceId(const Scalar<std::int32_t>& logical) : kind_(Kind::logical), coords_{logical} {}          // NOLINT: implicit
