@@ -20,6 +20,7 @@ PACKAGES=(
   openmpi-bin         # mpirun: the MPI transport's tests (label mpi) and bench/mpi_collectives
   libopenmpi-dev      # refx::mpi (REFX_WITH_MPI)
   clang-15            # the libFuzzer build (preset "fuzz"); libFuzzer comes with it (libclang-common-15-dev)
+  clang-format-15     # scripts/format.sh and ctest format.check (.clang-format)
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
