@@ -78,14 +78,6 @@ decltype(auto) with_elem(Elem e, F&& f) {
 
 // ---------------------------------------------------------------- inputs
 
-inline std::uint64_t mix(std::uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ULL;
-  h ^= h >> 33;
-  return h;
-}
 
 /// Element i of device d's input (salt tells different inputs apart).
 /// Floats are decimal fractions in [-4, 4], so the order of a float sum
