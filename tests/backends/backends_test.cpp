@@ -1,6 +1,7 @@
 // Copies, semaphores and collectives, each written once
 // (support/backend_cases.hpp) and run on every backend: the reference
-// interpreter and the threaded runtime, each with N = 1, 2, 4, 8 devices.
+// interpreter and the threaded runtime, each with N = 1, 2, 4, 8 devices,
+// and the interpreter once more with copies that land only when waited.
 // (The MPI transport runs the same bodies: tests/transport/mpi_test.cpp.)
 
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@ std::vector<Backend> every_backend() {
   std::vector<Backend> out;
   for (Kind k : {Kind::interpreter, Kind::runtime})
     for (int n : {1, 2, 4, 8}) out.push_back(Backend{k, n, nullptr});
+  for (int n : {1, 2, 4, 8}) out.push_back(Backend{Kind::interpreter, n, nullptr, /*lazy_copies=*/true});
   return out;
 }
 
@@ -70,6 +72,36 @@ TEST(LockstepInterpreter, ReportsADeadlock) {
   refx::Buffer a(refx::DType::f32, refx::Shape{4}), b(refx::DType::f32, refx::Shape{4});
   std::vector<std::vector<refx::Buffer*>> args{{&a}, {&b}};
   EXPECT_THROW(LockstepMesh(g, 2).run(args), refx::RuntimeError);
+}
+
+// Lazy copies read their source when waited, eager ones when started: a
+// store to the source between start and wait (which verification would
+// reject; the interpreter runs the traced graph unverified) tells them apart.
+TEST(LockstepInterpreter, LazyCopiesLandAtTheWait) {
+  const refx::Mesh mesh{{"x", 2}};
+  const refx::Graph g = refx::trace(
+      [](refx::VmemRef<float, 4> x, refx::VmemRef<float, 4> y) {
+        refx::run_scoped([&](refx::DmaSemaphore s) {
+          auto c = refx::make_async_copy(x, y, s);
+          c.start();
+          x.store(x.load() + 1.0f);
+          c.wait();
+        });
+      },
+      refx::TraceOptions{{refx::Shape{4}, refx::Shape{4}}, &mesh, -1});
+  for (const bool lazy : {false, true}) {
+    std::vector<refx::Buffer> bufs;
+    for (int k = 0; k < 4; ++k) {
+      bufs.emplace_back(refx::DType::f32, refx::Shape{4});
+      bufs.back().fill_zero();
+    }
+    std::vector<std::vector<refx::Buffer*>> args{{&bufs[0], &bufs[1]}, {&bufs[2], &bufs[3]}};
+    LockstepMesh(g, 2, lazy).run(args);
+    for (int d = 0; d < 2; ++d)
+      for (int i = 0; i < 4; ++i)
+        EXPECT_EQ(bufs[static_cast<std::size_t>(2 * d + 1)].data<float>()[i], lazy ? 1.0f : 0.0f)
+            << (lazy ? "lazy" : "eager") << " device " << d << " element " << i;
+  }
 }
 
 }  // namespace

@@ -39,12 +39,15 @@ using Shards = std::vector<std::vector<std::vector<T>>>;
 
 /// Several devices of the reference evaluator in one thread: every device is
 /// an ExecContext of the same graph; they run in turn until all finish.
-/// Signals and copies act at once on the target's storage (a copy lands when
-/// it starts, which the semantics allow). A round in which no device
-/// finishes, signals, copies or passes a wait is a deadlock.
+/// Signals act at once on the target's semaphore. A copy lands when it
+/// starts (eager), or with `lazy` only when a semaphore it advances is waited
+/// on (the latest moment the semantics allow: it reads its source then, so
+/// a source overwritten before the wait shows). A round in which no device
+/// finishes, signals, copies or passes a wait, and no copy is left to land,
+/// is a deadlock.
 class LockstepMesh {
  public:
-  LockstepMesh(const Graph& g, int devices) : graph_(g) {
+  LockstepMesh(const Graph& g, int devices, bool lazy = false) : graph_(g), lazy_(lazy) {
     for (int d = 0; d < devices; ++d) envs_.push_back(std::make_unique<Env>(*this, d, devices));
     for (int d = 0; d < devices; ++d) contexts_.push_back(std::make_unique<ExecContext>(g, *envs_[static_cast<std::size_t>(d)]));
   }
@@ -59,10 +62,16 @@ class LockstepMesh {
       for (std::size_t d = 0; d < contexts_.size(); ++d) {
         if (done[d]) continue;
         if (contexts_[d]->run() == ExecStatus::done) {
+          for (std::size_t k = pending_.size(); k-- > 0;)  // a finished device's copies land (its end waits for them)
+            if (pending_[k].source == static_cast<std::int32_t>(d)) land(k);
           done[d] = true;
           --left;
           ++events_;
         }
+      }
+      if (left > 0 && events_ == before && !pending_.empty()) {
+        land(0);  // nothing else moves: the oldest copy lands
+        continue;
       }
       if (left > 0 && events_ == before)
         throw RuntimeError("refx: deadlock: every device of the lockstep interpreter waits on a semaphore that nothing will signal");
@@ -84,22 +93,43 @@ class LockstepMesh {
       ++mesh.events_;
     }
     bool semaphore_wait(ExecContext& ctx, const Op& op, ValueId sem, std::int64_t index, std::int64_t value) override {
+      for (std::size_t k = mesh.pending_.size(); k-- > 0;) {  // lazy: the copies this wait is for land now
+        const Pending& p = mesh.pending_[k];
+        if ((p.request.target == device && p.request.recv_sem == sem && p.request.recv_index == index) ||
+            (p.source == device && p.request.send_sem == sem && p.request.send_index == index))
+          mesh.land(k);
+      }
       if (!ExecEnv::semaphore_wait(ctx, op, sem, index, value)) return false;
       ++mesh.events_;
       return true;
     }
-    void copy_start(ExecContext& ctx, const Op&, const CopyRequest& r) override {
-      ResolvedView dst = r.dst;
-      dst.buffer = mesh.contexts_[static_cast<std::size_t>(r.target)]->storage(r.dst_ref);
-      copy_view(r.src, dst, r.reduce);
-      const auto bytes = static_cast<std::int64_t>(r.src.bytes());
-      mesh.counter(r.target, r.recv_sem, r.recv_index) += bytes;
-      if (r.send_sem != no_id) ctx.ref(r.send_sem)->data<std::int64_t>()[r.send_index] += bytes;
+    void copy_start(ExecContext&, const Op&, const CopyRequest& r) override {
+      mesh.pending_.push_back({device, r});
+      if (!mesh.lazy_) mesh.land(mesh.pending_.size() - 1);
       ++mesh.events_;
     }
     LockstepMesh& mesh;
     int device, devices;
   };
+
+  struct Pending {
+    std::int32_t source;
+    CopyRequest request;
+  };
+
+  /// Copy k lands: the data moves, then both semaphores rise by its bytes.
+  void land(std::size_t k) {
+    const Pending p = pending_[k];
+    pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(k));
+    const CopyRequest& r = p.request;
+    ResolvedView dst = r.dst;
+    dst.buffer = contexts_[static_cast<std::size_t>(r.target)]->storage(r.dst_ref);
+    copy_view(r.src, dst, r.reduce);
+    const auto bytes = static_cast<std::int64_t>(r.src.bytes());
+    counter(r.target, r.recv_sem, r.recv_index) += bytes;
+    if (r.send_sem != no_id) counter(p.source, r.send_sem, r.send_index) += bytes;
+    ++events_;
+  }
 
   /// Element `index` of semaphore `sem` on `device` (barrier semaphores by
   /// their collective id: a peer may signal before it has reached them).
@@ -114,6 +144,8 @@ class LockstepMesh {
   }
 
   const Graph& graph_;
+  bool lazy_;
+  std::vector<Pending> pending_;
   std::vector<std::unique_ptr<Env>> envs_;
   std::vector<std::unique_ptr<ExecContext>> contexts_;
   std::int64_t events_ = 0;
@@ -135,9 +167,12 @@ struct Backend {
   Kind kind = Kind::runtime;
   int devices = 1;
   Runtime* rt = nullptr;  // runtime and MPI; null: Runtime::global()
+  bool lazy_copies = false;  // interpreter: copies land when waited (LockstepMesh), also for N = 1
 
   std::string name() const {
-    const char* k = kind == Kind::interpreter ? "Interpreter" : kind == Kind::runtime ? "Runtime" : "Mpi";
+    const char* k = kind == Kind::interpreter ? (lazy_copies ? "InterpreterLazyCopies" : "Interpreter")
+                    : kind == Kind::runtime   ? "Runtime"
+                                              : "Mpi";
     return std::string(k) + "_N" + std::to_string(devices);
   }
 
@@ -161,11 +196,11 @@ struct Backend {
         }
         for (Buffer& b : bs) ptrs[static_cast<std::size_t>(d)].push_back(&b);
       }
-      if (devices == 1) {
+      if (devices == 1 && !lazy_copies) {
         SingleDeviceEnv env;
         interpret(g, ptrs[0], env);
       } else {
-        LockstepMesh(g, devices).run(ptrs);
+        LockstepMesh(g, devices, lazy_copies).run(ptrs);
       }
       for (std::size_t p = 0; p < args.size(); ++p)
         for (int d = 0; d < devices; ++d) {
