@@ -2,7 +2,7 @@
 // (support/backend_cases.hpp) and run on every backend: the reference
 // interpreter and the threaded runtime, each with N = 1, 2, 4, 8 devices,
 // and the interpreter once more with copies that land only when waited.
-// (The MPI transport runs the same bodies: tests/transport/mpi_test.cpp.)
+// (The MPI transport runs the same bodies: tests/transport/mpi_program.cpp.)
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // every backend: the reference interpreter (refx::interpret for one device;
 // for a mesh, the same evaluator (ExecContext) stepped device by device in
 // one thread, below), the threaded runtime with N devices, and MPI (the
-// runtime of an mpirun; tests/transport/mpi_test.cpp runs these bodies).
+// runtime of an mpirun; tests/transport/mpi_program.cpp runs these bodies).
 //
 // A body is `::testing::AssertionResult case(Backend&)`: it runs a kernel
 // through Backend::run on a mesh {"x", N} and compares every output it can

@@ -27,7 +27,7 @@
 #include <refx/refx.hpp>
 #include <refx/runtime/runtime.hpp>
 
-#include "support/backend_cases.hpp"
+#include "support/backend_cases.hpp"  // tests/ is on the include path
 
 namespace {
 
