@@ -8,7 +8,7 @@
 # libFuzzer builds of the reliability tests; docs/reliability.md), and the
 # totals of the reliability counts (programs fuzzed, faults injected, bad
 # inputs tried, ...) of every stage.
-# Extra arguments go to ctest, e.g.:  scripts/test.sh -L core
+# Extra arguments go to ctest, e.g.:  scripts/test.sh -L trace
 #                                     scripts/test.sh -R compile_fail
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -10,16 +10,8 @@ namespace {
 using namespace refx;
 using namespace refx::testing;
 
-struct Case {
-  int n;
-  std::int64_t block;
-  Elem elem;
-};
-
-std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  const Case& c = info.param;
-  return "N" + std::to_string(c.n) + "_block" + std::to_string(c.block) + "_" + name_of(c.elem);
-}
+using Case = BlockCase;
+constexpr auto case_name = &block_case_name;
 
 /// Device d's expected out: slot j is block d of device j's x.
 template <class T>

@@ -1,7 +1,7 @@
 #pragma once
 // Helpers for the effects tests (tests/effects/*_test.cpp): a print capture,
-// a thread-safe log, a watchdog so that no test can hang, and the message of
-// an expected exception.
+// a thread-safe log and a watchdog so that no test can hang; the message of
+// an expected exception is support/runtime_testing.hpp's runtime_error_of.
 
 #include <gtest/gtest.h>
 
@@ -70,20 +70,8 @@ struct Watchdog : testing::Watchdog {
       : testing::Watchdog(limit, "effects test") {}
 };
 
-/// The message of the RuntimeError `f` throws ("" and a test failure if none).
-template <class F>
-std::string runtime_error_of(F&& f) {
-  try {
-    f();
-  } catch (const RuntimeError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected a refx::RuntimeError, got: " << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a refx::RuntimeError, nothing was thrown";
-  return "";
-}
+/// The message of the RuntimeError `f` throws (support/runtime_testing.hpp).
+using testing::runtime_error_of;
 
 inline bool contains(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
 

@@ -3,7 +3,7 @@
 // injection tests (docs/reliability.md).
 //
 // A program is a kernel over a 1-D or 2-D mesh whose body is driven by a
-// seeded generator while it is traced (as in tests/graph/differential_test.cpp,
+// seeded generator while it is traced (as in tests/passes/differential_test.cpp,
 // whose single-device generator this extends to a mesh):
 //
 //  - compute: elementwise expressions over random regions (strided, at
@@ -190,19 +190,11 @@ inline Spec draw_spec(std::uint32_t seed, bool faults) {
   return s;
 }
 
-inline std::uint64_t mix64(std::uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ULL;
-  h ^= h >> 33;
-  return h;
-}
 
 /// Element i of input k on device d.
 template <class T>
 T input_value(const Spec& s, int d, int k, std::int64_t i) {
-  const std::uint64_t h = mix64(static_cast<std::uint64_t>(s.seed) * 0x9e3779b97f4a7c15ULL ^
+  const std::uint64_t h = testing::mix(static_cast<std::uint64_t>(s.seed) * 0x9e3779b97f4a7c15ULL ^
                               static_cast<std::uint64_t>(d) * 0x632be59bd9b4e019ULL ^
                               static_cast<std::uint64_t>(k) * 0x8cb92ba72f3d8dd7ULL ^ static_cast<std::uint64_t>(i));
   if (s.specials && h % 37 == 0) {

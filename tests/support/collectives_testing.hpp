@@ -64,6 +64,18 @@ inline const char* name_of(Algorithm a) {
   return "?";
 }
 
+/// A collective over blocks (all_gather, all_to_all): N devices, `block`
+/// elements each, one element type; and its test name.
+struct BlockCase {
+  int n;
+  std::int64_t block;
+  Elem elem;
+};
+inline std::string block_case_name(const ::testing::TestParamInfo<BlockCase>& info) {
+  const BlockCase& c = info.param;
+  return "N" + std::to_string(c.n) + "_block" + std::to_string(c.block) + "_" + name_of(c.elem);
+}
+
 /// Calls f(std::type_identity<T>{}) with the C++ type of `e`.
 template <class F>
 decltype(auto) with_elem(Elem e, F&& f) {
@@ -78,14 +90,6 @@ decltype(auto) with_elem(Elem e, F&& f) {
 
 // ---------------------------------------------------------------- inputs
 
-inline std::uint64_t mix(std::uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ULL;
-  h ^= h >> 33;
-  return h;
-}
 
 /// Element i of device d's input (salt tells different inputs apart).
 /// Floats are decimal fractions in [-4, 4], so the order of a float sum

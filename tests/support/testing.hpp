@@ -138,6 +138,17 @@ template <class Needles>
 /// "file.cpp:LINE", as refx prints a source location (last path components).
 inline std::string at_line(const char* file_stem, int line) { return std::string(file_stem) + ":" + std::to_string(line); }
 
+/// A 64-bit finalizer (MurmurHash3's fmix64): deterministic pseudo-random
+/// test inputs from (device, index, salt).
+inline std::uint64_t mix(std::uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
+}
+
 /// Counts occurrences of `needle` in `hay`.
 inline std::size_t count_of(const std::string& hay, const std::string& needle) {
   std::size_t n = 0;

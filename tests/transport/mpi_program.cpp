@@ -4,6 +4,9 @@
 //                            equals the host reference on each rank's devices
 //                            (f32 throughout; bf16 and f16 all-reduces and
 //                            all-gathers too, with their rounding per hop)
+//   mpi_test backends D      the bodies of tests/support/backend_cases.hpp
+//                            (copies, semaphores, collectives; the same as
+//                            tests/backends runs in-process) on the mesh
 //   mpi_test errors D        a deadlock across ranks, a failure on one rank
 //                            and a semaphore left up on another rank are
 //                            reported on every rank with the same message,
@@ -23,6 +26,8 @@
 #include <refx/collectives.hpp>
 #include <refx/refx.hpp>
 #include <refx/runtime/runtime.hpp>
+
+#include "support/backend_cases.hpp"  // tests/ is on the include path
 
 namespace {
 
@@ -312,6 +317,16 @@ void errors(int ranks, int per_rank) {
   });
 }
 
+/// Every body of support/backend_cases.hpp on the MPI mesh; each rank checks
+/// the devices it hosts.
+void backend_cases(int ranks, int per_rank) {
+  const refx::testing::backends::Backend b{refx::testing::backends::Kind::mpi, ranks * per_rank, nullptr};
+  for (const auto& [name, body] : refx::testing::backends::all_cases()) {
+    const ::testing::AssertionResult r = body(b);
+    check(static_cast<bool>(r), fmt::format("{} on {}: {}", name, b.name(), r.message()));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -334,6 +349,7 @@ int main(int argc, char** argv) {
     half_collectives<f16>(rt.ranks(), per_rank, "f16");
   }
   else if (mode == "errors") errors(rt.ranks(), per_rank);
+  else if (mode == "backends") backend_cases(rt.ranks(), per_rank);
   else return 2;
   if (g_failures == 0) std::printf("[rank %d] %s: %d ranks x %d devices: ok\n", g_rank, mode.c_str(), rt.ranks(), per_rank);
   return g_failures == 0 ? 0 : 1;

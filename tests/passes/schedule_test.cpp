@@ -13,7 +13,7 @@
 #include <refx/ir/eval.hpp>
 #include <refx/passes/pipeline.hpp>
 
-#include "graph/graph_testing.hpp"
+#include "support/graph_testing.hpp"
 
 using namespace refx;
 using refx::graph_testing::trace_for;

@@ -1,8 +1,9 @@
 #pragma once
-// Helpers shared by the graph-pass tests (label graph).
+// Helpers shared by the graph-pass tests (tests/passes).
 
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -54,6 +55,16 @@ Graph fused_matches_unfused(F&& f, std::vector<Buffer>& args) {
   for (std::size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(same_bits(a[i], b[i])) << "argument " << i << "\n" << to_text(fused);
   args = std::move(b);
   return fused;
+}
+
+/// The ops named `name` in the graph's blocks (the op pool also keeps ops
+/// that fusion replaced).
+inline std::size_t live_ops(const Graph& g, std::string_view name) {
+  std::size_t n = 0;
+  for (std::size_t b = 0; b < g.num_blocks(); ++b)
+    for (OpId o : g.block(static_cast<BlockId>(b)).ops)
+      if (g.op(o).prim->name == name) ++n;
+  return n;
 }
 
 /// Traces `f` for a mesh (device ids and axis names resolve) without compiling.

@@ -8,7 +8,7 @@
 #include <limits>
 #include <random>
 
-#include "graph/graph_testing.hpp"
+#include "support/graph_testing.hpp"
 #include <refx/passes/pipeline.hpp>
 
 using namespace refx;

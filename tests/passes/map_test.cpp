@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "graph/graph_testing.hpp"
+#include "support/graph_testing.hpp"
 #include <refx/runtime/runtime.hpp>
 
 using namespace refx;
@@ -20,13 +20,7 @@ using refx::graph_testing::fused_matches_unfused;
 
 namespace {
 
-std::size_t live_ops(const Graph& g, std::string_view name) {
-  std::size_t n = 0;
-  for (std::size_t b = 0; b < g.num_blocks(); ++b)
-    for (OpId o : g.block(static_cast<BlockId>(b)).ops)
-      if (g.op(o).prim->name == name) ++n;
-  return n;
-}
+using refx::graph_testing::live_ops;
 
 constexpr auto relu_affine = [](float x, float y) { return std::max(x * 2.0f + y * 3.0f, 0.0f); };
 

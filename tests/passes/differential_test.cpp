@@ -14,7 +14,7 @@
 #include <cstring>
 #include <random>
 
-#include "graph/graph_testing.hpp"
+#include "support/graph_testing.hpp"
 #include <refx/ir/interpret.hpp>
 #include <refx/ir/eval.hpp>
 #include <refx/passes/pipeline.hpp>

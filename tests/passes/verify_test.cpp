@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "graph/graph_testing.hpp"
+#include "support/graph_testing.hpp"
 #include <refx/ir/interpret.hpp>
 #include <refx/passes/pipeline.hpp>
 

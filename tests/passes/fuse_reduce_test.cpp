@@ -12,7 +12,7 @@
 #include <limits>
 #include <random>
 
-#include "graph/graph_testing.hpp"
+#include "support/graph_testing.hpp"
 #include "support/runtime_testing.hpp"
 #include <refx/runtime/runtime.hpp>
 
@@ -29,15 +29,7 @@ constexpr float inf = std::numeric_limits<float>::infinity();
 constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
 
 
-/// The ops named `name` in the graph's blocks (the op pool also keeps ops
-/// that fusion replaced).
-std::size_t live_ops(const Graph& g, std::string_view name) {
-  std::size_t n = 0;
-  for (std::size_t b = 0; b < g.num_blocks(); ++b)
-    for (OpId o : g.block(static_cast<BlockId>(b)).ops)
-      if (g.op(o).prim->name == name) ++n;
-  return n;
-}
+using refx::graph_testing::live_ops;
 std::size_t loads_in(const Graph& g) { return live_ops(g, "load"); }
 
 float host_max(const std::vector<float>& v, std::size_t from, std::size_t n, std::size_t step) {
