@@ -85,14 +85,13 @@ void all_gather(const Src* x, const Dst& out, AxisName axis, Algorithm a, refx::
   const Ring ring(axis, loc);
   const std::int64_t slots = out.shape()[0];
   if (slots != ring.size && x)
-    throw TraceError(fmt::format("refx: all_gather: out's leading dimension is {} but the axis \"{}\" has {} devices (at {})",
-                                 slots, axis.view(), ring.size, SourceLoc(loc)));
+    trace_error(loc, "all_gather: out's leading dimension is {} but the axis \"{}\" has {} devices", slots, axis.view(),
+                ring.size);
   if (slots != ring.size)
-    throw TraceError(fmt::format("refx: all_gather_in_place: x's leading dimension is {} but the axis \"{}\" has {} devices (at {})",
-                                 slots, axis.view(), ring.size, SourceLoc(loc)));
+    trace_error(loc, "all_gather_in_place: x's leading dimension is {} but the axis \"{}\" has {} devices", slots,
+                axis.view(), ring.size);
   if (a == Algorithm::one_shot)
-    throw TraceError(fmt::format("refx: all_gather: Algorithm::one_shot is an all_reduce algorithm; use ring, direct or automatic (at {})",
-                                 SourceLoc(loc)));
+    trace_error(loc, "all_gather: Algorithm::one_shot is an all_reduce algorithm; use ring, direct or automatic");
   const std::int64_t bytes = out.shape().num_elements() * static_cast<std::int64_t>(sizeof(typename Dst::value_type));
   if (ring.size > 1 && (a == Algorithm::direct || (a == Algorithm::automatic && bytes <= all_gather_direct_max_bytes)))
     all_gather_direct(x, out, ring, loc);

@@ -316,8 +316,7 @@ void all_reduce(const Src& x, const Dst& out, AxisName axis, ReduceOp op = Reduc
     return;
   } else {
   if (x.shape() != out.shape())
-    throw TraceError(fmt::format("refx: all_reduce: x has shape {} but out has shape {}; they must be equal (at {})",
-                                 x.shape(), out.shape(), SourceLoc(loc)));
+    trace_error(loc, "all_reduce: x has shape {} but out has shape {}; they must be equal", x.shape(), out.shape());
   const detail::Ring ring(axis, loc);  // before any effect: at kernel entry, the peers' out is free
   if (ring.size == 1) {
     sync_copy(x, out, loc);
@@ -410,11 +409,10 @@ void reduce_scatter(const Src& x, const Dst& out, AxisName axis, ReduceOp op = R
   const detail::Ring ring(axis, loc);
   const std::int64_t m = x.shape()[0];
   if (out.shape()[0] * ring.size < m)
-    throw TraceError(fmt::format("refx: reduce_scatter: out has {} rows but {} rows over {} devices need {} (at {})",
-                                 out.shape()[0], m, ring.size, (m + ring.size - 1) / ring.size, SourceLoc(loc)));
+    trace_error(loc, "reduce_scatter: out has {} rows but {} rows over {} devices need {}", out.shape()[0], m,
+                ring.size, (m + ring.size - 1) / ring.size);
   if (a == Algorithm::one_shot)
-    throw TraceError(fmt::format("refx: reduce_scatter: Algorithm::one_shot is an all_reduce algorithm; use ring, direct or automatic (at {})",
-                                 SourceLoc(loc)));
+    trace_error(loc, "reduce_scatter: Algorithm::one_shot is an all_reduce algorithm; use ring, direct or automatic");
   const std::int64_t bytes = x.shape().num_elements() * static_cast<std::int64_t>(sizeof(typename Src::value_type));
   const bool direct_size = ring.size > 2 ? bytes < reduce_scatter_direct_max_bytes : bytes <= one_shot_max_bytes;
   if (ring.size > 1 && (a == Algorithm::direct || (a == Algorithm::automatic && direct_size))) {

@@ -41,11 +41,8 @@ inline Accumulate combine(ReduceOp op) { return op == ReduceOp::sum ? accumulate
 /// The static size of a mesh axis (collectives unroll over it).
 inline std::int32_t static_axis_size(std::string_view axis, SourceLoc loc) {
   const Mesh* mesh = refx::detail::Tracer::current(loc).mesh();
-  if (mesh == nullptr)
-    throw TraceError(fmt::format("refx: collectives need a mesh; compile the kernel with kernel(...).compile(mesh) (at {})", loc));
-  for (const auto& a : mesh->axes())
-    if (a.name == axis) return a.size;
-  throw TraceError(fmt::format("refx: the mesh {} has no axis \"{}\" (at {})", mesh->describe(), axis, loc));
+  if (mesh == nullptr) trace_error(loc, "collectives need a mesh; compile the kernel with kernel(...).compile(mesh)");
+  return refx::detail::traced_mesh_axis(*mesh, axis, loc).size;
 }
 
 /// This device's position on a ring along one mesh axis. A collective

@@ -101,9 +101,8 @@ std::pair<std::span<const ValueId>, SourceLoc> record(const Primitive& p, const 
   refx::detail::Tracer& t = refx::detail::Tracer::current(ops.loc);
   const SourceLoc at = ops.loc.known() ? ops.loc : t.near();
   if (p.abstract_eval == nullptr)
-    throw TraceError(fmt::format("refx: {}: this primitive has no abstract evaluation and cannot be bound (at {}); "
-                                 "control-flow primitives are recorded by fori_loop, when and run_scoped",
-                                 p.name, at));
+    trace_error(at, hint("control-flow primitives are recorded by fori_loop, when and run_scoped"),
+                "{}: this primitive has no abstract evaluation and cannot be bound", p.name);
   const auto outs = t.bind(p, std::span<const ValueId>(ops.inputs.data(), ops.num_inputs),
                            std::span<const ViewId>(ops.views.data(), ops.num_views), ops.attrs, ops.loc);
   return {outs, at};
@@ -111,8 +110,7 @@ std::pair<std::span<const ValueId>, SourceLoc> record(const Primitive& p, const 
 
 inline void expect_outputs(const Primitive& p, std::size_t got, std::size_t want, SourceLoc at) {
   if (got != want)
-    throw TraceError(fmt::format("refx: {}: its abstract evaluation produced {} output(s) but the bind expects {} (at {})",
-                                 p.name, got, want, at));
+    trace_error(at, "{}: its abstract evaluation produced {} output(s) but the bind expects {}", p.name, got, want);
 }
 
 /// The traced type of an output must be what the C++ handle type promises.
@@ -123,10 +121,8 @@ void expect_type(const Primitive& p, const ValueType& t, std::size_t i, SourceLo
   if (!ok) {
     std::array<std::int64_t, E::rank + 1> ext{};
     for (std::size_t d = 0; d < E::rank; ++d) ext[d] = E::values[d];
-    throw TraceError(fmt::format("refx: {}: output {} is {}{} but the bind asks for a Value of {} with extents [{}] "
-                                 "(-1 = dyn) (at {})",
-                                 p.name, i, t.dtype, t.shape, dtype_v<T>,
-                                 fmt::join(std::span<const std::int64_t>(ext.data(), E::rank), ","), at));
+    trace_error(at, "{}: output {} is {}{} but the bind asks for a Value of {} with extents [{}] (-1 = dyn)", p.name, i,
+                t.dtype, t.shape, dtype_v<T>, fmt::join(std::span<const std::int64_t>(ext.data(), E::rank), ","));
   }
 }
 

@@ -118,7 +118,7 @@ struct Primitive {
 
 template <class... Args>
 [[noreturn]] void AbstractContext::fail(fmt::format_string<Args...> f, Args&&... args) const {
-  throw TraceError(fmt::format("refx: {}: {} (at {})", prim_.name, fmt::format(f, std::forward<Args>(args)...), loc_));
+  trace_error(loc_, "{}: {}", prim_.name, fmt::format(f, std::forward<Args>(args)...));
 }
 
 namespace detail {

@@ -30,7 +30,7 @@ struct FixedSlice {
 template <std::int64_t N>
 constexpr FixedSlice<N> ds(std::int64_t start, std::int64_t stride = 1) {
   static_assert(N >= 0, "refx: ds<N> needs N >= 0");
-  if (stride < 1) throw std::invalid_argument("refx: ds stride must be >= 1");
+  if (stride < 1) throw ArgumentError("refx: ds stride must be >= 1");
   return {DynIndex{start, -1}, stride};
 }
 template <std::int64_t N, std::integral I>
@@ -439,7 +439,7 @@ inline ViewId detail::reinterpret_view(ViewId parent_id, DType to, const Shape* 
   Graph& g = t.graph();
   const char* what = reshape_to ? "reshape" : "bitcast";
   if (parent_id < 0 || static_cast<std::size_t>(parent_id) >= g.num_views())
-    throw TraceError(fmt::format("refx: {} of an empty (default-constructed) Ref (at {})", what, loc));
+    trace_error(loc, "{} of an empty (default-constructed) Ref", what);
   const View parent = g.view(parent_id);
   const Shape from = g.view_shape(parent_id), foot = g.footprint_shape(parent_id);
   // The footprint's strides in the Ref's elements (squeezed dimensions dropped).
@@ -453,29 +453,31 @@ inline ViewId detail::reinterpret_view(ViewId parent_id, DType to, const Shape* 
   if (reshape_to != nullptr) {
     shape = *reshape_to;
     if (shape.num_elements() != from.num_elements())
-      throw TraceError(fmt::format("refx: Ref::reshape: cannot reshape a {} view ({} elements) to {} ({} elements); the "
-                                   "element count must stay the same (at {})",
-                                   from, from.num_elements(), shape, shape.num_elements(), loc));
+      trace_error(loc,
+                  "Ref::reshape: cannot reshape a {} view ({} elements) to {} ({} elements); the element count must "
+                  "stay the same",
+                  from, from.num_elements(), shape, shape.num_elements());
     if (!dense)
-      throw TraceError(fmt::format("refx: Ref::reshape: the {} view is not contiguous in its {} Ref (strided, or a "
-                                   "window of an inner dimension); reshape a contiguous view, or load it and reshape "
-                                   "the Value (at {})",
-                                   foot, g.type(parent.ref).shape, loc));
+      trace_error(loc,
+                  "Ref::reshape: the {} view is not contiguous in its {} Ref (strided, or a window of an inner "
+                  "dimension); reshape a contiguous view, or load it and reshape the Value",
+                  foot, g.type(parent.ref).shape);
   } else {
     const std::size_t sf = size_of(g.view_dtype(parent_id)), st = size_of(to);
     if (sf != st) {
       const std::size_t r = from.rank();
       const bool last_contiguous = dense || foot.rank() == 0 || foot[foot.rank() - 1] <= 1 || strides[foot.rank() - 1] == 1;
       if (r == 0 || !last_contiguous)
-        throw TraceError(fmt::format("refx: Ref::bitcast: a {} view of {} elements is not contiguous along its last "
-                                     "dimension, which a bitcast from {} to {} rescales; bitcast a view with a unit "
-                                     "stride along the last dimension (at {})",
-                                     from, g.view_dtype(parent_id), g.view_dtype(parent_id), to, loc));
+        trace_error(loc,
+                    "Ref::bitcast: a {} view of {} elements is not contiguous along its last dimension, which a "
+                    "bitcast from {} to {} rescales; bitcast a view with a unit stride along the last dimension",
+                    from, g.view_dtype(parent_id), g.view_dtype(parent_id), to);
       const std::int64_t bytes = from[r - 1] * static_cast<std::int64_t>(sf);
       if (bytes % static_cast<std::int64_t>(st) != 0)
-        throw TraceError(fmt::format("refx: Ref::bitcast: the last dimension of a {} view of {} holds {} bytes, not a "
-                                     "multiple of the {} bytes of {} (at {})",
-                                     from, g.view_dtype(parent_id), bytes, st, to, loc));
+        trace_error(
+            loc,
+            "Ref::bitcast: the last dimension of a {} view of {} holds {} bytes, not a multiple of the {} bytes of {}",
+            from, g.view_dtype(parent_id), bytes, st, to);
       shape[r - 1] = bytes / static_cast<std::int64_t>(st);
     }
   }

@@ -607,15 +607,18 @@ auto transpose(const Value<T, E>& v, refx::source_location loc = refx::source_lo
 }
 
 namespace detail {
+/// The mesh's axis named `axis`; a TraceError at the user's line if it has none.
+REFX_DECL const Mesh::Axis& traced_mesh_axis(const Mesh& m, std::string_view axis, SourceLoc loc);
 REFX_DECL Scalar<std::int32_t> axis_scalar(const Primitive& p, std::string_view axis, SourceLoc loc);
 #if REFX_DEFINITIONS
+REFX_DECL const Mesh::Axis& traced_mesh_axis(const Mesh& m, std::string_view axis, SourceLoc loc) {
+  for (const Mesh::Axis& a : m.axes())
+    if (a.name == axis) return a;
+  trace_error(loc, "the mesh {} has no axis \"{}\"", m.describe(), axis);
+}
 REFX_DECL Scalar<std::int32_t> axis_scalar(const Primitive& p, std::string_view axis, SourceLoc loc) {
   auto& t = Tracer::current(loc);
-  if (const Mesh* m = t.mesh()) {
-    const bool known = std::any_of(m->axes().begin(), m->axes().end(), [&](const Mesh::Axis& a) { return a.name == axis; });
-    if (!known)
-      throw TraceError(fmt::format("refx: the mesh {} has no axis \"{}\" (at {})", m->describe(), axis, loc));
-  }
+  if (const Mesh* m = t.mesh()) (void)traced_mesh_axis(*m, axis, loc);
   const std::int64_t attrs[] = {t.graph().add_string(std::string(axis))};
   return wrap<std::int32_t, extents<>>(t.bind1(p, {}, {}, attrs, loc));
 }

@@ -47,8 +47,7 @@ inline ExecStatus signal_impl(ExecContext& ctx, const Op& op) {
   const auto ins = ctx.graph().inputs(op);
   const auto device = ins.size() > 1 ? static_cast<std::int32_t>(ctx.scalar(ins[1])) : ctx.env().device_id();
   if (device < 0 || device >= ctx.env().num_devices())
-    throw RuntimeError(fmt::format("refx: semaphore_signal to device {} but the mesh has {} devices (at {})", device,
-                                   ctx.env().num_devices(), op.loc));
+    runtime_error(op.loc, "semaphore_signal to device {} but the mesh has {} devices", device, ctx.env().num_devices());
   ctx.env().semaphore_signal(ctx, op, sem_ref(ctx, op, 0), sem_index(ctx, op, 0), ctx.scalar(ins[0]), device);
   return ExecStatus::done;
 }
@@ -124,8 +123,7 @@ inline ExecStatus copy_start_impl(ExecContext& ctx, const Op& op) {
   r.reduce = static_cast<CopyReduce>(ctx.attr(op, 1));
   r.loc = op.loc;
   if (r.target < 0 || r.target >= ctx.env().num_devices())
-    throw RuntimeError(fmt::format("refx: copy to device {} but the mesh has {} devices (at {})", r.target,
-                                   ctx.env().num_devices(), op.loc));
+    runtime_error(op.loc, "copy to device {} but the mesh has {} devices", r.target, ctx.env().num_devices());
   ctx.env().copy_start(ctx, op, r);
   return ExecStatus::done;
 }
