@@ -41,13 +41,12 @@ namespace detail {
 class Simulator {
  public:
   Simulator(const Graph& g, GraphFacts& facts, const VerifyOptions& o) : g_(g), facts_(facts), options_(o) {
-    allocate_ = find_primitive("allocate");
     peer_signalled_.assign(g.num_values(), 0);
     for (std::size_t o2 = 0; o2 < g.num_ops(); ++o2) {
       const Op& op = g.op(static_cast<OpId>(o2));
       if (facts.block_of(static_cast<OpId>(o2)) == no_id) continue;
       const auto views = g.views(op);
-      if (op.prim == &prim::dma_start && g.attrs(op)[2] != 0)
+      if (op.prim == &prim::dma_start && prim::dma_start_attrs(g, op).remote)
         peer_signalled_[static_cast<std::size_t>(g.view(views[2]).ref)] = 1;
       if (op.prim == &prim::semaphore_signal && op.in_count > 1)
         peer_signalled_[static_cast<std::size_t>(g.view(views[0]).ref)] = 1;
@@ -191,15 +190,16 @@ class Simulator {
     else if (op.prim == &prim::dma_wait) wait_copy(o, op);
     else if (op.prim == &prim::semaphore_signal) signal(op);
     else if (op.prim == &prim::semaphore_wait) wait_semaphore(op);
-    else if (allocate_ != nullptr && op.prim == allocate_)
+    else if (op.prim == &prim::allocate)
       for (ValueId v : g_.outputs(op))
         if (g_.type(v).is_semaphore()) sems_.try_emplace(v);  // static storage: a re-run keeps the count
   }
 
   void check_windows(const Op& op) {
-    const std::int64_t own = op.prim == &prim::dma_start ? g_.attrs(op)[0] : -2;
+    const bool start = op.prim == &prim::dma_start;
+    const std::int64_t own = start ? prim::dma_start_attrs(g_, op).descriptor : -2;
     // A remote start writes its destination on the peer, not here.
-    const ViewId remote_dst = op.prim == &prim::dma_start && g_.attrs(op)[2] != 0 ? g_.views(op)[1] : no_id;
+    const ViewId remote_dst = start && prim::dma_start_attrs(g_, op).remote ? g_.views(op)[1] : no_id;
     for (const Effect& e : g_.effects(op)) {
       if (!(e.bits & data_bits) || e.view == no_id || e.view == remote_dst) continue;
       for (const InFlight& f : inflight_) {
@@ -358,7 +358,6 @@ class Simulator {
   GraphFacts& facts_;
   VerifyOptions options_;
   VerifyReport report_;
-  const Primitive* allocate_ = nullptr;
   std::vector<char> peer_signalled_;
   std::unordered_map<ValueId, std::vector<OpId>> sem_ops_;
   std::unordered_map<ValueId, Count> sems_;

@@ -110,7 +110,7 @@ REFX_DECL void DeviceId::check_coordinate(const detail::Tracer& t, const Mesh& m
   if (c.id() < 0 || static_cast<std::size_t>(c.id()) >= g.num_values()) return;  // reported where it is used
   const ValueInfo& info = g.value(c.id());
   if (info.producer == no_id || g.op(info.producer).prim != &prim::constant) return;
-  const std::int64_t k = g.attrs(g.op(info.producer))[1];
+  const std::int64_t k = prim::constant_attrs(g, g.op(info.producer)).bits;
   const Mesh::Axis& a = m.axes()[axis];
   if (k < 0 || k >= a.size)
     trace_error(loc, "the device id's coordinate {} on axis \"{}\" is outside that axis (size {}) of the mesh {}", k,

@@ -78,7 +78,8 @@ inline void barrier_abstract(AbstractContext& c) {
   c.add_output(ValueType{DType::i64, ValueKind::ref, MemorySpace::semaphore, SemaphoreKind::barrier, {}});
 }
 inline ExecStatus barrier_impl(ExecContext& ctx, const Op& op) {
-  ctx.set_ref(ctx.graph().outputs(op)[0], &ctx.env().barrier_semaphore(ctx.attr(op, 0)));
+  ctx.set_ref(ctx.graph().outputs(op)[0],
+              &ctx.env().barrier_semaphore(barrier_semaphore_attrs(ctx.graph(), op).collective_id));
   return ExecStatus::done;
 }
 
@@ -120,7 +121,7 @@ inline ExecStatus copy_start_impl(ExecContext& ctx, const Op& op) {
     r.send_index = sem_index(ctx, op, 3);
   }
   r.target = op.in_count > 0 ? static_cast<std::int32_t>(ctx.scalar(ctx.graph().inputs(op)[0])) : ctx.env().device_id();
-  r.reduce = static_cast<CopyReduce>(ctx.attr(op, 1));
+  r.reduce = dma_start_attrs(ctx.graph(), op).reduce;
   r.loc = op.loc;
   if (r.target < 0 || r.target >= ctx.env().num_devices())
     runtime_error(op.loc, "copy to device {} but the mesh has {} devices", r.target, ctx.env().num_devices());
@@ -140,7 +141,7 @@ inline void copy_wait_abstract(AbstractContext& c) {
   c.add_effect(effect_semaphore, c.view(2));
 }
 inline ExecStatus copy_wait_impl(ExecContext& ctx, const Op& op) {
-  const auto side = static_cast<WaitSide>(ctx.attr(op, 1));
+  const WaitSide side = dma_wait_attrs(ctx.graph(), op).side;
   const std::int64_t bytes = ctx.graph().view_elements(ctx.graph().views(op)[side == WaitSide::recv ? 1 : 0]) *
                              static_cast<std::int64_t>(size_of(ctx.graph().type(ctx.graph().view(ctx.graph().views(op)[0]).ref).dtype));
   const bool ok = ctx.env().semaphore_wait(ctx, op, sem_ref(ctx, op, 2), sem_index(ctx, op, 2), bytes);
@@ -148,11 +149,17 @@ inline ExecStatus copy_wait_impl(ExecContext& ctx, const Op& op) {
 }
 
 inline void copy_print(const Graph& g, const Op& op, std::string& s) {
-  const auto a = g.attrs(op);
-  if (op.prim->name == "dma_start")
-    s += fmt::format("dma_start[desc={}{}{}]", a[0], a[1] == 1 ? " add" : a[1] == 2 ? " max" : "", a[2] ? " remote" : "");
-  else
-    s += fmt::format("dma_wait[desc={} {}]", a[0], a[1] == 0 ? "recv" : "send");
+  if (op.prim == &prim::dma_start) {
+    const DmaStartAttrs a = dma_start_attrs(g, op);
+    s += fmt::format("dma_start[desc={}{}{}]", a.descriptor,
+                     a.reduce == CopyReduce::sum   ? " add"
+                     : a.reduce == CopyReduce::max ? " max"
+                                                   : "",
+                     a.remote ? " remote" : "");
+  } else {
+    const DmaWaitAttrs a = dma_wait_attrs(g, op);
+    s += fmt::format("dma_wait[desc={} {}]", a.descriptor, a.side == WaitSide::recv ? "recv" : "send");
+  }
 }
 
 }  // namespace detail
