@@ -135,7 +135,7 @@ class Builder {
   template <std::size_t NI, std::size_t NV>
   std::span<const ValueId> record_n(const Primitive& p, const ValueId* ins, const ViewId* vs, const extend::Attrs& a) {
     return [&]<std::size_t... I, std::size_t... J>(std::index_sequence<I...>, std::index_sequence<J...>) {
-      return extend::detail::record(p, refx::detail::wrap<float, extents<>>(ins[I])..., AnyRef::from_view(vs[J])..., a)
+      return refx::detail::record(p, refx::detail::wrap<float, extents<>>(ins[I])..., AnyRef::from_view(vs[J])..., a)
           .first;
     }(std::make_index_sequence<NI>{}, std::make_index_sequence<NV>{});
   }

@@ -51,7 +51,7 @@ PermuteFuture ppermute_start(const Src& src, const Dst& dst, AxisName axis, IntA
   if (must_overlap(g, src.view(), dst.view(), /*same_values=*/true))
     trace_error(loc, hint("alternate the two slots of a DoubleBuffer instead"),
                 "ppermute from a Ref into itself (source and destination overlap)");
-  const collectives::detail::Ring ring(axis, loc);
+  const refx::detail::Ring ring(axis, loc);
   // Kernel-lifetime semaphores: the future outlives this call.
   const auto ready = allocate<RegularSemaphore>({}, loc);
   const auto send = allocate<DmaSemaphore>({}, loc);

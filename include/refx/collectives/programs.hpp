@@ -31,18 +31,24 @@ struct ProgramOptions {
   Algorithm algorithm = Algorithm::automatic;
 };
 
-namespace detail {
-inline std::string axis_of(const Mesh& mesh, const ProgramOptions& o) { return o.axis.empty() ? mesh.axes()[0].name : o.axis; }
+}  // namespace refx::collectives
+
+namespace refx::detail {
+inline std::string axis_of(const Mesh& mesh, const collectives::ProgramOptions& o) {
+  return o.axis.empty() ? mesh.axes()[0].name : o.axis;
+}
 template <class T>
 using Vec = Ref<T, extents<dyn>, Hbm>;
 /// Refuses an algorithm or an in-place form the program does not have
 /// (instead of ignoring it).
-inline void check_single_form(const ProgramOptions& o, std::string_view program) {
-  if (o.algorithm != Algorithm::automatic)
+inline void check_single_form(const collectives::ProgramOptions& o, std::string_view program) {
+  if (o.algorithm != collectives::Algorithm::automatic)
     throw Error(fmt::format("refx: {} has one algorithm; ProgramOptions::algorithm must be Algorithm::automatic", program));
   if (o.in_place) throw Error(fmt::format("refx: {} has no in-place form", program));
 }
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::collectives {
 
 /// All-reduce of `elements` values of T per device.
 template <Element T>

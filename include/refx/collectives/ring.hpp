@@ -34,7 +34,7 @@ enum class Algorithm { automatic, ring, direct, one_shot };
 
 }  // namespace collectives
 
-namespace collectives::detail {
+namespace detail {
 
 inline Accumulate combine(ReduceOp op) { return op == ReduceOp::sum ? accumulate : accumulate_max; }
 
@@ -215,5 +215,5 @@ inline void barrier_all(const RegularSemaphore& ready, const Ring& ring,
   semaphore_wait(ready, ring.size, loc);
 }
 
-}  // namespace collectives::detail
+}  // namespace detail
 }  // namespace refx

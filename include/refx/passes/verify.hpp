@@ -24,12 +24,10 @@
 
 #include <refx/passes/simulation.hpp>
 
-namespace refx::passes {
-
-namespace detail {
+namespace refx::detail {
 
 /// Checks that need no simulation: copy aliasing and descriptor use.
-inline void verify_copies_statically(const Graph& g, const GraphFacts& facts) {
+inline void verify_copies_statically(const Graph& g, const passes::GraphFacts& facts) {
   const auto descs = g.descriptors();
   std::vector<std::uint8_t> used(descs.size(), 0);  // bit 0: started, bit 1: waited
   std::vector<char> sem_advanced(g.num_values(), 0);
@@ -82,7 +80,9 @@ inline void verify_copies_statically(const Graph& g, const GraphFacts& facts) {
   }
 }
 
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::passes {
 
 /// Checks `g` (see the top of this file); throws VerifyError on the first
 /// problem. Returns the warnings (shared semaphores under `warn`).

@@ -12,14 +12,14 @@
 #include <refx/ir/primitive.hpp>
 #include <refx/ir/primitives/builtins.hpp>
 
-namespace refx::prim {
-
-namespace detail {
+namespace refx::detail {
 inline ExecStatus allocate_impl(ExecContext& ctx, const Op& op) {
   for (ValueId v : ctx.graph().outputs(op)) ctx.set_ref(v, ctx.storage(v));
   return ExecStatus::done;
 }
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::prim {
 
 #if REFX_DEFINITIONS
 // Constant-initialised (no dynamic initialisation): usable from any static

@@ -12,8 +12,7 @@
 #include <refx/ir/primitives/builtins.hpp>
 #include <refx/ir/primitives/elementwise_fns.hpp>
 
-namespace refx::prim {
-namespace detail {
+namespace refx::detail {
 
 // Every functor sees compute_t<T>: bf16 and f16 elements are computed in
 // f32 and the result is rounded (to nearest even) when stored, as XLA does.
@@ -94,7 +93,9 @@ inline void select_abstract(AbstractContext& c) {
   c.add_output(a);
 }
 
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::prim {
 
 /// Shared implementation of every elementwise primitive.
 inline ExecStatus elementwise_impl(ExecContext& ctx, const Op& op) {

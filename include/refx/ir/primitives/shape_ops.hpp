@@ -10,8 +10,7 @@
 #include <refx/ir/primitive.hpp>
 #include <refx/ir/primitives/builtins.hpp>
 
-namespace refx::prim {
-namespace detail {
+namespace refx::detail {
 
 // attrs: [rank, dims...]
 inline void reshape_abstract(AbstractContext& c) {
@@ -70,7 +69,9 @@ inline ExecStatus transpose_impl(ExecContext& ctx, const Op& op) {
   return ExecStatus::done;
 }
 
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::prim {
 
 #if REFX_DEFINITIONS
 // Constant-initialised (no dynamic initialisation): usable from any static

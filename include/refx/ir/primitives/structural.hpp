@@ -13,9 +13,7 @@
 #include <refx/ir/primitive.hpp>
 #include <refx/ir/primitives/builtins.hpp>
 
-namespace refx::prim {
-
-namespace detail {
+namespace refx::detail {
 
 /// attrs: [dtype, bits]. The scalar's value, as its own type, from its bits.
 template <class T>
@@ -33,12 +31,12 @@ inline ExecStatus constant_impl(ExecContext& ctx, const Op& op) {
   Buffer& out = ctx.out(op, 0);
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    *out.data<T>() = constant_value<T>(constant_attrs(ctx.graph(), op).bits);
+    *out.data<T>() = constant_value<T>(prim::constant_attrs(ctx.graph(), op).bits);
   });
   return ExecStatus::done;
 }
 inline void constant_print(const Graph& g, const Op& op, std::string& s) {
-  const ConstantAttrs a = constant_attrs(g, op);
+  const prim::ConstantAttrs a = prim::constant_attrs(g, op);
   visit_dtype(a.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     s += fmt::format("{}", constant_value<T>(a.bits));
@@ -266,12 +264,12 @@ inline void axis_abstract(AbstractContext& c) {
 }
 template <bool Size>
 ExecStatus axis_impl(ExecContext& ctx, const Op& op) {
-  const std::string& axis = axis_attrs(ctx.graph(), op).axis;
+  const std::string& axis = prim::axis_attrs(ctx.graph(), op).axis;
   *ctx.out(op, 0).data<std::int32_t>() = Size ? ctx.env().axis_size(axis) : ctx.env().axis_index(axis);
   return ExecStatus::done;
 }
 inline void axis_print(const Graph& g, const Op& op, std::string& s) {
-  s += fmt::format("{}[axis={}]", op.prim->name, axis_attrs(g, op).axis);
+  s += fmt::format("{}[axis={}]", op.prim->name, prim::axis_attrs(g, op).axis);
 }
 
 // attrs: [dim, size, stride, parent size]; input: an integer scalar start.
@@ -288,7 +286,7 @@ inline void index_check_abstract(AbstractContext& c) {
 }
 inline ExecStatus index_check_impl(ExecContext& ctx, const Op& op) {
   const std::int64_t start = ctx.in(op, 0).as_int(0);
-  const IndexCheckAttrs a = index_check_attrs(ctx.graph(), op);
+  const prim::IndexCheckAttrs a = prim::index_check_attrs(ctx.graph(), op);
   if (!window_fits(start, a.size, a.stride, a.parent_size))
     throw index_out_of_bounds(start, a.size, a.stride, a.dim, a.parent_size, op.loc);
   Buffer& out = ctx.out(op, 0);
@@ -301,7 +299,9 @@ constexpr Primitive simple(std::string_view name, void (*abstract)(AbstractConte
   return Primitive{name, abstract, impl, print, nullptr, ControlKind::none, nullptr};
 }
 
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::prim {
 
 #if REFX_DEFINITIONS
 // Constant-initialised (no dynamic initialisation): usable from any static
