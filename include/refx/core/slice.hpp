@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include <refx/core/checked_args.hpp>
+#include <refx/core/detail/checked_args.hpp>
 #include <refx/core/error.hpp>
 
 namespace refx {

@@ -37,7 +37,7 @@
 #include <refx/ir/eval.hpp>
 #include <refx/ir/graph.hpp>
 #include <refx/ir/primitive.hpp>
-#include <refx/trace/tracer.hpp>
+#include <refx/trace/detail/tracer.hpp>
 #include <refx/trace/value.hpp>
 
 namespace refx::extend {

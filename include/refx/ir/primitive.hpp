@@ -122,7 +122,7 @@ template <class... Args>
 }
 
 namespace detail {
-/// The built-in primitives (ir/primitives/builtin_list.hpp): constant
+/// The built-in primitives (ir/primitives/detail/builtin_list.hpp): constant
 /// initialised, so the registry can list them whenever it is first used.
 extern const std::span<const Primitive* const> builtin_primitives;
 

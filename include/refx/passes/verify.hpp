@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include <refx/passes/simulation.hpp>
+#include <refx/passes/detail/simulation.hpp>
 
 namespace refx::detail {
 

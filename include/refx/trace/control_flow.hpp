@@ -8,8 +8,8 @@
 #include <refx/core/source_location.hpp>
 
 #include <refx/ir/primitives/builtins.hpp>
-#include <refx/trace/params.hpp>
-#include <refx/trace/results.hpp>
+#include <refx/trace/detail/params.hpp>
+#include <refx/trace/detail/results.hpp>
 
 namespace refx {
 

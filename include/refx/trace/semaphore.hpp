@@ -10,7 +10,7 @@
 
 #include <refx/ir/primitives/builtins.hpp>
 #include <refx/trace/device_id.hpp>
-#include <refx/trace/params.hpp>
+#include <refx/trace/detail/params.hpp>
 
 namespace refx {
 

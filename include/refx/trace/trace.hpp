@@ -4,7 +4,7 @@
 
 #include <refx/core/source_location.hpp>
 
-#include <refx/trace/params.hpp>
+#include <refx/trace/detail/params.hpp>
 
 namespace refx {
 

@@ -9,13 +9,13 @@
 #include <type_traits>
 #include <utility>
 
-#include <refx/core/checked_args.hpp>
+#include <refx/core/detail/checked_args.hpp>
 #include <refx/core/dtype.hpp>
 #include <refx/core/shape.hpp>
 #include <refx/core/slice.hpp>
 #include <refx/ir/attrs.hpp>
 #include <refx/ir/primitives/builtins.hpp>
-#include <refx/trace/tracer.hpp>
+#include <refx/trace/detail/tracer.hpp>
 
 namespace refx {
 

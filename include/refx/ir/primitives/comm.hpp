@@ -189,4 +189,4 @@ REFX_DECL constinit const Primitive& dma_wait = defs::dma_wait;
 
 // The list of built-in primitives is defined once every one of them is.
 #define REFX_BUILTINS_COMM_DEFINED
-#include <refx/ir/primitives/builtin_list.hpp>
+#include <refx/ir/primitives/detail/builtin_list.hpp>

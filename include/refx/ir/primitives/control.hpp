@@ -41,4 +41,4 @@ REFX_DECL constinit const Primitive& allocate = defs::allocate;
 
 // The list of built-in primitives is defined once every one of them is.
 #define REFX_BUILTINS_CONTROL_DEFINED
-#include <refx/ir/primitives/builtin_list.hpp>
+#include <refx/ir/primitives/detail/builtin_list.hpp>

@@ -20,7 +20,7 @@
 
 #include <refx/ir/attrs.hpp>
 #include <refx/ir/buffer.hpp>
-#include <refx/ir/convert.hpp>
+#include <refx/ir/detail/convert.hpp>
 #include <refx/ir/eval.hpp>
 #include <refx/ir/gemm.hpp>
 #include <refx/ir/primitive.hpp>
@@ -150,4 +150,4 @@ REFX_DECL constinit const Primitive& dot = defs::dot;
 
 // The list of built-in primitives is defined once every one of them is.
 #define REFX_BUILTINS_DOT_DEFINED
-#include <refx/ir/primitives/builtin_list.hpp>
+#include <refx/ir/primitives/detail/builtin_list.hpp>

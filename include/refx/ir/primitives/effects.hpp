@@ -150,4 +150,4 @@ REFX_DECL constinit const Primitive& io_callback = defs::io_callback;
 
 // The list of built-in primitives is defined once every one of them is.
 #define REFX_BUILTINS_EFFECTS_DEFINED
-#include <refx/ir/primitives/builtin_list.hpp>
+#include <refx/ir/primitives/detail/builtin_list.hpp>

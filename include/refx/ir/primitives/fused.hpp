@@ -31,7 +31,7 @@
 #include <refx/ir/eval.hpp>
 #include <refx/ir/primitive.hpp>
 #include <refx/ir/primitives/builtins.hpp>
-#include <refx/ir/primitives/elementwise_fns.hpp>
+#include <refx/ir/primitives/detail/elementwise_fns.hpp>
 
 namespace refx::prim {
 
@@ -417,4 +417,4 @@ REFX_DECL constinit const Primitive& fused = defs::fused;
 
 // The list of built-in primitives is defined once every one of them is.
 #define REFX_BUILTINS_FUSED_DEFINED
-#include <refx/ir/primitives/builtin_list.hpp>
+#include <refx/ir/primitives/detail/builtin_list.hpp>

@@ -88,4 +88,4 @@ REFX_DECL constinit const Primitive& transpose = defs::transpose;
 
 // The list of built-in primitives is defined once every one of them is.
 #define REFX_BUILTINS_SHAPE_OPS_DEFINED
-#include <refx/ir/primitives/builtin_list.hpp>
+#include <refx/ir/primitives/detail/builtin_list.hpp>

@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include <refx/ir/convert.hpp>
+#include <refx/ir/detail/convert.hpp>
 #include <refx/ir/eval.hpp>
 #include <refx/ir/primitive.hpp>
 #include <refx/ir/primitives/builtins.hpp>
@@ -334,4 +334,4 @@ REFX_DECL constinit const Primitive& axis_size = defs::axis_size;
 
 // The list of built-in primitives is defined once every one of them is.
 #define REFX_BUILTINS_STRUCTURAL_DEFINED
-#include <refx/ir/primitives/builtin_list.hpp>
+#include <refx/ir/primitives/detail/builtin_list.hpp>
