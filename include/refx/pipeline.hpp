@@ -439,34 +439,32 @@ REFX_DECL void check_pipeline_operands(const std::vector<PipeOperand>& ops, std:
                                             SourceLoc loc) {
   const Graph& g = Tracer::current(loc).graph();
   for (const std::int64_t d : grid)
-    if (d < 1)
-      throw TraceError(fmt::format("refx: emit_pipeline: every grid extent must be >= 1, got grid ({}) (at {})",
-                                   fmt::join(grid, ", "), loc));
+    if (d < 1) trace_error(loc, "emit_pipeline: every grid extent must be >= 1, got grid ({})", fmt::join(grid, ", "));
   for (std::size_t k = 0; k < ops.size(); ++k) {
     const PipeOperand& op = ops[k];
     if (op.role == PipeRole::scratch) continue;
     const Shape shape = g.view_shape(op.hbm);
     if (op.buffers < 1 || (op.role == PipeRole::out && op.buffers > 2))
-      throw TraceError(fmt::format("refx: emit_pipeline: operand {} ({}) asks for {} buffers; inputs take 1 or more, "
-                                   "outputs 1 or 2 (at {})",
-                                   k, role_name(op.role), op.buffers, loc));
+      trace_error(loc, "emit_pipeline: operand {} ({}) asks for {} buffers; inputs take 1 or more, outputs 1 or 2", k,
+                  role_name(op.role), op.buffers);
     for (std::size_t s = 0; s < op.index.size(); ++s) {
       for (std::size_t d = 0; d < op.block.size(); ++d) {
         const DynIndex& b = op.index[s][d];
         const std::int64_t B = op.block[d], n = shape[d];
         if (b.is_static()) {
           if (b.constant < 0 || b.constant * B >= n)
-            throw TraceError(fmt::format(
-                "refx: emit_pipeline: operand {} ({}, shape {}, block [{}]): the index map gives block index {} along "
-                "dimension {} at grid step ({}), outside the {} blocks there; return a block index in [0, {}) (at {})",
+            trace_error(
+                loc,
+                "emit_pipeline: operand {} ({}, shape {}, block [{}]): the index map gives block index {} along "
+                "dimension {} at grid step ({}), outside the {} blocks there; return a block index in [0, {})",
                 k, role_name(op.role), shape, fmt::join(op.block, ", "), b.constant, d,
-                fmt::join(grid_points(grid)[s], ", "), (n + B - 1) / B, (n + B - 1) / B, loc));
+                fmt::join(grid_points(grid)[s], ", "), (n + B - 1) / B, (n + B - 1) / B);
         } else if (n % B != 0) {
-          throw TraceError(fmt::format(
-              "refx: emit_pipeline: operand {} ({}, shape {}, block [{}]): the block does not divide dimension {} and "
-              "its block index there is traced, so the partial last block cannot be sized while tracing; use a block "
-              "extent that divides {} or an integer block index (at {})",
-              k, role_name(op.role), shape, fmt::join(op.block, ", "), d, n, loc));
+          trace_error(loc,
+                      "emit_pipeline: operand {} ({}, shape {}, block [{}]): the block does not divide dimension {} "
+                      "and its block index there is traced, so the partial last block cannot be sized while tracing; "
+                      "use a block extent that divides {} or an integer block index",
+                      k, role_name(op.role), shape, fmt::join(op.block, ", "), d, n);
         }
       }
     }
@@ -640,17 +638,15 @@ REFX_DECL void PipelineSchedule::epilogue() {
 REFX_DECL std::int64_t program_id(std::size_t axis, refx::source_location loc) {
   const auto& f = detail::pipeline_frames();
   if (f.empty() || axis >= f.back().point.size())
-    throw TraceError(fmt::format("refx: program_id({}) outside a pipeline body, or past the grid's rank (at {}); "
-                                 "call it inside an emit_pipeline body with an axis below the grid's rank",
-                                 axis, SourceLoc(loc)));
+    trace_error(loc, hint("call it inside an emit_pipeline body with an axis below the grid's rank"),
+                "program_id({}) outside a pipeline body, or past the grid's rank", axis);
   return f.back().point[axis];
 }
 REFX_DECL std::int64_t num_programs(std::size_t axis, refx::source_location loc) {
   const auto& f = detail::pipeline_frames();
   if (f.empty() || axis >= f.back().dims.size())
-    throw TraceError(fmt::format("refx: num_programs({}) outside a pipeline body, or past the grid's rank (at {}); "
-                                 "call it inside an emit_pipeline body with an axis below the grid's rank",
-                                 axis, SourceLoc(loc)));
+    trace_error(loc, hint("call it inside an emit_pipeline body with an axis below the grid's rank"),
+                "num_programs({}) outside a pipeline body, or past the grid's rank", axis);
   return f.back().dims[axis];
 }
 #endif  // REFX_DEFINITIONS

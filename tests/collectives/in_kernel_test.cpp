@@ -5,6 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "support/collectives_testing.hpp"
 
 namespace {
@@ -180,6 +185,61 @@ TEST(Attribution, EveryOpOfACollectiveIsAtTheCallersLine) {
   for (const auto* exe : {&gather, &ring, &direct, &scatter, &matmul}) {
     ASSERT_GT(exe->graph().num_ops(), 0u);
     EXPECT_EQ(refx_lines(exe->graph()), std::vector<std::string>{}) << to_text(exe->graph());
+  }
+}
+
+// The same, read from the printed graph (what a user sees), for the
+// collectives and forms the test above leaves out: in-place forms, the
+// one-shot and direct algorithms, all_to_all, ppermute, and the ready-made
+// *_program kernels (whose ops belong to the line that asked for the
+// program). No op may print a location in a refx header.
+TEST(Attribution, PrintedGraphsNameNoRefxHeader) {
+  constexpr int n = 4;
+  const Mesh mesh{{"x", n}};
+  const std::regex in_a_header(R"(# [A-Za-z0-9_./-]+\.hpp:[0-9]+)");
+  const auto header_lines = [&](const Graph& g) {
+    std::vector<std::string> found;
+    const std::string text = to_text(g);
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), in_a_header); it != std::sregex_iterator(); ++it)
+      found.push_back(it->str());
+    return found;
+  };
+  std::vector<std::pair<std::string, Executable>> exes;
+  exes.emplace_back("all_reduce in place, one_shot", kernel([](VmemRef<float, 8> x) {
+                      collectives::all_reduce(x, "x", ReduceOp::sum, Direction::unidirectional, Algorithm::one_shot);
+                    }).compile(mesh));
+  exes.emplace_back("all_reduce in place, ring", kernel([](VmemRef<float, 8> x) {
+                      collectives::all_reduce(x, "x", ReduceOp::sum, Direction::bidirectional, Algorithm::ring);
+                    }).compile(mesh));
+  exes.emplace_back("all_gather, direct", kernel([](VmemRef<const float, 8> x, VmemRef<float, n, 8> out) {
+                      collectives::all_gather(x, out, "x", Algorithm::direct);
+                    }).compile(mesh));
+  exes.emplace_back("all_gather_in_place", kernel([](VmemRef<float, n, 8> x) {
+                      collectives::all_gather_in_place(x, "x", Algorithm::ring);
+                    }).compile(mesh));
+  exes.emplace_back("reduce_scatter, direct", kernel([](VmemRef<const float, n * 2> x, VmemRef<float, 2> out) {
+                      collectives::reduce_scatter(x, out, "x", ReduceOp::sum, Direction::unidirectional,
+                                                  Algorithm::direct);
+                    }).compile(mesh));
+  exes.emplace_back("reduce_scatter_in_place", kernel([](VmemRef<float, n * 2> x) {
+                      collectives::reduce_scatter_in_place(x, "x");
+                    }).compile(mesh));
+  exes.emplace_back("all_to_all", kernel([](VmemRef<const float, n, 2> x, VmemRef<float, n, 2> out) {
+                      collectives::all_to_all(x, out, "x");
+                    }).compile(mesh));
+  exes.emplace_back("ppermute", kernel([](VmemRef<const float, 8> x, VmemRef<float, 8> y) {
+                      ppermute_done(ppermute_start(x, y, "x", 1));
+                    }).compile(mesh));
+  exes.emplace_back("all_reduce_program", collectives::all_reduce_program<float>(mesh, 8));
+  exes.emplace_back("all_gather_program", collectives::all_gather_program<float>(mesh, 8));
+  exes.emplace_back("reduce_scatter_program", collectives::reduce_scatter_program<float>(mesh, 8));
+  exes.emplace_back("all_to_all_program", collectives::all_to_all_program<float>(mesh, 2));
+  exes.emplace_back("collective_matmul_program", collectives::collective_matmul_program<float>(mesh, 2, 4, 3));
+  for (const auto& [what, exe] : exes) {
+    ASSERT_GT(exe.graph().num_ops(), 0u) << what;
+    EXPECT_EQ(header_lines(exe.graph()), std::vector<std::string>{}) << what << ":\n" << to_text(exe.graph());
+    // ...and the lines it does name are this file's.
+    EXPECT_NE(to_text(exe.graph()).find("# collectives/in_kernel_test.cpp:"), std::string::npos) << what;
   }
 }
 

@@ -1,8 +1,7 @@
 // Bad input at every public entry: meshes, Arrays, calls, compilation and
 // tracing, device ids at run time, the extension API and the interpreter.
-// Each case must raise a clear error -- a refx::Error (or the documented
-// std::invalid_argument of the slice and shape helpers) whose message starts
-// with "refx:" and names what was wrong -- and leave nothing corrupted: after
+// Each case must raise a clear error -- a refx::Error (the slice and shape
+// helpers throw its refx::ArgumentError) whose message starts with "refx:" and names what was wrong -- and leave nothing corrupted: after
 // each one, a kernel on the same runtime still computes the right result.
 // One-device meshes and zero-sized arrays are valid input and must work.
 // docs/diagnostics.md ("Bad input at the public entry points") lists every
@@ -299,14 +298,14 @@ TEST(BadInput, StaticIndexOutOfBounds) {
       {"refx: .at(...): index 4 (covering 4..4) is out of bounds for dimension 0 of size 4"});
 }
 TEST(BadInput, SliceOfNegativeSize) {
-  expect_rejected<std::invalid_argument>([] { (void)ds(0, -1); }, {"refx: ds size must be >= 0"});
+  expect_rejected<ArgumentError>([] { (void)ds(0, -1); }, {"refx: ds size must be >= 0"});
 }
 TEST(BadInput, SliceOfZeroStride) {
-  expect_rejected<std::invalid_argument>([] { (void)ds(0, 2, 0); }, {"refx: ds stride must be >= 1"});
+  expect_rejected<ArgumentError>([] { (void)ds(0, 2, 0); }, {"refx: ds stride must be >= 1"});
 }
 TEST(BadInput, ShapeOfRankSeven) {
-  expect_rejected<std::invalid_argument>([] { (void)Shape{1, 1, 1, 1, 1, 1, 1}; },
-                                         {"refx: at most 6 dimensions are supported"});
+  expect_rejected<ArgumentError>([] { (void)Shape{1, 1, 1, 1, 1, 1, 1}; },
+                                 {"refx: at most 6 dimensions are supported"});
 }
 
 // ---------------------------------------------------------------- device ids and indices at run time

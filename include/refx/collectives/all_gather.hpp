@@ -16,7 +16,9 @@ namespace refx::collectives {
 /// ahead throughout: docs/performance.md).
 inline constexpr std::int64_t all_gather_direct_max_bytes = 16 << 20;
 
-namespace detail {
+}  // namespace refx::collectives
+
+namespace refx::detail {
 
 // Both algorithms take this device's block as `x`, or null in place (the
 // block is in out's slot `me` already): then there is no local copy and every
@@ -79,28 +81,30 @@ void all_gather_direct(const Src* x, const Dst& out, const Ring& ring, refx::sou
 
 /// Checks out (N, block...) and picks the algorithm; runs it.
 template <class Src, class Dst>
-void all_gather(const Src* x, const Dst& out, AxisName axis, Algorithm a, refx::source_location loc) {
+void all_gather(const Src* x, const Dst& out, AxisName axis, collectives::Algorithm a, refx::source_location loc) {
   static_assert(is_ref_v<Dst> && !is_semaphore_v<Dst>, "refx: all_gather operates on Refs");
   static_assert(!Dst::read_only, "refx: all_gather's output must be a writable Ref<T>");
   const Ring ring(axis, loc);
   const std::int64_t slots = out.shape()[0];
   if (slots != ring.size && x)
-    throw TraceError(fmt::format("refx: all_gather: out's leading dimension is {} but the axis \"{}\" has {} devices (at {})",
-                                 slots, axis.view(), ring.size, SourceLoc(loc)));
+    trace_error(loc, "all_gather: out's leading dimension is {} but the axis \"{}\" has {} devices", slots, axis.view(),
+                ring.size);
   if (slots != ring.size)
-    throw TraceError(fmt::format("refx: all_gather_in_place: x's leading dimension is {} but the axis \"{}\" has {} devices (at {})",
-                                 slots, axis.view(), ring.size, SourceLoc(loc)));
-  if (a == Algorithm::one_shot)
-    throw TraceError(fmt::format("refx: all_gather: Algorithm::one_shot is an all_reduce algorithm; use ring, direct or automatic (at {})",
-                                 SourceLoc(loc)));
+    trace_error(loc, "all_gather_in_place: x's leading dimension is {} but the axis \"{}\" has {} devices", slots,
+                axis.view(), ring.size);
+  if (a == collectives::Algorithm::one_shot)
+    trace_error(loc, "all_gather: Algorithm::one_shot is an all_reduce algorithm; use ring, direct or automatic");
   const std::int64_t bytes = out.shape().num_elements() * static_cast<std::int64_t>(sizeof(typename Dst::value_type));
-  if (ring.size > 1 && (a == Algorithm::direct || (a == Algorithm::automatic && bytes <= all_gather_direct_max_bytes)))
+  if (ring.size > 1 && (a == collectives::Algorithm::direct ||
+                        (a == collectives::Algorithm::automatic && bytes <= collectives::all_gather_direct_max_bytes)))
     all_gather_direct(x, out, ring, loc);
   else
     all_gather_ring(x, out, ring, loc);
 }
 
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::collectives {
 
 /// Gathers every device's x into out (N, block...): slot j of out receives
 /// device j's x (j = its position along `axis`). Algorithm::automatic: direct

@@ -18,7 +18,9 @@ namespace refx::collectives {
 
 enum class Direction { unidirectional, bidirectional };
 
-namespace detail {
+}  // namespace refx::collectives
+
+namespace refx::detail {
 
 /// One ring lane: a part of the buffer circulating in one direction.
 template <class R>
@@ -99,12 +101,12 @@ void ring_steps(const Ring& ring, std::vector<Lane<R>>& lanes, int steps, SendCh
 }
 
 template <class R, class F>
-void with_lanes(const R& x, Direction d, F&& body) {
+void with_lanes(const R& x, collectives::Direction d, F&& body) {
   const std::int64_t m = x.shape()[0];
   using View = decltype(x.at(ds(0, 1)));
   run_scoped([&](RegularSemaphores<2> capacity, DmaSemaphores<2> send, DmaSemaphores<2> recv, DmaSemaphores<2> local) {
     std::vector<Lane<View>> lanes;
-    if (d == Direction::unidirectional || m < 2) {
+    if (d == collectives::Direction::unidirectional || m < 2) {
       lanes.push_back({x.at(ds(0, m)), +1, capacity.at(0), send.at(0), recv.at(0), local.at(0)});
     } else {
       lanes.push_back({x.at(ds(0, m)), +1, capacity.at(0), send.at(0), recv.at(0), local.at(0), 0, 2});
@@ -131,7 +133,9 @@ void all_gather_steps(const Ring& ring, std::vector<Lane<R>>& lanes) {
       [&](const Lane<R>& l, int s) { return ring.offset(-l.dir * (s + 1)); }, false, ReduceOp::sum, false);
 }
 
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::collectives {
 
 /// In-place ring reduce-scatter along `axis`: afterwards chunk `me` of x's
 /// leading dimension holds the reduction over all devices (the other chunks
@@ -169,14 +173,17 @@ inline constexpr std::int64_t direct_in_place_max_bytes = 1 << 20;
 /// `one_shot_max_bytes`), the ring otherwise: docs/performance.md.
 inline constexpr std::int64_t reduce_scatter_direct_max_bytes = 256 << 10;
 
-namespace detail {
+}  // namespace refx::collectives
+
+namespace refx::detail {
 /// What Algorithm::automatic picks for an all-reduce of x.
 template <class R>
-Algorithm automatic_all_reduce(const R& x, const Ring& ring, bool in_place) {
+collectives::Algorithm automatic_all_reduce(const R& x, const Ring& ring, bool in_place) {
   const std::int64_t bytes = x.shape().num_elements() * static_cast<std::int64_t>(sizeof(typename R::value_type));
-  return bytes <= one_shot_max_bytes                                                         ? Algorithm::one_shot
-         : ring.size > 2 && bytes < (in_place ? direct_in_place_max_bytes : direct_max_bytes) ? Algorithm::direct
-                                                                                            : Algorithm::ring;
+  return bytes <= collectives::one_shot_max_bytes ? collectives::Algorithm::one_shot
+         : ring.size > 2 && bytes < (in_place ? collectives::direct_in_place_max_bytes : collectives::direct_max_bytes)
+             ? collectives::Algorithm::direct
+             : collectives::Algorithm::ring;
 }
 
 /// Direct ("two-shot") all-reduce. Round 1: chunk p of x goes to device p's
@@ -276,7 +283,9 @@ void all_reduce_one_shot(const Src& x, const Dst& out, const Ring& ring, ReduceO
                done.wait();
              });
 }
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::collectives {
 
 /// In-place all-reduce along `axis`: afterwards every device's x holds the
 /// elementwise reduction of all devices' x.
@@ -288,7 +297,7 @@ void all_reduce(const R& x, AxisName axis, ReduceOp op = ReduceOp::sum, Directio
   } else {
   const detail::Ring ring(axis, loc);
   if (ring.size == 1) return;
-  if (a == Algorithm::automatic) a = detail::automatic_all_reduce(x, ring, true);
+  if (a == Algorithm::automatic) a = automatic_all_reduce(x, ring, true);
   if (a == Algorithm::one_shot) {
     detail::all_reduce_one_shot(x, x, ring, op);
     return;
@@ -316,14 +325,13 @@ void all_reduce(const Src& x, const Dst& out, AxisName axis, ReduceOp op = Reduc
     return;
   } else {
   if (x.shape() != out.shape())
-    throw TraceError(fmt::format("refx: all_reduce: x has shape {} but out has shape {}; they must be equal (at {})",
-                                 x.shape(), out.shape(), SourceLoc(loc)));
+    trace_error(loc, "all_reduce: x has shape {} but out has shape {}; they must be equal", x.shape(), out.shape());
   const detail::Ring ring(axis, loc);  // before any effect: at kernel entry, the peers' out is free
   if (ring.size == 1) {
     sync_copy(x, out, loc);
     return;
   }
-  if (a == Algorithm::automatic) a = detail::automatic_all_reduce(out, ring, false);
+  if (a == Algorithm::automatic) a = automatic_all_reduce(out, ring, false);
   if (a == Algorithm::one_shot) {
     detail::all_reduce_one_shot(x, out, ring, op);
     return;
@@ -339,7 +347,9 @@ void all_reduce(const Src& x, const Dst& out, AxisName axis, ReduceOp op = Reduc
   }
 }
 
-namespace detail {
+}  // namespace refx::collectives
+
+namespace refx::detail {
 /// Direct out-of-place reduce-scatter: after an all-device barrier, chunk p
 /// of x goes to slot `me` of device p; each device reduces its N slots in
 /// device order (one fused loop in Vmem) and copies the result to out. One
@@ -389,7 +399,9 @@ void reduce_scatter_direct(const Src& x, const Dst& out, const Ring& ring, Reduc
                });
              }, loc);
 }
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::collectives {
 
 /// Out-of-place reduce-scatter: x (the leading dimension cut into N chunks)
 /// is kept; out's first rows receive this device's reduced chunk `me` (out
@@ -410,11 +422,10 @@ void reduce_scatter(const Src& x, const Dst& out, AxisName axis, ReduceOp op = R
   const detail::Ring ring(axis, loc);
   const std::int64_t m = x.shape()[0];
   if (out.shape()[0] * ring.size < m)
-    throw TraceError(fmt::format("refx: reduce_scatter: out has {} rows but {} rows over {} devices need {} (at {})",
-                                 out.shape()[0], m, ring.size, (m + ring.size - 1) / ring.size, SourceLoc(loc)));
+    trace_error(loc, "reduce_scatter: out has {} rows but {} rows over {} devices need {}", out.shape()[0], m,
+                ring.size, (m + ring.size - 1) / ring.size);
   if (a == Algorithm::one_shot)
-    throw TraceError(fmt::format("refx: reduce_scatter: Algorithm::one_shot is an all_reduce algorithm; use ring, direct or automatic (at {})",
-                                 SourceLoc(loc)));
+    trace_error(loc, "reduce_scatter: Algorithm::one_shot is an all_reduce algorithm; use ring, direct or automatic");
   const std::int64_t bytes = x.shape().num_elements() * static_cast<std::int64_t>(sizeof(typename Src::value_type));
   const bool direct_size = ring.size > 2 ? bytes < reduce_scatter_direct_max_bytes : bytes <= one_shot_max_bytes;
   if (ring.size > 1 && (a == Algorithm::direct || (a == Algorithm::automatic && direct_size))) {

@@ -18,8 +18,7 @@ void all_to_all(const Src& x, const Dst& out, AxisName axis,
   const detail::Ring ring(axis, loc);
   const std::int32_t n = ring.size;
   if (x.shape()[0] != n || out.shape()[0] != n)
-    throw TraceError(fmt::format("refx: all_to_all: x and out need a leading dimension of {} (the size of axis \"{}\") (at {})",
-                                 n, axis.view(), SourceLoc(loc)));
+    trace_error(loc, "all_to_all: x and out need a leading dimension of {} (the size of axis \"{}\")", n, axis.view());
   run_scoped([&](RegularSemaphore ready, DmaSemaphore local, DmaSemaphore send, DmaSemaphore recv) {
     detail::barrier_all(ready, ring, loc);
     const auto own = make_async_copy(x.at(ring.me), out.at(ring.me), local, loc);

@@ -36,8 +36,8 @@ void collective_matmul(const A& a, const B& b, const Out& out, AxisName axis,
   const detail::Ring ring(axis, loc);
   const std::int64_t m = a.shape()[0], k = a.shape()[1];
   if (out.shape()[0] != m * ring.size || out.shape()[1] != b.shape()[1] || b.shape()[0] != k)
-    throw TraceError(fmt::format("refx: collective_matmul: shapes a{} b{} out{} do not fit {} devices (at {})", a.shape(),
-                                 b.shape(), out.shape(), ring.size, SourceLoc(loc)));
+    trace_error(loc, "collective_matmul: shapes a{} b{} out{} do not fit {} devices", a.shape(), b.shape(), out.shape(),
+                ring.size);
   // bf16 / f16 blocks multiplying into f32: b is widened once here, not
   // inside each of the N products (exact either way: a half widens exactly).
   constexpr bool widen = is_half_float_v<T> && std::is_same_v<R, float>;

@@ -49,10 +49,9 @@ PermuteFuture ppermute_start(const Src& src, const Dst& dst, AxisName axis, IntA
   detail::check_copy_types<Src, Dst>();
   const Graph& g = detail::Tracer::current(loc).graph();
   if (must_overlap(g, src.view(), dst.view(), /*same_values=*/true))
-    throw TraceError(fmt::format("refx: ppermute from a Ref into itself (source and destination overlap) (at {}); "
-                                 "alternate the two slots of a DoubleBuffer instead",
-                                 SourceLoc(loc)));
-  const collectives::detail::Ring ring(axis, loc);
+    trace_error(loc, hint("alternate the two slots of a DoubleBuffer instead"),
+                "ppermute from a Ref into itself (source and destination overlap)");
+  const refx::detail::Ring ring(axis, loc);
   // Kernel-lifetime semaphores: the future outlives this call.
   const auto ready = allocate<RegularSemaphore>({}, loc);
   const auto send = allocate<DmaSemaphore>({}, loc);

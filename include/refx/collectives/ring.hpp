@@ -34,18 +34,15 @@ enum class Algorithm { automatic, ring, direct, one_shot };
 
 }  // namespace collectives
 
-namespace collectives::detail {
+namespace detail {
 
 inline Accumulate combine(ReduceOp op) { return op == ReduceOp::sum ? accumulate : accumulate_max; }
 
 /// The static size of a mesh axis (collectives unroll over it).
 inline std::int32_t static_axis_size(std::string_view axis, SourceLoc loc) {
   const Mesh* mesh = refx::detail::Tracer::current(loc).mesh();
-  if (mesh == nullptr)
-    throw TraceError(fmt::format("refx: collectives need a mesh; compile the kernel with kernel(...).compile(mesh) (at {})", loc));
-  for (const auto& a : mesh->axes())
-    if (a.name == axis) return a.size;
-  throw TraceError(fmt::format("refx: the mesh {} has no axis \"{}\" (at {})", mesh->describe(), axis, loc));
+  if (mesh == nullptr) trace_error(loc, "collectives need a mesh; compile the kernel with kernel(...).compile(mesh)");
+  return refx::detail::traced_mesh_axis(*mesh, axis, loc).size;
 }
 
 /// This device's position on a ring along one mesh axis. A collective
@@ -218,5 +215,5 @@ inline void barrier_all(const RegularSemaphore& ready, const Ring& ring,
   semaphore_wait(ready, ring.size, loc);
 }
 
-}  // namespace collectives::detail
+}  // namespace detail
 }  // namespace refx

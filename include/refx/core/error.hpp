@@ -2,13 +2,13 @@
 // Errors raised at trace, verify and run time. Each names the user's source
 // line; run-time errors also name the device.
 
-#include <refx/core/source_location.hpp>
-#include <stdexcept>
-#include <string>
-
 #include <fmt/format.h>
 
 #include <refx/config.hpp>
+#include <refx/core/source_location.hpp>
+#include <stdexcept>
+#include <string>
+#include <utility>
 
 namespace refx {
 
@@ -46,12 +46,70 @@ class RuntimeError : public Error {
   using Error::Error;
 };
 
+/// A host-side argument refx cannot take, found before any trace: a negative
+/// `ds` size, a zero stride, a Shape of more than 6 dimensions.
+class ArgumentError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace refx
 
 template <>
 struct fmt::formatter<refx::SourceLoc> : fmt::formatter<std::string_view> {
   format_context::iterator format(const refx::SourceLoc& l, format_context& ctx) const;
 };
+
+namespace refx {
+
+/// What to do instead: the text after "(at <loc>); " in a message. Build it
+/// with `hint("...")` or `hint("... {} ...", args...)`.
+struct Hint {
+  std::string text;
+};
+template <class... Args>
+Hint hint(fmt::format_string<Args...> f, Args&&... args) {
+  return Hint{fmt::format(f, std::forward<Args>(args)...)};
+}
+
+namespace detail {
+/// "refx: <what> (at <loc>)", then "; <hint>" when there is one: the one shape
+/// of every message that names the user's line.
+template <class... Args>
+std::string located_message(SourceLoc loc, const Hint* h, fmt::format_string<Args...> what, Args&&... args) {
+  std::string m = fmt::format("refx: {} (at {})", fmt::format(what, std::forward<Args>(args)...), loc);
+  if (h != nullptr) {
+    m += "; ";
+    m += h->text;
+  }
+  return m;
+}
+}  // namespace detail
+
+/// Throws a TraceError "refx: <what> (at <loc>)": a rule broken while tracing.
+template <class... Args>
+[[noreturn]] void trace_error(SourceLoc loc, fmt::format_string<Args...> what, Args&&... args) {
+  throw TraceError(detail::located_message(loc, nullptr, what, std::forward<Args>(args)...));
+}
+/// Throws a TraceError "refx: <what> (at <loc>); <hint>".
+template <class... Args>
+[[noreturn]] void trace_error(SourceLoc loc, const Hint& h, fmt::format_string<Args...> what, Args&&... args) {
+  throw TraceError(detail::located_message(loc, &h, what, std::forward<Args>(args)...));
+}
+
+/// The RuntimeError "refx: <what> (at <loc>)": a failure of a running kernel
+/// at the user's line (returned, for the callers that throw it later).
+template <class... Args>
+RuntimeError runtime_error_at(SourceLoc loc, fmt::format_string<Args...> what, Args&&... args) {
+  return RuntimeError(detail::located_message(loc, nullptr, what, std::forward<Args>(args)...));
+}
+/// Throws runtime_error_at(loc, what, args...).
+template <class... Args>
+[[noreturn]] void runtime_error(SourceLoc loc, fmt::format_string<Args...> what, Args&&... args) {
+  throw runtime_error_at(loc, what, std::forward<Args>(args)...);
+}
+
+}  // namespace refx
 
 #if REFX_DEFINITIONS
 REFX_DECL fmt::format_context::iterator fmt::formatter<refx::SourceLoc>::format(const refx::SourceLoc& l,

@@ -7,12 +7,12 @@
 #include <cstdint>
 #include <initializer_list>
 #include <span>
-#include <stdexcept>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <refx/config.hpp>
+#include <refx/core/error.hpp>
 
 namespace refx {
 
@@ -68,11 +68,11 @@ class Shape {
  public:
   constexpr Shape() = default;
   constexpr Shape(std::initializer_list<std::int64_t> dims) {
-    if (dims.size() > max_rank) throw std::invalid_argument("refx: at most 6 dimensions are supported");
+    if (dims.size() > max_rank) throw ArgumentError("refx: at most 6 dimensions are supported");
     for (auto d : dims) dims_[rank_++] = d;
   }
   constexpr explicit Shape(std::span<const std::int64_t> dims) {
-    if (dims.size() > max_rank) throw std::invalid_argument("refx: at most 6 dimensions are supported");
+    if (dims.size() > max_rank) throw ArgumentError("refx: at most 6 dimensions are supported");
     for (auto d : dims) dims_[rank_++] = d;
   }
 
@@ -89,7 +89,7 @@ class Shape {
     return n;
   }
   constexpr void push_back(std::int64_t d) {
-    if (rank_ == max_rank) throw std::invalid_argument("refx: at most 6 dimensions are supported");
+    if (rank_ == max_rank) throw ArgumentError("refx: at most 6 dimensions are supported");
     dims_[rank_++] = d;
   }
   constexpr Shape without(std::size_t axis) const {

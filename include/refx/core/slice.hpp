@@ -3,10 +3,10 @@
 // traced scalar; the size and stride are static.
 
 #include <cstdint>
-#include <stdexcept>
 #include <type_traits>
 
-#include <refx/core/checked_args.hpp>
+#include <refx/core/detail/checked_args.hpp>
+#include <refx/core/error.hpp>
 
 namespace refx {
 
@@ -27,8 +27,8 @@ struct Slice {
 
 /// Slice of `size` elements starting at `start`, stepping `stride` (>= 1).
 constexpr Slice ds(std::int64_t start, std::int64_t size, std::int64_t stride = 1) {
-  if (size < 0) throw std::invalid_argument("refx: ds size must be >= 0");
-  if (stride < 1) throw std::invalid_argument("refx: ds stride must be >= 1");
+  if (size < 0) throw ArgumentError("refx: ds size must be >= 0");
+  if (stride < 1) throw ArgumentError("refx: ds stride must be >= 1");
   return Slice{DynIndex{start, -1}, size, stride};
 }
 

@@ -37,7 +37,7 @@
 #include <refx/ir/eval.hpp>
 #include <refx/ir/graph.hpp>
 #include <refx/ir/primitive.hpp>
-#include <refx/trace/tracer.hpp>
+#include <refx/trace/detail/tracer.hpp>
 #include <refx/trace/value.hpp>
 
 namespace refx::extend {
@@ -58,15 +58,17 @@ inline std::int64_t double_attr(double v) noexcept { return std::bit_cast<std::i
 /// The inverse of double_attr (use it in the abstract eval, impl and printer).
 inline double attr_as_double(std::int64_t bits) noexcept { return std::bit_cast<double>(bits); }
 
-namespace detail {
+}  // namespace refx::extend
+
+namespace refx::detail {
 
 template <class A>
 inline constexpr bool is_loc_v =
     std::is_same_v<std::remove_cvref_t<A>, refx::source_location> || std::is_same_v<std::remove_cvref_t<A>, SourceLoc>;
 
 template <class A>
-inline constexpr bool is_operand_v = is_value_v<A> || is_ref_v<A> || std::is_same_v<std::remove_cvref_t<A>, Attrs> ||
-                                     is_loc_v<A>;
+inline constexpr bool is_operand_v =
+    is_value_v<A> || is_ref_v<A> || std::is_same_v<std::remove_cvref_t<A>, extend::Attrs> || is_loc_v<A>;
 
 /// The operands of one bind, sorted into the op's pools. At most N inputs or
 /// views, so they live on the stack; the attributes stay in the caller's Attrs.
@@ -85,7 +87,8 @@ struct Operands {
                   "std::source_location; make a literal a Value first (e.g. refx::Scalar<float>(2.0f))");
     if constexpr (is_value_v<A>) inputs[num_inputs++] = a.id();
     else if constexpr (is_ref_v<A>) views[num_views++] = a.view();
-    else if constexpr (std::is_same_v<std::remove_cvref_t<A>, Attrs>) attrs = a.values;
+    else if constexpr (std::is_same_v<std::remove_cvref_t<A>, extend::Attrs>)
+      attrs = a.values;
     else loc = SourceLoc(a);
   }
 };
@@ -94,16 +97,16 @@ struct Operands {
 /// the line errors should name.
 template <class... V>
 std::pair<std::span<const ValueId>, SourceLoc> record(const Primitive& p, const V&... operands) {
-  static_assert((std::is_same_v<V, Attrs> + ... + 0) <= 1, "refx::extend::bind: pass all attributes in one Attrs{...}");
+  static_assert((std::is_same_v<V, extend::Attrs> + ... + 0) <= 1,
+                "refx::extend::bind: pass all attributes in one Attrs{...}");
   static_assert((is_loc_v<V> + ... + 0) <= 1, "refx::extend::bind: pass at most one source location");
   Operands<sizeof...(V)> ops;
   (ops.add(operands), ...);
   refx::detail::Tracer& t = refx::detail::Tracer::current(ops.loc);
   const SourceLoc at = ops.loc.known() ? ops.loc : t.near();
   if (p.abstract_eval == nullptr)
-    throw TraceError(fmt::format("refx: {}: this primitive has no abstract evaluation and cannot be bound (at {}); "
-                                 "control-flow primitives are recorded by fori_loop, when and run_scoped",
-                                 p.name, at));
+    trace_error(at, hint("control-flow primitives are recorded by fori_loop, when and run_scoped"),
+                "{}: this primitive has no abstract evaluation and cannot be bound", p.name);
   const auto outs = t.bind(p, std::span<const ValueId>(ops.inputs.data(), ops.num_inputs),
                            std::span<const ViewId>(ops.views.data(), ops.num_views), ops.attrs, ops.loc);
   return {outs, at};
@@ -111,8 +114,7 @@ std::pair<std::span<const ValueId>, SourceLoc> record(const Primitive& p, const 
 
 inline void expect_outputs(const Primitive& p, std::size_t got, std::size_t want, SourceLoc at) {
   if (got != want)
-    throw TraceError(fmt::format("refx: {}: its abstract evaluation produced {} output(s) but the bind expects {} (at {})",
-                                 p.name, got, want, at));
+    trace_error(at, "{}: its abstract evaluation produced {} output(s) but the bind expects {}", p.name, got, want);
 }
 
 /// The traced type of an output must be what the C++ handle type promises.
@@ -123,10 +125,8 @@ void expect_type(const Primitive& p, const ValueType& t, std::size_t i, SourceLo
   if (!ok) {
     std::array<std::int64_t, E::rank + 1> ext{};
     for (std::size_t d = 0; d < E::rank; ++d) ext[d] = E::values[d];
-    throw TraceError(fmt::format("refx: {}: output {} is {}{} but the bind asks for a Value of {} with extents [{}] "
-                                 "(-1 = dyn) (at {})",
-                                 p.name, i, t.dtype, t.shape, dtype_v<T>,
-                                 fmt::join(std::span<const std::int64_t>(ext.data(), E::rank), ","), at));
+    trace_error(at, "{}: output {} is {}{} but the bind asks for a Value of {} with extents [{}] (-1 = dyn)", p.name, i,
+                t.dtype, t.shape, dtype_v<T>, fmt::join(std::span<const std::int64_t>(ext.data(), E::rank), ","));
   }
 }
 
@@ -137,7 +137,9 @@ R wrap_checked(const Primitive& p, ValueId id, std::size_t i, SourceLoc at) {
   return refx::detail::wrap<typename Tr::element, typename Tr::ext>(id);
 }
 
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::extend {
 
 /// Records `p(operands...)` in the active trace and returns its one output as
 /// a `Value<T, E>`. The primitive's abstract evaluation decides the output's

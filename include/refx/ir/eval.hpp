@@ -267,7 +267,7 @@ inline ResolvedView ExecContext::resolve(ViewId id, SourceLoc loc) const {
   const View& v = graph_.view(id);
   ResolvedView r;
   r.buffer = refs_[idx(v.ref)];
-  if (r.buffer == nullptr) throw RuntimeError(fmt::format("refx: a Ref is used outside the scope that owns it (at {})", loc));
+  if (r.buffer == nullptr) runtime_error(loc, "a Ref is used outside the scope that owns it");
   const Shape& base = r.buffer->shape();
   const auto base_strides = base.strides();
   std::size_t k = 0;
@@ -388,8 +388,7 @@ inline ExecStatus ExecContext::run() {
 
 inline void ExecEnv::semaphore_signal(ExecContext& ctx, const Op& op, ValueId sem, std::int64_t index, std::int64_t inc,
                                       std::int32_t device) {
-  if (device != device_id())
-    throw RuntimeError(fmt::format("refx: semaphore_signal to device {} on a single-device run (at {})", device, op.loc));
+  if (device != device_id()) runtime_error(op.loc, "semaphore_signal to device {} on a single-device run", device);
   ctx.ref(sem)->data<std::int64_t>()[index] += inc;
 }
 inline bool ExecEnv::semaphore_wait(ExecContext& ctx, const Op&, ValueId sem, std::int64_t index, std::int64_t value) {
@@ -402,8 +401,7 @@ inline std::int64_t ExecEnv::semaphore_read(ExecContext& ctx, ValueId sem, std::
   return ctx.ref(sem)->data<std::int64_t>()[index];
 }
 inline void ExecEnv::copy_start(ExecContext& ctx, const Op& op, const CopyRequest& r) {
-  if (r.target != device_id())
-    throw RuntimeError(fmt::format("refx: remote copy to device {} on a single-device run (at {})", r.target, op.loc));
+  if (r.target != device_id()) runtime_error(op.loc, "remote copy to device {} on a single-device run", r.target);
   copy_view(r.src, r.dst, r.reduce);
   const auto bytes = static_cast<std::int64_t>(r.src.bytes());
   ctx.ref(r.recv_sem)->data<std::int64_t>()[r.recv_index] += bytes;

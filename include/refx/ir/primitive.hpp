@@ -118,11 +118,11 @@ struct Primitive {
 
 template <class... Args>
 [[noreturn]] void AbstractContext::fail(fmt::format_string<Args...> f, Args&&... args) const {
-  throw TraceError(fmt::format("refx: {}: {} (at {})", prim_.name, fmt::format(f, std::forward<Args>(args)...), loc_));
+  trace_error(loc_, "{}: {}", prim_.name, fmt::format(f, std::forward<Args>(args)...));
 }
 
 namespace detail {
-/// The built-in primitives (ir/primitives/builtin_list.hpp): constant
+/// The built-in primitives (ir/primitives/detail/builtin_list.hpp): constant
 /// initialised, so the registry can list them whenever it is first used.
 extern const std::span<const Primitive* const> builtin_primitives;
 

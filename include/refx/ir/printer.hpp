@@ -132,11 +132,11 @@ class GraphPrinter {
     const std::string_view pname = op.prim->name;
     std::vector<std::string> outb;
     for (ValueId v : outs) outb.push_back(binder(v));
-    if (pname == "load") {
+    if (op.prim == &prim::load) {
       line += fmt::format("{} <- {}", outb[0], view_str(views[0]));
-    } else if (pname == "store") {
+    } else if (op.prim == &prim::store) {
       line += fmt::format("{} <- {}", view_str(views[0]), name(ins[0]));
-    } else if (pname == "accum") {
+    } else if (op.prim == &prim::accum) {
       line += fmt::format("{} += {}", view_str(views[0]), name(ins[0]));
     } else {
       if (!outb.empty()) line += fmt::format("{} = ", fmt::join(outb, " "));
@@ -189,7 +189,7 @@ REFX_DECL std::string semaphore_name(const Graph& g, ValueId v) {
   if (info.producer != no_id) {
     const Op& op = g.op(info.producer);
     if (op.prim == &prim::barrier_semaphore)
-      return fmt::format("barrier semaphore (collective id {})", g.attrs(op)[0]);
+      return fmt::format("barrier semaphore (collective id {})", prim::barrier_semaphore_attrs(g, op).collective_id);
     return fmt::format("the {} semaphore allocated at {}", t.semaphore, op.loc);
   }
   const Block& b = g.block(info.block);

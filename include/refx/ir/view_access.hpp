@@ -58,7 +58,7 @@ inline std::string out_of_bounds_text(std::int64_t start, std::int64_t size, std
 /// The run-time error of a traced index whose window does not fit.
 inline RuntimeError index_out_of_bounds(std::int64_t start, std::int64_t size, std::int64_t stride, std::size_t dim,
                                         std::int64_t extent, SourceLoc loc) {
-  return RuntimeError(fmt::format("refx: {} (at {})", out_of_bounds_text(start, size, stride, dim, extent), loc));
+  return runtime_error_at(loc, "{}", out_of_bounds_text(start, size, stride, dim, extent));
 }
 
 namespace detail {

@@ -11,11 +11,9 @@
 
 #include <refx/passes/footprint.hpp>
 
-namespace refx::passes {
+namespace refx::detail {
 
-namespace detail {
-
-inline bool removable(const Graph& g, GraphFacts& facts, OpId o, const std::vector<std::int32_t>& uses) {
+inline bool removable(const Graph& g, passes::GraphFacts& facts, OpId o, const std::vector<std::int32_t>& uses) {
   const Op& op = g.op(o);
   for (ValueId v : g.outputs(op))
     if (uses[static_cast<std::size_t>(v)] != 0) return false;
@@ -25,9 +23,11 @@ inline bool removable(const Graph& g, GraphFacts& facts, OpId o, const std::vect
       if (e.bits & ~effect_read) return false;
     return true;
   }
-  const Summary& s = facts.summary(o);
-  if (s.flags & (node_comm | node_io | node_semaphore | node_start | node_writes)) return false;
-  for (const Access& a : s.accesses)
+  const passes::Summary& s = facts.summary(o);
+  if (s.flags &
+      (passes::node_comm | passes::node_io | passes::node_semaphore | passes::node_start | passes::node_writes))
+    return false;
+  for (const passes::Access& a : s.accesses)
     if (a.bits & ~effect_read) return false;
   // A barrier inside keeps the op (its own block keeps it alive anyway).
   bool barrier = false;
@@ -37,7 +37,7 @@ inline bool removable(const Graph& g, GraphFacts& facts, OpId o, const std::vect
 }
 
 // Post-order over the block tree: bodies before the block holding their op.
-inline std::size_t dce_block(Graph& g, GraphFacts& facts, BlockId b, std::vector<std::int32_t>& uses) {
+inline std::size_t dce_block(Graph& g, passes::GraphFacts& facts, BlockId b, std::vector<std::int32_t>& uses) {
   std::size_t removed = 0;
   for (OpId o : g.block(b).ops)
     for (BlockId body : g.bodies(g.op(o))) removed += dce_block(g, facts, body, uses);
@@ -60,7 +60,9 @@ inline std::size_t dce_block(Graph& g, GraphFacts& facts, BlockId b, std::vector
   return removed;
 }
 
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::passes {
 
 /// Removes dead ops from every block of `g`; returns how many were removed.
 inline std::size_t dce(Graph& g) {

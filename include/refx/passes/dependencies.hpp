@@ -56,22 +56,24 @@ struct BlockDeps {
   }
 };
 
-namespace detail {
+}  // namespace refx::passes
+
+namespace refx::detail {
 
 class DepBuilder {
  public:
   static constexpr std::size_t max_live_accesses = 128;
 
-  DepBuilder(const Graph& g, GraphFacts& facts) : g_(g), facts_(facts) {
+  DepBuilder(const Graph& g, passes::GraphFacts& facts) : g_(g), facts_(facts) {
     slot_of_ref_.assign(g.num_values(), -1);
     pos_.assign(g.num_ops(), -1);
   }
 
-  BlockDeps build(BlockId b) {
+  passes::BlockDeps build(BlockId b) {
     const Block& blk = g_.block(b);
     const auto n = blk.ops.size();
     ops_ = &blk.ops;
-    BlockDeps d;
+    passes::BlockDeps d;
     d.block = b;
     d.flags.resize(n);
     edges_.clear();
@@ -105,7 +107,7 @@ class DepBuilder {
  private:
   struct Edge {
     std::int32_t from, to;
-    DepKind kind;
+    passes::DepKind kind;
   };
   struct Live {
     std::int32_t node;
@@ -120,7 +122,7 @@ class DepBuilder {
     std::array<std::int64_t, max_rank> strides{};
   };
 
-  void edge(std::int32_t from, std::int32_t to, DepKind k) {
+  void edge(std::int32_t from, std::int32_t to, passes::DepKind k) {
     if (from >= 0 && from != to) edges_.push_back({from, to, k});
   }
 
@@ -139,7 +141,7 @@ class DepBuilder {
     if (info.block != b || info.producer == no_id) return;
     const std::int32_t p = pos_[static_cast<std::size_t>(info.producer)];
     if (p >= 0 && static_cast<std::size_t>(p) < ops_->size() && (*ops_)[static_cast<std::size_t>(p)] == info.producer)
-      edge(p, i, DepKind::data);
+      edge(p, i, passes::DepKind::data);
   }
 
   // The smallest range of flat offsets holding every element of the view.
@@ -169,7 +171,8 @@ class DepBuilder {
     for (std::size_t k = 0; k < list.size(); ++k) {
       const Live l = list[k];
       const bool near = l.hi >= lo && l.lo <= hi;
-      if (near && l.node != i && (mask & l.bits) && may_overlap(g_, l.view, view)) edge(l.node, i, DepKind::ref);
+      if (near && l.node != i && (mask & l.bits) && may_overlap(g_, l.view, view))
+        edge(l.node, i, passes::DepKind::ref);
       // A covered access is ordered before this write, and everything that
       // conflicts with it conflicts with this write: it can retire.
       if (retire && near && l.lo >= lo && l.hi <= hi && covers(g_, view, l.view)) continue;
@@ -186,7 +189,7 @@ class DepBuilder {
     }
     std::int64_t lo, hi;
     bounds(view, s, lo, hi);
-    const std::uint8_t mask = conflict_mask(bits);
+    const std::uint8_t mask = passes::conflict_mask(bits);
     const bool writes = (bits & (effect_write | effect_accum)) != 0;
     scan(s.writers, i, mask, view, lo, hi, writes);
     if (writes) scan(s.readers, i, mask, view, lo, hi, true);
@@ -194,7 +197,7 @@ class DepBuilder {
     list.push_back({i, bits, view, lo, hi});
     if (list.size() > max_live_accesses) {
       // Collapse into this op: ordered after all of them, it stands for the whole Ref.
-      for (const Live& l : list) edge(l.node, i, DepKind::ref);
+      for (const Live& l : list) edge(l.node, i, passes::DepKind::ref);
       list.clear();
       list.push_back({i, bits, no_id, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()});
     }
@@ -202,12 +205,12 @@ class DepBuilder {
 
   void semaphore(std::int32_t i, ValueId sem) {
     RefState& s = state(sem);
-    edge(s.last_semaphore_op, i, DepKind::semaphore);
+    edge(s.last_semaphore_op, i, passes::DepKind::semaphore);
     s.last_semaphore_op = i;
   }
 
   void token(std::int32_t i, std::uint8_t kind) {
-    edge(last_token_[kind], i, DepKind::token);
+    edge(last_token_[kind], i, passes::DepKind::token);
     last_token_[kind] = i;
   }
 
@@ -222,31 +225,31 @@ class DepBuilder {
         if (e.bits & effect_ordered) token(i, e.token);
       }
     } else {
-      const Summary& s = facts_.summary(o);
+      const passes::Summary& s = facts_.summary(o);
       flags = s.flags;
       for (ValueId v : g_.inputs(op)) use(b, i, v);
       for (ValueId v : s.uses) use(b, i, v);
-      for (const Access& a : s.accesses) access(i, a.bits, a.view, a.ref);
+      for (const passes::Access& a : s.accesses) access(i, a.bits, a.view, a.ref);
       for (ValueId sem : s.semaphores) semaphore(i, sem);
       for (std::uint8_t t : s.tokens) token(i, t);
     }
-    if (flags & node_comm) {
-      edge(last_comm_, i, DepKind::order);
+    if (flags & passes::node_comm) {
+      edge(last_comm_, i, passes::DepKind::order);
       last_comm_ = i;
     }
-    if (flags & node_barrier) {
-      for (std::int32_t j : since_barrier_) edge(j, i, DepKind::order);
-      edge(last_barrier_, i, DepKind::order);
+    if (flags & passes::node_barrier) {
+      for (std::int32_t j : since_barrier_) edge(j, i, passes::DepKind::order);
+      edge(last_barrier_, i, passes::DepKind::order);
       since_barrier_.clear();
       last_barrier_ = i;
     } else {
-      edge(last_barrier_, i, DepKind::order);
+      edge(last_barrier_, i, passes::DepKind::order);
       if (facts_.has_barriers()) since_barrier_.push_back(i);
     }
   }
 
   const Graph& g_;
-  GraphFacts& facts_;
+  passes::GraphFacts& facts_;
   std::vector<std::int32_t> slot_of_ref_;
   std::vector<std::int32_t> pos_;
   std::vector<RefState> refs_;
@@ -258,7 +261,9 @@ class DepBuilder {
   std::int32_t last_comm_ = -1, last_barrier_ = -1;
 };
 
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::passes {
 
 /// Builds the dependency graph of every block (index = BlockId).
 inline std::vector<BlockDeps> block_dependencies(const Graph& g, GraphFacts& facts) {

@@ -81,11 +81,10 @@ class GraphFacts {
     number_blocks();
     for (std::size_t o = 0; o < g.num_ops(); ++o) {
       const Op& op = g.op(static_cast<OpId>(o));
-      if (op.prim == &prim::dma_start && op_block_[o] != no_id && g.attrs(op)[2] != 0)
+      if (op.prim == &prim::dma_start && op_block_[o] != no_id && prim::dma_start_attrs(g, op).remote)
         remote_dst_[static_cast<std::size_t>(g.view(g.views(op)[1]).ref)] = 1;
     }
     barrier_ = find_primitive("optimization_barrier");
-    allocate_ = find_primitive("allocate");
   }
 
   const Graph& graph() const noexcept { return g_; }
@@ -107,7 +106,7 @@ class GraphFacts {
   bool is_remote_dst(ValueId ref) const { return remote_dst_[static_cast<std::size_t>(ref)] != 0; }
   bool is_barrier(const Op& op) const { return barrier_ != nullptr && op.prim == barrier_; }
   /// Does the op allocate kernel-lifetime storage (refx::allocate)?
-  bool is_allocate(const Op& op) const { return allocate_ != nullptr && op.prim == allocate_; }
+  bool is_allocate(const Op& op) const { return op.prim == &prim::allocate; }
   /// Is an optimization_barrier primitive defined at all?
   bool has_barriers() const noexcept { return barrier_ != nullptr; }
 
@@ -124,8 +123,8 @@ class GraphFacts {
   void for_each_data_effect(const Op& op, F&& fn) const {
     for (const Effect& e : g_.effects(op))
       if ((e.bits & data_bits) && e.view != no_id) fn(static_cast<std::uint8_t>(e.bits & data_bits), e.view);
-    if (op.prim == &prim::dma_wait && g_.attrs(op)[1] == static_cast<std::int64_t>(prim::WaitSide::recv) &&
-        !remote_descriptor(g_.attrs(op)[0]))
+    if (op.prim == &prim::dma_wait && prim::dma_wait_attrs(g_, op).side == prim::WaitSide::recv &&
+        !remote_descriptor(prim::dma_wait_attrs(g_, op).descriptor))
       fn(effect_read, g_.views(op)[0]);
   }
 
@@ -134,10 +133,10 @@ class GraphFacts {
     std::uint16_t f = 0;
     if (op.prim == &prim::dma_start) {
       f |= node_start;
-      if (g_.attrs(op)[2] != 0) f |= node_comm;
+      if (prim::dma_start_attrs(g_, op).remote) f |= node_comm;
     } else if (op.prim == &prim::dma_wait) {
       f |= node_wait;
-      if (remote_descriptor(g_.attrs(op)[0])) f |= node_comm;
+      if (remote_descriptor(prim::dma_wait_attrs(g_, op).descriptor)) f |= node_comm;
     } else if (op.prim == &prim::semaphore_wait) {
       f |= node_wait | node_comm;
     } else if (op.prim == &prim::semaphore_signal || op.prim == &prim::semaphore_read) {
@@ -265,7 +264,6 @@ class GraphFacts {
   std::vector<Summary> summaries_;
   std::vector<char> remote_dst_;
   const Primitive* barrier_ = nullptr;
-  const Primitive* allocate_ = nullptr;
 };
 
 /// The value of an integer scalar defined by a `constant` op, if it is one.

@@ -28,11 +28,13 @@ struct FuseOptions {
   std::int64_t min_elements = 1;
 };
 
-namespace detail {
+}  // namespace refx::passes
+
+namespace refx::detail {
 
 class Fuser {
  public:
-  Fuser(Graph& g, const FuseOptions& o) : g_(g), options_(o), facts_(g) {
+  Fuser(Graph& g, const passes::FuseOptions& o) : g_(g), options_(o), facts_(g) {
     uses_.assign(g.num_values(), 0);
     count_uses(g, 0, uses_, +1);
     in_group_.assign(g.num_values(), 0);
@@ -214,7 +216,7 @@ class Fuser {
       std::vector<char> mine(ops_.size(), 0);
       for (auto* part : {&grp.members, &grp.broadcasts, &grp.loads})
         for (std::int32_t i : *part) mine[static_cast<std::size_t>(i)] = 1;
-      const BlockDeps& d = deps(b);
+      const passes::BlockDeps& d = deps(b);
       std::erase_if(grp.loads, [&](std::int32_t l) {
         for (std::int32_t s : d.successors(static_cast<std::size_t>(l)))
           if (s > l && s < at && !mine[static_cast<std::size_t>(s)]) return true;
@@ -224,7 +226,7 @@ class Fuser {
     return grp;
   }
 
-  const BlockDeps& deps(BlockId b) {
+  const passes::BlockDeps& deps(BlockId b) {
     if (!have_deps_) {
       deps_ = block_dependencies(g_, facts_, b);
       have_deps_ = true;
@@ -297,18 +299,20 @@ class Fuser {
   }
 
   Graph& g_;
-  FuseOptions options_;
-  GraphFacts facts_;
+  passes::FuseOptions options_;
+  passes::GraphFacts facts_;
   std::vector<std::int32_t> uses_, in_group_, user_, pos_;
   std::vector<ValueId> touched_;
   std::vector<OpId> ops_;
   std::vector<char> part_;
   std::vector<OpId> replace_;
-  BlockDeps deps_;
+  passes::BlockDeps deps_;
   bool have_deps_ = false;
 };
 
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::passes {
 
 /// Fuses elementwise chains in every block of `g`; returns how many fused ops were made.
 inline std::size_t fuse(Graph& g, const FuseOptions& options = {}) { return detail::Fuser(g, options).run(); }

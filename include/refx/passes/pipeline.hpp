@@ -24,16 +24,14 @@
 #include <refx/passes/schedule.hpp>
 #include <refx/passes/verify.hpp>
 
-namespace refx::passes {
-
-namespace detail {
+namespace refx::detail {
 inline void write_dot_file(const Graph& g) {
   const char* path = std::getenv("REFX_DOT_FILE");
   if (path == nullptr || *path == '\0') return;
   static std::atomic<int> counter{0};
   std::string file = path;
   if (const auto at = file.find("{}"); at != std::string::npos) file.replace(at, 2, std::to_string(counter++));
-  const std::vector<DotEdge> edges = dependency_edges(g);
+  const std::vector<DotEdge> edges = passes::dependency_edges(g);
   const std::string dot = to_dot(g, edges);
   if (std::FILE* f = std::fopen(file.c_str(), "w")) {
     std::fwrite(dot.data(), 1, dot.size(), f);
@@ -42,7 +40,9 @@ inline void write_dot_file(const Graph& g) {
     fmt::print(stderr, "refx: REFX_DOT_FILE: cannot write {}\n", file);
   }
 }
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::passes {
 
 /// Checks `g` and rewrites it for execution. Throws VerifyError on hazards.
 inline void run_pipeline(Graph& g, const Options& options = {}) {

@@ -16,9 +16,7 @@
 
 #include <refx/passes/dependencies.hpp>
 
-namespace refx::passes {
-
-namespace detail {
+namespace refx::detail {
 /// A set of node positions with constant-time insert and take-the-smallest
 /// (a three-level bitset: a bit per node, per non-empty word, per non-empty
 /// word of words).
@@ -53,7 +51,9 @@ class MinSet {
   std::vector<std::uint64_t> l0_, l1_, l2_;
   std::size_t count_ = 0;
 };
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::passes {
 
 /// The scheduled order of one block: positions into its current op vector.
 inline std::vector<std::int32_t> schedule_order(const BlockDeps& d) {

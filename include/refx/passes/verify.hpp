@@ -22,27 +22,25 @@
 #include <string>
 #include <vector>
 
-#include <refx/passes/simulation.hpp>
+#include <refx/passes/detail/simulation.hpp>
 
-namespace refx::passes {
-
-namespace detail {
+namespace refx::detail {
 
 /// Checks that need no simulation: copy aliasing and descriptor use.
-inline void verify_copies_statically(const Graph& g, const GraphFacts& facts) {
+inline void verify_copies_statically(const Graph& g, const passes::GraphFacts& facts) {
   const auto descs = g.descriptors();
   std::vector<std::uint8_t> used(descs.size(), 0);  // bit 0: started, bit 1: waited
   std::vector<char> sem_advanced(g.num_values(), 0);
   for (std::size_t o = 0; o < g.num_ops(); ++o) {
     const Op& op = g.op(static_cast<OpId>(o));
     if (facts.block_of(static_cast<OpId>(o)) == no_id) continue;
-    const auto attrs = g.attrs(op);
     if (op.prim == &prim::dma_start) {
+      const prim::DmaStartAttrs attrs = prim::dma_start_attrs(g, op);
       const auto v = g.views(op);
       for (std::size_t k = 2; k < v.size(); ++k) sem_advanced[static_cast<std::size_t>(g.view(v[k]).ref)] = 1;
-      const std::int64_t d = attrs[0];
+      const std::int64_t d = attrs.descriptor;
       if (d >= 0 && static_cast<std::size_t>(d) < used.size()) used[static_cast<std::size_t>(d)] |= 1;
-      const bool remote = attrs[2] != 0;
+      const bool remote = attrs.remote;
       if (must_overlap(g, v[0], v[1], !remote)) {
         const SourceLoc made = d >= 0 && static_cast<std::size_t>(d) < descs.size() ? descs[static_cast<std::size_t>(d)].loc : op.loc;
         if (remote)
@@ -56,7 +54,7 @@ inline void verify_copies_statically(const Graph& g, const GraphFacts& facts) {
                                       made, op.loc));
       }
     } else if (op.prim == &prim::dma_wait) {
-      const std::int64_t d = attrs[0];
+      const std::int64_t d = prim::dma_wait_attrs(g, op).descriptor;
       if (d >= 0 && static_cast<std::size_t>(d) < used.size()) used[static_cast<std::size_t>(d)] |= 2;
     }
   }
@@ -72,7 +70,7 @@ inline void verify_copies_statically(const Graph& g, const GraphFacts& facts) {
     const Op& op = g.op(static_cast<OpId>(o));
     if (op.prim != &prim::dma_wait || facts.block_of(static_cast<OpId>(o)) == no_id) continue;
     const ValueId sem = g.view(g.views(op)[2]).ref;
-    const std::int64_t d = g.attrs(op)[0];
+    const std::int64_t d = prim::dma_wait_attrs(g, op).descriptor;
     if (!sem_advanced[static_cast<std::size_t>(sem)]) {
       const SourceLoc made = d >= 0 && static_cast<std::size_t>(d) < descs.size() ? descs[static_cast<std::size_t>(d)].loc : op.loc;
       throw VerifyError(fmt::format("refx: verify: the wait at {} (descriptor made at {}) waits on {}, but no copy in "
@@ -82,7 +80,9 @@ inline void verify_copies_statically(const Graph& g, const GraphFacts& facts) {
   }
 }
 
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::passes {
 
 /// Checks `g` (see the top of this file); throws VerifyError on the first
 /// problem. Returns the warnings (shared semaphores under `warn`).

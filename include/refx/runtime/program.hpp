@@ -74,7 +74,7 @@ REFX_DECL Program::Program(Graph g, Mesh m, std::string n) : graph(std::move(g))
   for (std::size_t o = 0; o < graph.num_ops(); ++o) {
     const Op& op = graph.op(static_cast<OpId>(o));
     if (op.prim == &prim::barrier_semaphore) {
-      const std::int64_t id = graph.attrs(op)[0];
+      const std::int64_t id = prim::barrier_semaphore_attrs(graph, op).collective_id;
       if (std::find(barrier_ids.begin(), barrier_ids.end(), id) == barrier_ids.end()) barrier_ids.push_back(id);
     }
     if (op.prim == &prim::fori_loop) loops = true;

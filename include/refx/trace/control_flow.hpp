@@ -8,8 +8,8 @@
 #include <refx/core/source_location.hpp>
 
 #include <refx/ir/primitives/builtins.hpp>
-#include <refx/trace/params.hpp>
-#include <refx/trace/results.hpp>
+#include <refx/trace/detail/params.hpp>
+#include <refx/trace/detail/results.hpp>
 
 namespace refx {
 
@@ -42,9 +42,8 @@ std::span<const ValueId> trace_loop(const Scalar<std::int32_t>& lo, const Scalar
     for (std::size_t k = 0; k < out.size(); ++k) {
       t.check_value(out[k], loc);
       if (!(t.graph().type(out[k]) == t.graph().type(params[k])))
-        throw TraceError(fmt::format("refx: fori_loop carry {} changes type from {}{} to {}{} (at {})", k,
-                                     t.graph().type(params[k]).dtype, t.graph().type(params[k]).shape,
-                                     t.graph().type(out[k]).dtype, t.graph().type(out[k]).shape, loc));
+        trace_error(loc, "fori_loop carry {} changes type from {}{} to {}{}", k, t.graph().type(params[k]).dtype,
+                    t.graph().type(params[k]).shape, t.graph().type(out[k]).dtype, t.graph().type(out[k]).shape);
     }
     }  // else: a check above failed to compile
   }

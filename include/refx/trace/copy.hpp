@@ -90,9 +90,8 @@ class CopyBase {
     t.note(loc);
     Tracer::check_serial(trace_);
     if (reduce != CopyReduce::none && t.graph().type(t.graph().view(src_).ref).dtype == DType::pred)
-      throw TraceError(fmt::format("refx: start(accumulate) adds into the destination, but bool elements cannot be "
-                                   "added or maximised (at {}); copy without accumulate, or use u8 / i32 elements",
-                                   loc));
+      trace_error(loc, hint("copy without accumulate, or use u8 / i32 elements"),
+                  "start(accumulate) adds into the destination, but bool elements cannot be added or maximised");
     std::vector<ViewId> views{src_, dst_, recv_};
     if (send_ != no_id) views.push_back(send_);
     std::vector<ValueId> ins;

@@ -79,13 +79,12 @@ class DeviceId {
 REFX_DECL ValueId DeviceId::resolve(detail::Tracer& t, SourceLoc loc) const {
   if (kind_ == Kind::logical) return coords_[0].id();
   const Mesh* mesh = t.mesh();
-  if (mesh == nullptr)
-    throw TraceError(fmt::format("refx: a MESH or named device id needs a mesh; compile the kernel for one (at {})", loc));
+  if (mesh == nullptr) trace_error(loc, "a MESH or named device id needs a mesh; compile the kernel for one");
   Scalar<std::int32_t> id = 0;
   if (kind_ == Kind::mesh) {
     if (coords_.size() != mesh->num_axes())
-      throw TraceError(fmt::format("refx: the device id has {} coordinates but the mesh {} has {} axes (at {})",
-                                   coords_.size(), mesh->describe(), mesh->num_axes(), loc));
+      trace_error(loc, "the device id has {} coordinates but the mesh {} has {} axes", coords_.size(), mesh->describe(),
+                  mesh->num_axes());
     for (std::size_t a = 0; a < coords_.size(); ++a) {
       check_coordinate(t, *mesh, a, coords_[a], loc);
       id = id + coords_[a] * mesh->stride(a);
@@ -111,18 +110,17 @@ REFX_DECL void DeviceId::check_coordinate(const detail::Tracer& t, const Mesh& m
   if (c.id() < 0 || static_cast<std::size_t>(c.id()) >= g.num_values()) return;  // reported where it is used
   const ValueInfo& info = g.value(c.id());
   if (info.producer == no_id || g.op(info.producer).prim != &prim::constant) return;
-  const std::int64_t k = g.attrs(g.op(info.producer))[1];
+  const std::int64_t k = prim::constant_attrs(g, g.op(info.producer)).bits;
   const Mesh::Axis& a = m.axes()[axis];
   if (k < 0 || k >= a.size)
-    throw TraceError(fmt::format("refx: the device id's coordinate {} on axis \"{}\" is outside that axis (size {}) "
-                                 "of the mesh {} (at {})",
-                                 k, a.name, a.size, m.describe(), loc));
+    trace_error(loc, "the device id's coordinate {} on axis \"{}\" is outside that axis (size {}) of the mesh {}", k,
+                a.name, a.size, m.describe());
 }
 
 REFX_DECL std::size_t DeviceId::axis_of(const Mesh& m, const std::string& n, SourceLoc loc) {
   for (std::size_t a = 0; a < m.num_axes(); ++a)
     if (m.axes()[a].name == n) return a;
-  throw TraceError(fmt::format("refx: the device id names axis \"{}\" but the mesh is {} (at {})", n, m.describe(), loc));
+  trace_error(loc, "the device id names axis \"{}\" but the mesh is {}", n, m.describe());
 }
 #endif  // REFX_DEFINITIONS
 

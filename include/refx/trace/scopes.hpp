@@ -12,8 +12,8 @@
 #include <refx/core/source_location.hpp>
 
 #include <refx/ir/primitives/builtins.hpp>
-#include <refx/trace/params.hpp>
-#include <refx/trace/results.hpp>
+#include <refx/trace/detail/params.hpp>
+#include <refx/trace/detail/results.hpp>
 
 namespace refx {
 
@@ -73,7 +73,8 @@ H allocate(const Shape& shape = {}, refx::source_location loc = refx::source_loc
   using E = typename param_traits<H>::extents_type;
   if (s.rank() == 0 && E::rank != 0) {
     if constexpr (detail::is_static_extents<E>()) s = static_shape<E>();
-    else throw TraceError(fmt::format("refx: allocate of a dynamic-extent Ref needs its shape (at {})", SourceLoc(loc)));
+    else
+      trace_error(loc, "allocate of a dynamic-extent Ref needs its shape");
   }
   const ValueType types[] = {param_traits<H>::type(s)};
   const ValueId v = t.record(prim::allocate, {}, {}, {}, types, {}, {}, loc).front();

@@ -10,7 +10,7 @@
 
 #include <refx/ir/primitives/builtins.hpp>
 #include <refx/trace/device_id.hpp>
-#include <refx/trace/params.hpp>
+#include <refx/trace/detail/params.hpp>
 
 namespace refx {
 
@@ -142,9 +142,8 @@ inline BarrierSemaphore get_barrier_semaphore(IntArg<std::int64_t, IntArgKind::c
   auto& t = detail::Tracer::current(loc);
   if (collective_id < 0) collective_id = t.collective_id();
   if (collective_id < 0)
-    throw TraceError(fmt::format("refx: get_barrier_semaphore needs a collective id (at {}); set one with "
-                                 "kernel(...).collective_id(k) or pass it",
-                                 SourceLoc(loc)));
+    trace_error(loc, hint("set one with kernel(...).collective_id(k) or pass it"),
+                "get_barrier_semaphore needs a collective id");
   const std::int64_t attrs[] = {collective_id};
   const ValueId sem = t.bind1(prim::barrier_semaphore, {}, {}, attrs, loc);
   return BarrierSemaphore::from_view(whole_view(t.graph(), sem));

@@ -4,7 +4,7 @@
 
 #include <refx/core/source_location.hpp>
 
-#include <refx/trace/params.hpp>
+#include <refx/trace/detail/params.hpp>
 
 namespace refx {
 
@@ -66,9 +66,10 @@ auto call(F f, refx::source_location loc = refx::source_location::current()) {
     for (std::size_t i = 0; i < views.size(); ++i)
       for (std::size_t j = i + 1; j < views.size(); ++j)
         if ((views[i].second || views[j].second) && may_overlap(g, views[i].first, views[j].first))
-          throw TraceError(fmt::format("refx: the same Ref is passed twice to one kernel call (Ref arguments {} and {} "
-                                       "overlap, and one is writable) (at {}); pass it once, or pass disjoint views",
-                                       i, j, SourceLoc(loc)));
+          trace_error(
+              loc, hint("pass it once, or pass disjoint views"),
+              "the same Ref is passed twice to one kernel call (Ref arguments {} and {} overlap, and one is writable)",
+              i, j);
     return f(args...);
   };
 }

@@ -15,9 +15,7 @@
 #include <refx/ir/primitive.hpp>
 #include <refx/ir/primitives/builtins.hpp>
 
-namespace refx::prim {
-
-namespace detail {
+namespace refx::detail {
 
 /// A semaphore view must designate one semaphore (index arrays first).
 inline void expect_semaphore(AbstractContext& c, std::size_t view, bool allow_dma, const char* what) {
@@ -47,8 +45,7 @@ inline ExecStatus signal_impl(ExecContext& ctx, const Op& op) {
   const auto ins = ctx.graph().inputs(op);
   const auto device = ins.size() > 1 ? static_cast<std::int32_t>(ctx.scalar(ins[1])) : ctx.env().device_id();
   if (device < 0 || device >= ctx.env().num_devices())
-    throw RuntimeError(fmt::format("refx: semaphore_signal to device {} but the mesh has {} devices (at {})", device,
-                                   ctx.env().num_devices(), op.loc));
+    runtime_error(op.loc, "semaphore_signal to device {} but the mesh has {} devices", device, ctx.env().num_devices());
   ctx.env().semaphore_signal(ctx, op, sem_ref(ctx, op, 0), sem_index(ctx, op, 0), ctx.scalar(ins[0]), device);
   return ExecStatus::done;
 }
@@ -79,7 +76,8 @@ inline void barrier_abstract(AbstractContext& c) {
   c.add_output(ValueType{DType::i64, ValueKind::ref, MemorySpace::semaphore, SemaphoreKind::barrier, {}});
 }
 inline ExecStatus barrier_impl(ExecContext& ctx, const Op& op) {
-  ctx.set_ref(ctx.graph().outputs(op)[0], &ctx.env().barrier_semaphore(ctx.attr(op, 0)));
+  ctx.set_ref(ctx.graph().outputs(op)[0],
+              &ctx.env().barrier_semaphore(prim::barrier_semaphore_attrs(ctx.graph(), op).collective_id));
   return ExecStatus::done;
 }
 
@@ -121,11 +119,10 @@ inline ExecStatus copy_start_impl(ExecContext& ctx, const Op& op) {
     r.send_index = sem_index(ctx, op, 3);
   }
   r.target = op.in_count > 0 ? static_cast<std::int32_t>(ctx.scalar(ctx.graph().inputs(op)[0])) : ctx.env().device_id();
-  r.reduce = static_cast<CopyReduce>(ctx.attr(op, 1));
+  r.reduce = prim::dma_start_attrs(ctx.graph(), op).reduce;
   r.loc = op.loc;
   if (r.target < 0 || r.target >= ctx.env().num_devices())
-    throw RuntimeError(fmt::format("refx: copy to device {} but the mesh has {} devices (at {})", r.target,
-                                   ctx.env().num_devices(), op.loc));
+    runtime_error(op.loc, "copy to device {} but the mesh has {} devices", r.target, ctx.env().num_devices());
   ctx.env().copy_start(ctx, op, r);
   return ExecStatus::done;
 }
@@ -135,29 +132,39 @@ inline void copy_wait_abstract(AbstractContext& c) {
   if (c.attr(1) != 0 && c.attr(1) != 1) c.fail("side attribute {} is not recv (0) or send (1)", c.attr(1));
   if (c.num_views() != 3) c.fail("takes a source, a destination and a semaphore, got {} Refs", c.num_views());
   expect_semaphore(c, 2, true, "a copy wait");
-  const auto side = static_cast<WaitSide>(c.attr(1));
+  const auto side = static_cast<prim::WaitSide>(c.attr(1));
   // Completion makes the destination readable (recv) / the source reusable (send).
-  if (side == WaitSide::recv) c.add_effect(effect_write, c.view(1));
+  if (side == prim::WaitSide::recv)
+    c.add_effect(effect_write, c.view(1));
   else c.add_effect(effect_read, c.view(0));
   c.add_effect(effect_semaphore, c.view(2));
 }
 inline ExecStatus copy_wait_impl(ExecContext& ctx, const Op& op) {
-  const auto side = static_cast<WaitSide>(ctx.attr(op, 1));
-  const std::int64_t bytes = ctx.graph().view_elements(ctx.graph().views(op)[side == WaitSide::recv ? 1 : 0]) *
-                             static_cast<std::int64_t>(size_of(ctx.graph().type(ctx.graph().view(ctx.graph().views(op)[0]).ref).dtype));
+  const prim::WaitSide side = prim::dma_wait_attrs(ctx.graph(), op).side;
+  const std::int64_t bytes =
+      ctx.graph().view_elements(ctx.graph().views(op)[side == prim::WaitSide::recv ? 1 : 0]) *
+      static_cast<std::int64_t>(size_of(ctx.graph().type(ctx.graph().view(ctx.graph().views(op)[0]).ref).dtype));
   const bool ok = ctx.env().semaphore_wait(ctx, op, sem_ref(ctx, op, 2), sem_index(ctx, op, 2), bytes);
   return ok ? ExecStatus::done : ExecStatus::blocked;
 }
 
 inline void copy_print(const Graph& g, const Op& op, std::string& s) {
-  const auto a = g.attrs(op);
-  if (op.prim->name == "dma_start")
-    s += fmt::format("dma_start[desc={}{}{}]", a[0], a[1] == 1 ? " add" : a[1] == 2 ? " max" : "", a[2] ? " remote" : "");
-  else
-    s += fmt::format("dma_wait[desc={} {}]", a[0], a[1] == 0 ? "recv" : "send");
+  if (op.prim == &prim::dma_start) {
+    const prim::DmaStartAttrs a = prim::dma_start_attrs(g, op);
+    s += fmt::format("dma_start[desc={}{}{}]", a.descriptor,
+                     a.reduce == CopyReduce::sum   ? " add"
+                     : a.reduce == CopyReduce::max ? " max"
+                                                   : "",
+                     a.remote ? " remote" : "");
+  } else {
+    const prim::DmaWaitAttrs a = prim::dma_wait_attrs(g, op);
+    s += fmt::format("dma_wait[desc={} {}]", a.descriptor, a.side == prim::WaitSide::recv ? "recv" : "send");
+  }
 }
 
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::prim {
 
 #if REFX_DEFINITIONS
 // Constant-initialised (no dynamic initialisation): usable from any static
@@ -182,4 +189,4 @@ REFX_DECL constinit const Primitive& dma_wait = defs::dma_wait;
 
 // The list of built-in primitives is defined once every one of them is.
 #define REFX_BUILTINS_COMM_DEFINED
-#include <refx/ir/primitives/builtin_list.hpp>
+#include <refx/ir/primitives/detail/builtin_list.hpp>

@@ -12,14 +12,14 @@
 #include <refx/ir/primitive.hpp>
 #include <refx/ir/primitives/builtins.hpp>
 
-namespace refx::prim {
-
-namespace detail {
+namespace refx::detail {
 inline ExecStatus allocate_impl(ExecContext& ctx, const Op& op) {
   for (ValueId v : ctx.graph().outputs(op)) ctx.set_ref(v, ctx.storage(v));
   return ExecStatus::done;
 }
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::prim {
 
 #if REFX_DEFINITIONS
 // Constant-initialised (no dynamic initialisation): usable from any static
@@ -41,4 +41,4 @@ REFX_DECL constinit const Primitive& allocate = defs::allocate;
 
 // The list of built-in primitives is defined once every one of them is.
 #define REFX_BUILTINS_CONTROL_DEFINED
-#include <refx/ir/primitives/builtin_list.hpp>
+#include <refx/ir/primitives/detail/builtin_list.hpp>

@@ -20,15 +20,14 @@
 
 #include <refx/ir/attrs.hpp>
 #include <refx/ir/buffer.hpp>
-#include <refx/ir/convert.hpp>
+#include <refx/ir/detail/convert.hpp>
 #include <refx/ir/eval.hpp>
 #include <refx/ir/gemm.hpp>
 #include <refx/ir/primitive.hpp>
 #include <refx/ir/primitives/builtins.hpp>
 #include <refx/ir/view_access.hpp>
 
-namespace refx::prim {
-namespace detail {
+namespace refx::detail {
 
 /// A dot op's attributes, read by name.
 struct DotAttrs {
@@ -37,7 +36,7 @@ struct DotAttrs {
 };
 inline DotAttrs dot_attrs(std::span<const std::int64_t> attrs, DType operands) {
   if (attrs.empty()) return {operands, false};
-  return {static_cast<DType>(attrs[0]), (attrs[1] & dot_trans_b) != 0};
+  return {static_cast<DType>(attrs[0]), (attrs[1] & prim::dot_trans_b) != 0};
 }
 
 inline void dot_abstract(AbstractContext& c) {
@@ -48,14 +47,14 @@ inline void dot_abstract(AbstractContext& c) {
   if (c.num_attrs() != 0 && c.num_attrs() != 2)
     c.fail("takes two attributes (the result element type and the transposes), or none, got {}", c.num_attrs());
   const DType result = c.num_attrs() == 0 ? a.dtype : c.dtype_attr(0);
-  if (c.num_attrs() == 2 && (c.attr(1) & ~dot_trans_b) != 0)
+  if (c.num_attrs() == 2 && (c.attr(1) & ~prim::dot_trans_b) != 0)
     c.fail("the transposes attribute is {}; it is a bit set of prim::dot_trans_b", c.attr(1));
-  if (!dot_result_fits(a.dtype, result))
+  if (!prim::dot_result_fits(a.dtype, result))
     c.fail("cannot give {} results for {} operands; the preferred element type must be at least as wide as the operands, "
            "and floating for floating operands",
            result, a.dtype);
   if (a.shape.rank() != 2 || b.shape.rank() != 2) c.fail("dot takes two matrices, got shapes {} and {}", a.shape, b.shape);
-  const bool trans_b = c.num_attrs() == 2 && (c.attr(1) & dot_trans_b) != 0;
+  const bool trans_b = c.num_attrs() == 2 && (c.attr(1) & prim::dot_trans_b) != 0;
   if (a.shape[1] != b.shape[trans_b ? 1 : 0])
     c.fail("contracting dimensions differ: {} x {}{}", a.shape, b.shape, trans_b ? " transposed" : "");
   ValueType t = a;
@@ -134,7 +133,9 @@ inline void dot_print(const Graph& g, const Op& op, std::string& s) {
   s += tags.empty() ? std::string("dot") : fmt::format("dot[{}]", tags);
 }
 
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::prim {
 
 #if REFX_DEFINITIONS
 // Constant-initialised (no dynamic initialisation): usable from any static
@@ -149,4 +150,4 @@ REFX_DECL constinit const Primitive& dot = defs::dot;
 
 // The list of built-in primitives is defined once every one of them is.
 #define REFX_BUILTINS_DOT_DEFINED
-#include <refx/ir/primitives/builtin_list.hpp>
+#include <refx/ir/primitives/detail/builtin_list.hpp>

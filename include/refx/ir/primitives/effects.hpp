@@ -87,12 +87,12 @@ inline std::string format_values(ExecContext& ctx, const Op& op, std::string_vie
 inline ExecStatus print_impl(ExecContext& ctx, const Op& op) {
   std::string text;
   try {
-    text = format_values(ctx, op, ctx.graph().string(ctx.attr(op, 0)));
+    text = format_values(ctx, op, ctx.graph().string(prim::host_effect_attrs(ctx.graph(), op).payload));
   } catch (const fmt::format_error& e) {  // only with fmt::runtime(...): literals are checked at compile time
     throw RuntimeError(fmt::format("refx: debug_print at {}: the format does not fit the values: {}", op.loc, e.what()));
   }
   auto e = std::make_unique<PrintEffect>(std::move(text));
-  e->ordered = ctx.attr(op, 1) != 0;
+  e->ordered = prim::host_effect_attrs(ctx.graph(), op).ordered;
   e->token = static_cast<std::uint8_t>(OrderedEffect::debug_print);
   ctx.env().host_effect(ctx, op, std::move(e));
   return ExecStatus::done;
@@ -102,8 +102,9 @@ inline ExecStatus callback_impl(ExecContext& ctx, const Op& op) {
   std::vector<const Buffer*> args;
   args.reserve(op.in_count);
   for (std::size_t i = 0; i < op.in_count; ++i) args.push_back(&ctx.in(op, i));
-  auto e = std::make_unique<CallbackEffect>(callback_of(ctx.attr(op, 0)), std::move(args));
-  e->ordered = ctx.attr(op, 1) != 0;
+  const prim::HostEffectAttrs a = prim::host_effect_attrs(ctx.graph(), op);
+  auto e = std::make_unique<CallbackEffect>(callback_of(a.payload), std::move(args));
+  e->ordered = a.ordered;
   e->token = static_cast<std::uint8_t>(OrderedEffect::io_callback);
   if (e->ordered) e->own_copies();  // the env may perform it after the values change
   ctx.env().host_effect(ctx, op, std::move(e));
@@ -121,11 +122,11 @@ inline std::string quote_text(std::string_view s) {
 }
 
 inline void print_print(const Graph& g, const Op& op, std::string& s) {
-  const auto a = g.attrs(op);
-  s += fmt::format("debug_print[{}{}]", a[1] ? "ordered " : "", quote_text(g.string(a[0])));
+  const prim::HostEffectAttrs a = prim::host_effect_attrs(g, op);
+  s += fmt::format("debug_print[{}{}]", a.ordered ? "ordered " : "", quote_text(g.string(a.payload)));
 }
 inline void callback_print(const Graph& g, const Op& op, std::string& s) {
-  s += g.attrs(op)[1] ? "io_callback[ordered]" : "io_callback";
+  s += prim::host_effect_attrs(g, op).ordered ? "io_callback[ordered]" : "io_callback";
 }
 
 }  // namespace detail
@@ -149,4 +150,4 @@ REFX_DECL constinit const Primitive& io_callback = defs::io_callback;
 
 // The list of built-in primitives is defined once every one of them is.
 #define REFX_BUILTINS_EFFECTS_DEFINED
-#include <refx/ir/primitives/builtin_list.hpp>
+#include <refx/ir/primitives/detail/builtin_list.hpp>

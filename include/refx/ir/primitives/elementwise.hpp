@@ -10,10 +10,9 @@
 #include <refx/ir/eval.hpp>
 #include <refx/ir/primitive.hpp>
 #include <refx/ir/primitives/builtins.hpp>
-#include <refx/ir/primitives/elementwise_fns.hpp>
+#include <refx/ir/primitives/detail/elementwise_fns.hpp>
 
-namespace refx::prim {
-namespace detail {
+namespace refx::detail {
 
 // Every functor sees compute_t<T>: bf16 and f16 elements are computed in
 // f32 and the result is rounded (to nearest even) when stored, as XLA does.
@@ -94,7 +93,9 @@ inline void select_abstract(AbstractContext& c) {
   c.add_output(a);
 }
 
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::prim {
 
 /// Shared implementation of every elementwise primitive.
 inline ExecStatus elementwise_impl(ExecContext& ctx, const Op& op) {
@@ -190,4 +191,4 @@ REFX_DECL constinit const Primitive& select = defs::select;
 
 // The list of built-in primitives is defined once every one of them is.
 #define REFX_BUILTINS_ELEMENTWISE_DEFINED
-#include <refx/ir/primitives/builtin_list.hpp>
+#include <refx/ir/primitives/detail/builtin_list.hpp>

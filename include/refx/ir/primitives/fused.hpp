@@ -31,7 +31,7 @@
 #include <refx/ir/eval.hpp>
 #include <refx/ir/primitive.hpp>
 #include <refx/ir/primitives/builtins.hpp>
-#include <refx/ir/primitives/elementwise_fns.hpp>
+#include <refx/ir/primitives/detail/elementwise_fns.hpp>
 
 namespace refx::prim {
 
@@ -56,7 +56,9 @@ inline constexpr std::int64_t fused_source(FusedSource k, std::int64_t index) {
   return (static_cast<std::int64_t>(k) << 32) | index;
 }
 
-namespace detail {
+}  // namespace refx::prim
+
+namespace refx::detail {
 
 /// Calls f(view offset, dense offset from b, count, stride) for the runs of
 /// dense elements [b, b + m) of a resolved view.
@@ -151,8 +153,8 @@ struct FusedMember {
   ScalarFn sfn;  // non-null: the input at scalar_at is a scalar, passed as such
   DType in;
   std::int64_t inputs, slot, scalar_at;
-  std::array<const std::byte*, fused_max_inputs> base;
-  std::array<std::int64_t, fused_max_inputs> step;
+  std::array<const std::byte*, prim::fused_max_inputs> base;
+  std::array<std::int64_t, prim::fused_max_inputs> step;
 };
 
 inline std::byte* fused_scratch(std::size_t bytes) {
@@ -171,14 +173,14 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
   const Graph& g = ctx.graph();
   const auto a = g.attrs(op);
   const auto members = static_cast<std::size_t>(a[0]);
-  const auto mode = static_cast<FusedOut>(a[1]);
+  const auto mode = static_cast<prim::FusedOut>(a[1]);
   const auto loads = static_cast<std::size_t>(a[2]);
   const std::int64_t n = a[3];
   const auto num_inputs = static_cast<std::size_t>(a[5]);
   const std::int64_t* scalar_slot = a.data() + fused_header;
   const std::int64_t* gather_slot = scalar_slot + num_inputs;
   std::byte* scratch = fused_scratch(static_cast<std::size_t>(a[4]));
-  const std::int64_t first_len = std::min(n, fused_tile);
+  const std::int64_t first_len = std::min(n, prim::fused_tile);
   for (std::size_t i = 0; i < num_inputs; ++i)
     if (scalar_slot[i] >= 0) {
       const Buffer& s = ctx.in(op, i);
@@ -187,23 +189,23 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
         std::fill_n(reinterpret_cast<T*>(scratch + scalar_slot[i]), first_len, *s.data<T>());
       });
     }
-  const std::size_t num_views = loads + (mode == FusedOut::value ? 0 : 1);
+  const std::size_t num_views = loads + (mode == prim::FusedOut::value ? 0 : 1);
   // Views are constructed only as used: value-initializing all 33 would
   // zero 4 KiB per call, which dominated small fused ops (a collective's
   // combine over a few hundred elements).
   static_assert(std::is_trivially_copyable_v<ResolvedView> && std::is_trivially_destructible_v<ResolvedView>);
-  alignas(ResolvedView) std::byte view_storage[sizeof(ResolvedView) * (fused_max_operands + 1)];
+  alignas(ResolvedView) std::byte view_storage[sizeof(ResolvedView) * (prim::fused_max_operands + 1)];
   auto* const views = reinterpret_cast<ResolvedView*>(view_storage);
-  std::array<bool, fused_max_operands + 1> view_dense;
+  std::array<bool, prim::fused_max_operands + 1> view_dense;
   for (std::size_t l = 0; l < num_views; ++l) {
     ::new (static_cast<void*>(views + l)) ResolvedView(ctx.view(op, l));
     view_dense[l] = is_contiguous(views[l]);
   }
   // The arrays the loop streams from memory, prefetched ahead of the tile
   // being computed so memory traffic overlaps the tile's compute.
-  std::array<std::pair<const std::byte*, std::int64_t>, fused_max_operands + 2> streams;
+  std::array<std::pair<const std::byte*, std::int64_t>, prim::fused_max_operands + 2> streams;
   std::size_t num_streams = 0;
-  if (n > fused_tile) {
+  if (n > prim::fused_tile) {
     for (std::size_t l = 0; l < loads; ++l)
       if (view_dense[l]) {
         const auto es = static_cast<std::int64_t>(size_of(views[l].buffer->dtype()));
@@ -213,30 +215,30 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
       if (scalar_slot[i] < 0)
         streams[num_streams++] = {ctx.in(op, i).data(), static_cast<std::int64_t>(size_of(ctx.in(op, i).dtype()))};
   }
-  std::byte* out_value = mode == FusedOut::value ? ctx.out(op, 0).data() : nullptr;
-  const DType out_type = mode == FusedOut::value ? ctx.out(op, 0).dtype() : views[loads].buffer->dtype();
+  std::byte* out_value = mode == prim::FusedOut::value ? ctx.out(op, 0).data() : nullptr;
+  const DType out_type = mode == prim::FusedOut::value ? ctx.out(op, 0).dtype() : views[loads].buffer->dtype();
   const auto out_es = static_cast<std::int64_t>(size_of(out_type));
-  const ResolvedView* store = mode == FusedOut::value ? nullptr : &views[loads];
-  const bool store_direct = mode == FusedOut::store && view_dense[loads];
+  const ResolvedView* store = mode == prim::FusedOut::value ? nullptr : &views[loads];
+  const bool store_direct = mode == prim::FusedOut::store && view_dense[loads];
   // ... and the one it writes (prefetched for writing).
   const std::byte* out_stream = out_value != nullptr ? out_value
                                 : store_direct      ? store->buffer->data() + store->offset * out_es
                                                     : nullptr;
   const std::size_t read_streams = num_streams;
-  if (n > fused_tile && out_stream != nullptr) streams[num_streams++] = {out_stream, out_es};
+  if (n > prim::fused_tile && out_stream != nullptr) streams[num_streams++] = {out_stream, out_es};
   std::int64_t streamed = 0;
   for (std::size_t s = 0; s < num_streams; ++s) streamed += n * streams[s].second;
-  if (streamed <= prefetch_min_bytes) num_streams = 0;
+  if (streamed <= prim::prefetch_min_bytes) num_streams = 0;
 
   // Each member call prefetches its share of a tile, in whole cache lines.
-  std::array<std::int64_t, fused_max_operands + 2> chunk_bytes;
+  std::array<std::int64_t, prim::fused_max_operands + 2> chunk_bytes;
   for (std::size_t s = 0; s < num_streams; ++s) {
-    const std::int64_t lines = (fused_tile * streams[s].second + 63) / 64;
+    const std::int64_t lines = (prim::fused_tile * streams[s].second + 63) / 64;
     chunk_bytes[s] = (lines + static_cast<std::int64_t>(members) - 1) / static_cast<std::int64_t>(members) * 64;
   }
 
   // Members are not value-initialized (64 of them: 17 KiB); each sets what it uses.
-  std::array<FusedMember, fused_max_members> m;
+  std::array<FusedMember, prim::fused_max_members> m;
   for (std::size_t k = 0, at = fused_header + num_inputs + loads; k < members; ++k) {
     FusedMember& f = m[k];
     const Primitive* prim = g.op(static_cast<OpId>(a[at])).prim;
@@ -252,22 +254,24 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
       const auto idx = static_cast<std::size_t>(src & 0xffffffff);
       const auto u = static_cast<std::size_t>(j);
       f.step[u] = 0;
-      switch (static_cast<FusedSource>(src >> 32)) {
-        case FusedSource::input: {
+      switch (static_cast<prim::FusedSource>(src >> 32)) {
+        case prim::FusedSource::input: {
           const Buffer& in = ctx.in(op, idx);
           f.base[u] = in.data();
           f.step[u] = static_cast<std::int64_t>(size_of(in.dtype()));
           break;
         }
-        case FusedSource::member: f.base[u] = scratch + m[idx].slot; break;
-        case FusedSource::scalar:
+        case prim::FusedSource::member:
+          f.base[u] = scratch + m[idx].slot;
+          break;
+        case prim::FusedSource::scalar:
           f.base[u] = scratch + scalar_slot[idx];
           if (f.inputs == 2 && f.scalar_at < 0) {
             f.scalar_at = j;
             f.sfn = scalar_fn(prim, f.in, j == 1);
           }
           break;
-        case FusedSource::load: {
+        case prim::FusedSource::load: {
           const ResolvedView& v = views[idx];
           const auto es = static_cast<std::int64_t>(size_of(v.buffer->dtype()));
           f.base[u] = view_dense[idx] ? v.buffer->data() + v.offset * es : scratch + gather_slot[idx];
@@ -288,13 +292,13 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
                (out_value != nullptr || store_direct);
   for (std::size_t l = 0; l < loads; ++l) whole = whole && view_dense[l];
   for (std::size_t j = 0; whole && j < static_cast<std::size_t>(m[0].inputs); ++j) whole = m[0].step[j] != 0;
-  const std::int64_t tile = whole ? std::max<std::int64_t>(n, 1) : fused_tile;
+  const std::int64_t tile = whole ? std::max<std::int64_t>(n, 1) : prim::fused_tile;
 
-  std::array<const void*, fused_max_inputs> ptrs{};
+  std::array<const void*, prim::fused_max_inputs> ptrs{};
   for (std::int64_t b = 0; b < n; b += tile) {
     const std::int64_t len = std::min(tile, n - b);
-    const std::int64_t ahead = b + prefetch_distance * fused_tile;
-    const std::int64_t ahead_len = num_streams > 0 && ahead < n ? std::min(fused_tile, n - ahead) : 0;
+    const std::int64_t ahead = b + prim::prefetch_distance * prim::fused_tile;
+    const std::int64_t ahead_len = num_streams > 0 && ahead < n ? std::min(prim::fused_tile, n - ahead) : 0;
     for (std::size_t l = 0; l < loads; ++l)
       if (!view_dense[l]) gather(views[l], b, len, scratch + gather_slot[l]);
     for (std::size_t k = 0; k < members; ++k) {
@@ -320,12 +324,15 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
       if (f.sfn != nullptr) f.sfn(ptrs[f.scalar_at == 0 ? 1 : 0], ptrs[static_cast<std::size_t>(f.scalar_at)], out, len);
       else f.fn(f.in, ptrs.data(), out, len);
     }
-    if (store != nullptr && !store_direct) scatter(*store, b, len, scratch + m[members - 1].slot, mode == FusedOut::accum);
+    if (store != nullptr && !store_direct)
+      scatter(*store, b, len, scratch + m[members - 1].slot, mode == prim::FusedOut::accum);
   }
   return ExecStatus::done;
 }
 
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::prim {
 
 /// One member of a fused loop: its op and where each of its inputs comes
 /// from (fused_source(kind, index)).
@@ -368,7 +375,9 @@ inline std::vector<std::int64_t> fused_attrs(const Graph& g, std::span<const Fus
   return a;
 }
 
-namespace detail {
+}  // namespace refx::prim
+
+namespace refx::detail {
 
 inline void fused_abstract(AbstractContext& c) {
   c.fail("fused ops are made by the fusion pass (refx::passes::fuse), not traced");
@@ -383,12 +392,16 @@ inline void fused_print(const Graph& g, const Op& op, std::string& s) {
     names.push_back(name.starts_with("map<") ? std::string_view("map") : name);  // refx::map: not its mangled type
     at += 4 + static_cast<std::size_t>(a[at + 3]);
   }
-  const auto mode = static_cast<FusedOut>(a[1]);
+  const auto mode = static_cast<prim::FusedOut>(a[1]);
   s += fmt::format("fused[{}{}{}]", fmt::join(names, " "), a[2] ? fmt::format(" loads={}", a[2]) : "",
-                   mode == FusedOut::store ? " store" : mode == FusedOut::accum ? " accum" : "");
+                   mode == prim::FusedOut::store   ? " store"
+                   : mode == prim::FusedOut::accum ? " accum"
+                                                   : "");
 }
 
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::prim {
 
 #if REFX_DEFINITIONS
 // Constant-initialised (no dynamic initialisation): usable from any static
@@ -404,4 +417,4 @@ REFX_DECL constinit const Primitive& fused = defs::fused;
 
 // The list of built-in primitives is defined once every one of them is.
 #define REFX_BUILTINS_FUSED_DEFINED
-#include <refx/ir/primitives/builtin_list.hpp>
+#include <refx/ir/primitives/detail/builtin_list.hpp>

@@ -8,8 +8,7 @@
 #include <refx/ir/primitive.hpp>
 #include <refx/ir/primitives/builtins.hpp>
 
-namespace refx::prim {
-namespace detail {
+namespace refx::detail {
 
 inline void expect_compute_ref(AbstractContext& c, const char* what) {
   const ValueType& r = c.view_ref(0);
@@ -89,7 +88,9 @@ inline ExecStatus accum_impl(ExecContext& ctx, const Op& op) {
   return ExecStatus::done;
 }
 
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::prim {
 
 #if REFX_DEFINITIONS
 // Constant-initialised (no dynamic initialisation): usable from any static
@@ -108,4 +109,4 @@ REFX_DECL constinit const Primitive& accum = defs::accum;
 
 // The list of built-in primitives is defined once every one of them is.
 #define REFX_BUILTINS_REF_OPS_DEFINED
-#include <refx/ir/primitives/builtin_list.hpp>
+#include <refx/ir/primitives/detail/builtin_list.hpp>

@@ -10,8 +10,7 @@
 #include <refx/ir/primitive.hpp>
 #include <refx/ir/primitives/builtins.hpp>
 
-namespace refx::prim {
-namespace detail {
+namespace refx::detail {
 
 // attrs: [rank, dims...]
 inline void reshape_abstract(AbstractContext& c) {
@@ -70,7 +69,9 @@ inline ExecStatus transpose_impl(ExecContext& ctx, const Op& op) {
   return ExecStatus::done;
 }
 
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::prim {
 
 #if REFX_DEFINITIONS
 // Constant-initialised (no dynamic initialisation): usable from any static
@@ -87,4 +88,4 @@ REFX_DECL constinit const Primitive& transpose = defs::transpose;
 
 // The list of built-in primitives is defined once every one of them is.
 #define REFX_BUILTINS_SHAPE_OPS_DEFINED
-#include <refx/ir/primitives/builtin_list.hpp>
+#include <refx/ir/primitives/detail/builtin_list.hpp>

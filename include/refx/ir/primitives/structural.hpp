@@ -8,13 +8,12 @@
 #include <limits>
 #include <vector>
 
-#include <refx/ir/convert.hpp>
+#include <refx/ir/detail/convert.hpp>
 #include <refx/ir/eval.hpp>
 #include <refx/ir/primitive.hpp>
 #include <refx/ir/primitives/builtins.hpp>
 
-namespace refx::prim {
-namespace detail {
+namespace refx::detail {
 
 /// attrs: [dtype, bits]. The scalar's value, as its own type, from its bits.
 template <class T>
@@ -32,15 +31,15 @@ inline ExecStatus constant_impl(ExecContext& ctx, const Op& op) {
   Buffer& out = ctx.out(op, 0);
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    *out.data<T>() = constant_value<T>(ctx.attr(op, 1));
+    *out.data<T>() = constant_value<T>(prim::constant_attrs(ctx.graph(), op).bits);
   });
   return ExecStatus::done;
 }
 inline void constant_print(const Graph& g, const Op& op, std::string& s) {
-  const auto a = g.attrs(op);
-  visit_dtype(static_cast<DType>(a[0]), [&](auto tag) {
+  const prim::ConstantAttrs a = prim::constant_attrs(g, op);
+  visit_dtype(a.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    s += fmt::format("{}", constant_value<T>(a[1]));
+    s += fmt::format("{}", constant_value<T>(a.bits));
   });
 }
 
@@ -265,12 +264,12 @@ inline void axis_abstract(AbstractContext& c) {
 }
 template <bool Size>
 ExecStatus axis_impl(ExecContext& ctx, const Op& op) {
-  const std::string& axis = ctx.graph().string(ctx.attr(op, 0));
+  const std::string& axis = prim::axis_attrs(ctx.graph(), op).axis;
   *ctx.out(op, 0).data<std::int32_t>() = Size ? ctx.env().axis_size(axis) : ctx.env().axis_index(axis);
   return ExecStatus::done;
 }
 inline void axis_print(const Graph& g, const Op& op, std::string& s) {
-  s += fmt::format("{}[axis={}]", op.prim->name, g.string(g.attrs(op)[0]));
+  s += fmt::format("{}[axis={}]", op.prim->name, prim::axis_attrs(g, op).axis);
 }
 
 // attrs: [dim, size, stride, parent size]; input: an integer scalar start.
@@ -286,10 +285,10 @@ inline void index_check_abstract(AbstractContext& c) {
   c.add_output(in);
 }
 inline ExecStatus index_check_impl(ExecContext& ctx, const Op& op) {
-  const std::int64_t start = ctx.in(op, 0).as_int(0), size = ctx.attr(op, 1), stride = ctx.attr(op, 2),
-                     parent = ctx.attr(op, 3);
-  if (!window_fits(start, size, stride, parent))
-    throw index_out_of_bounds(start, size, stride, static_cast<std::size_t>(ctx.attr(op, 0)), parent, op.loc);
+  const std::int64_t start = ctx.in(op, 0).as_int(0);
+  const prim::IndexCheckAttrs a = prim::index_check_attrs(ctx.graph(), op);
+  if (!window_fits(start, a.size, a.stride, a.parent_size))
+    throw index_out_of_bounds(start, a.size, a.stride, a.dim, a.parent_size, op.loc);
   Buffer& out = ctx.out(op, 0);
   std::memcpy(out.data(), ctx.in(op, 0).data(), out.bytes());
   return ExecStatus::done;
@@ -300,7 +299,9 @@ constexpr Primitive simple(std::string_view name, void (*abstract)(AbstractConte
   return Primitive{name, abstract, impl, print, nullptr, ControlKind::none, nullptr};
 }
 
-}  // namespace detail
+}  // namespace refx::detail
+
+namespace refx::prim {
 
 #if REFX_DEFINITIONS
 // Constant-initialised (no dynamic initialisation): usable from any static
@@ -333,4 +334,4 @@ REFX_DECL constinit const Primitive& axis_size = defs::axis_size;
 
 // The list of built-in primitives is defined once every one of them is.
 #define REFX_BUILTINS_STRUCTURAL_DEFINED
-#include <refx/ir/primitives/builtin_list.hpp>
+#include <refx/ir/primitives/detail/builtin_list.hpp>

@@ -11,7 +11,7 @@
 #include <refx/core/dtype.hpp>
 #include <refx/ir/buffer.hpp>
 
-namespace refx::prim::detail {
+namespace refx::detail {
 
 /// One element converted to T. Floating point to integer rounds toward zero
 /// and saturates (NaN becomes 0), as XLA does; a plain static_cast would be
@@ -50,4 +50,4 @@ inline void convert_buffer(const Buffer& in, Buffer& out) {
   });
 }
 
-}  // namespace refx::prim::detail
+}  // namespace refx::detail

@@ -223,8 +223,8 @@ REFX_DECL Tracer*& Tracer::current_slot() noexcept {
 REFX_DECL Tracer& Tracer::current(SourceLoc loc) {
   Tracer* t = current_slot();
   if (t == nullptr)
-    throw TraceError(fmt::format("refx: a traced operation was used outside of a trace (at {}); "
-                                 "call it from inside a kernel, run_state or run_scoped body", loc));
+    trace_error(loc, hint("call it from inside a kernel, run_state or run_scoped body"),
+                "a traced operation was used outside of a trace");
   return *t;
 }
 
@@ -244,24 +244,22 @@ REFX_DECL ValueId Tracer::add_param(ValueType t, std::int32_t scope) {
 
 REFX_DECL void Tracer::check_value(ValueId v, SourceLoc loc) const {
   if (v < 0 || static_cast<std::size_t>(v) >= graph_.num_values())
-    throw TraceError(fmt::format("refx: an empty (default-constructed) Value or Ref is used (at {}); assign it "
-                                 "from a traced operation first",
-                                 loc.known() ? loc : near()));
+    trace_error(loc.known() ? loc : near(), hint("assign it from a traced operation first"),
+                "an empty (default-constructed) Value or Ref is used");
   const ValueInfo& info = graph_.value(v);
   if (!block_open_[static_cast<std::size_t>(info.block)])
-    throw TraceError(fmt::format("refx: a Value defined inside a fori_loop, when or scope body is used outside "
-                                 "that body (at {}); return it from the body instead",
-                                 loc.known() ? loc : near()));
+    trace_error(loc.known() ? loc : near(), hint("return it from the body instead"),
+                "a Value defined inside a fori_loop, when or scope body is used outside that body");
 }
 
 REFX_DECL void Tracer::check_ref(ValueId ref, SourceLoc loc) const {
   const ValueInfo& info = graph_.value(ref);
   if (!scope_alive_[static_cast<std::size_t>(info.scope)]) {
     const SourceLoc where = scope_loc_[static_cast<std::size_t>(info.scope)];
-    throw TraceError(fmt::format("refx: a Ref is used after its scope ended (at {}); it was allocated by the "
-                                 "run_scoped / run_state {}{}; keep uses of a Ref inside its scope's body",
-                                 loc.known() ? loc : near(), where.known() ? "at " : "body",
-                                 where.known() ? fmt::format("{}", where) : std::string{}));
+    trace_error(loc.known() ? loc : near(),
+                hint("it was allocated by the run_scoped / run_state {}{}; keep uses of a Ref inside its scope's body",
+                     where.known() ? "at " : "body", where.known() ? fmt::format("{}", where) : std::string{}),
+                "a Ref is used after its scope ended");
   }
   check_value(ref, loc);
 }
@@ -277,14 +275,13 @@ REFX_DECL void Tracer::inherit_view_error(ViewId parent, ViewId child, std::stri
 
 REFX_DECL void Tracer::check_view(ViewId v, SourceLoc loc) const {
   if (v < 0 || static_cast<std::size_t>(v) >= graph_.num_views())
-    throw TraceError(fmt::format("refx: an empty (default-constructed) Ref is used (at {}); assign it from a "
-                                 "kernel parameter or a scope first",
-                                 loc.known() ? loc : near()));
+    trace_error(loc.known() ? loc : near(), hint("assign it from a kernel parameter or a scope first"),
+                "an empty (default-constructed) Ref is used");
   check_ref(graph_.view(v).ref, loc);
   for (const DimIndex& d : graph_.dims(graph_.view(v)))  // a traced start (e.g. a loop index) must still be in scope
     if (!d.start.is_static()) check_value(d.start.value, loc);
   if (auto it = view_errors_.find(v); it != view_errors_.end())
-    throw TraceError(fmt::format("refx: .at(...): {} (at {})", it->second, loc.known() ? loc : near()));
+    trace_error(loc.known() ? loc : near(), ".at(...): {}", it->second);
 }
 
 REFX_DECL std::span<const ValueId> Tracer::bind(const Primitive& p, std::span<const ValueId> inputs,
@@ -322,8 +319,7 @@ REFX_DECL ValueId Tracer::bind1(const Primitive& p, std::span<const ValueId> inp
                                 std::span<const std::int64_t> attrs, SourceLoc loc) {
   const auto outs = bind(p, inputs, views, attrs, loc);
   if (outs.size() != 1)
-    throw TraceError(fmt::format("refx: {} produced {} outputs where one was expected (at {})", p.name, outs.size(),
-                                 loc.known() ? loc : near()));
+    trace_error(loc.known() ? loc : near(), "{} produced {} outputs where one was expected", p.name, outs.size());
   return outs.front();
 }
 

@@ -36,18 +36,20 @@ struct VerifyReport {
   std::vector<std::string> warnings;
 };
 
-namespace detail {
+}  // namespace refx::passes
+
+namespace refx::detail {
 
 class Simulator {
  public:
-  Simulator(const Graph& g, GraphFacts& facts, const VerifyOptions& o) : g_(g), facts_(facts), options_(o) {
-    allocate_ = find_primitive("allocate");
+  Simulator(const Graph& g, passes::GraphFacts& facts, const passes::VerifyOptions& o)
+      : g_(g), facts_(facts), options_(o) {
     peer_signalled_.assign(g.num_values(), 0);
     for (std::size_t o2 = 0; o2 < g.num_ops(); ++o2) {
       const Op& op = g.op(static_cast<OpId>(o2));
       if (facts.block_of(static_cast<OpId>(o2)) == no_id) continue;
       const auto views = g.views(op);
-      if (op.prim == &prim::dma_start && g.attrs(op)[2] != 0)
+      if (op.prim == &prim::dma_start && prim::dma_start_attrs(g, op).remote)
         peer_signalled_[static_cast<std::size_t>(g.view(views[2]).ref)] = 1;
       if (op.prim == &prim::semaphore_signal && op.in_count > 1)
         peer_signalled_[static_cast<std::size_t>(g.view(views[0]).ref)] = 1;
@@ -61,7 +63,7 @@ class Simulator {
     for (const auto& [sem, c] : sems_)  // allocate()d semaphores live until the kernel ends
       check_balance(sem, c, "the kernel ends");
   }
-  VerifyReport take_report() { return std::move(report_); }
+  passes::VerifyReport take_report() { return std::move(report_); }
 
  private:
   struct InFlight {
@@ -145,7 +147,7 @@ class Simulator {
     const auto ins = g_.inputs(op);
     std::int64_t lo = 0, hi = 0;
     const BlockId body = g_.bodies(op)[0];
-    if (!constant_int(g_, ins[0], lo) || !constant_int(g_, ins[1], hi)) {
+    if (!passes::constant_int(g_, ins[0], lo) || !passes::constant_int(g_, ins[1], hi)) {
       block(body);  // a path with one iteration; then the count is unknown
       for (ValueId s : facts_.summary(o).semaphores) forget(s);
       return;
@@ -191,17 +193,18 @@ class Simulator {
     else if (op.prim == &prim::dma_wait) wait_copy(o, op);
     else if (op.prim == &prim::semaphore_signal) signal(op);
     else if (op.prim == &prim::semaphore_wait) wait_semaphore(op);
-    else if (allocate_ != nullptr && op.prim == allocate_)
+    else if (op.prim == &prim::allocate)
       for (ValueId v : g_.outputs(op))
         if (g_.type(v).is_semaphore()) sems_.try_emplace(v);  // static storage: a re-run keeps the count
   }
 
   void check_windows(const Op& op) {
-    const std::int64_t own = op.prim == &prim::dma_start ? g_.attrs(op)[0] : -2;
+    const bool start = op.prim == &prim::dma_start;
+    const std::int64_t own = start ? prim::dma_start_attrs(g_, op).descriptor : -2;
     // A remote start writes its destination on the peer, not here.
-    const ViewId remote_dst = op.prim == &prim::dma_start && g_.attrs(op)[2] != 0 ? g_.views(op)[1] : no_id;
+    const ViewId remote_dst = start && prim::dma_start_attrs(g_, op).remote ? g_.views(op)[1] : no_id;
     for (const Effect& e : g_.effects(op)) {
-      if (!(e.bits & data_bits) || e.view == no_id || e.view == remote_dst) continue;
+      if (!(e.bits & passes::data_bits) || e.view == no_id || e.view == remote_dst) continue;
       for (const InFlight& f : inflight_) {
         if (f.desc == own) continue;
         const SourceLoc made = desc_loc(f.desc, g_.op(f.start).loc);
@@ -239,7 +242,7 @@ class Simulator {
   }
 
   void add_inflight(const InFlight& f, const Op& op) {
-    if (options_.shared_semaphore != SharedSemaphorePolicy::allow && f.elem >= 0)
+    if (options_.shared_semaphore != passes::SharedSemaphorePolicy::allow && f.elem >= 0)
       for (const InFlight& other : inflight_)
         if (other.sem == f.sem && other.elem == f.elem) {
           std::string msg = fmt::format(
@@ -248,7 +251,7 @@ class Simulator {
               "flight its own semaphore",
               semaphore_name(g_, f.sem), g_.type(f.sem).shape.rank() ? fmt::format("[{}]", f.elem) : "",
               g_.op(other.start).loc, desc_loc(other.desc, g_.op(other.start).loc), op.loc, desc_loc(f.desc, op.loc));
-          if (options_.shared_semaphore == SharedSemaphorePolicy::error) throw VerifyError(msg);
+          if (options_.shared_semaphore == passes::SharedSemaphorePolicy::error) throw VerifyError(msg);
           report_.warnings.push_back(std::move(msg));
           break;
         }
@@ -297,7 +300,8 @@ class Simulator {
     Count* c = count(sem);
     if (c == nullptr || !c->known) return;
     std::int64_t inc = 0;
-    if (!constant_int(g_, g_.inputs(op)[0], inc)) c->known = false;
+    if (!passes::constant_int(g_, g_.inputs(op)[0], inc))
+      c->known = false;
     else c->value += inc;
   }
 
@@ -306,7 +310,7 @@ class Simulator {
     Count* c = count(sem);
     if (c == nullptr || !c->known) return;
     std::int64_t value = 0;
-    if (!constant_int(g_, g_.inputs(op)[0], value)) {
+    if (!passes::constant_int(g_, g_.inputs(op)[0], value)) {
       c->known = false;
       return;
     }
@@ -355,10 +359,9 @@ class Simulator {
   };
 
   const Graph& g_;
-  GraphFacts& facts_;
-  VerifyOptions options_;
-  VerifyReport report_;
-  const Primitive* allocate_ = nullptr;
+  passes::GraphFacts& facts_;
+  passes::VerifyOptions options_;
+  passes::VerifyReport report_;
   std::vector<char> peer_signalled_;
   std::unordered_map<ValueId, std::vector<OpId>> sem_ops_;
   std::unordered_map<ValueId, Count> sems_;
@@ -367,5 +370,4 @@ class Simulator {
   std::size_t simulated_ = 0;
 };
 
-}  // namespace detail
-}  // namespace refx::passes
+}  // namespace refx::detail

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
-namespace refx::prim::detail {
+namespace refx::detail {
 
 template <class F, class T>
 concept accepts = F::template accepts<T>;
@@ -112,4 +112,4 @@ struct Le { template <class T> static constexpr bool accepts = numeric<T>; templ
 struct Gt { template <class T> static constexpr bool accepts = numeric<T>; template <class T> bool operator()(T a, T b) const { return a > b; } };
 struct Ge { template <class T> static constexpr bool accepts = numeric<T>; template <class T> bool operator()(T a, T b) const { return a >= b; } };
 
-}  // namespace refx::prim::detail
+}  // namespace refx::detail

@@ -135,9 +135,8 @@ struct param_maker<std::tuple<P...>> {
     static_assert((param_traits<P>::supported && ...),
                   "refx: every kernel / run_scoped parameter must be a Ref<...> or a semaphore handle");
     if (!shapes.empty() && shapes.size() != sizeof...(P))
-      throw TraceError(fmt::format("refx: {} shapes given for {} parameters (at {}); give one shape per parameter, "
-                                   "or none when every extent is static",
-                                   shapes.size(), sizeof...(P), loc));
+      trace_error(loc, hint("give one shape per parameter, or none when every extent is static"),
+                  "{} shapes given for {} parameters", shapes.size(), sizeof...(P));
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
       return std::tuple<P...>{make_one<P>(t, shapes, I, scope, loc)...};
     }(std::index_sequence_for<P...>{});
@@ -149,19 +148,16 @@ struct param_maker<std::tuple<P...>> {
     Shape s;
     if (shapes.empty()) {
       if constexpr (!is_static_extents<E>())
-        throw TraceError(fmt::format("refx: parameter {} has dynamic extents; pass its shape (at {})", i, loc));
+        trace_error(loc, "parameter {} has dynamic extents; pass its shape", i);
       else
         s = static_shape<E>();
     } else {
       s = shapes[i];
       bool ok = s.rank() == E::rank;
       for (std::size_t d = 0; ok && d < E::rank; ++d) ok = E::values[d] == dyn || E::values[d] == s[d];
-      if (!ok)
-        throw TraceError(fmt::format("refx: shape {} given for parameter {} does not match its static extents (at {})",
-                                     s, i, loc));
+      if (!ok) trace_error(loc, "shape {} given for parameter {} does not match its static extents", s, i);
       for (const std::int64_t d : s.dims())
-        if (d < 0)
-          throw TraceError(fmt::format("refx: shape {} given for parameter {} has a negative extent (at {})", s, i, loc));
+        if (d < 0) trace_error(loc, "shape {} given for parameter {} has a negative extent", s, i);
     }
     const ValueId v = t.add_param(param_traits<H>::type(s), scope);
     return param_traits<H>::make(whole_view(t.graph(), v));

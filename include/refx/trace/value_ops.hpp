@@ -1,0 +1,321 @@
+#pragma once
+// The named operations on Values (value.hpp has the type and its operators):
+// shifts, pow, min / max, not, the unary functions, select, cast, reductions,
+// dot, full / iota / broadcast / reshape / transpose, and the mesh-position
+// scalars (axis_index, axis_size, at_kernel_entry). Included at the end of
+// trace/value.hpp.
+
+#include <refx/trace/value.hpp>
+
+namespace refx {
+
+/// XLA's shifts: by the bit width or more, shift_left and shift_right_logical
+/// give 0 and shift_right_arithmetic gives 0 or -1 (the sign filled in). The
+/// amount is read as unsigned (a negative amount shifts everything out).
+template <class A, class B> requires detail::binary_operands<A, B>
+auto shift_left(const A& a, const B& b) { return detail::shift(prim::shift_left, a, b); }
+template <class A, class B> requires detail::binary_operands<A, B>
+auto shift_right_logical(const A& a, const B& b) { return detail::shift(prim::shift_right_logical, a, b); }
+template <class A, class B> requires detail::binary_operands<A, B>
+auto shift_right_arithmetic(const A& a, const B& b) { return detail::shift(prim::shift_right_arithmetic, a, b); }
+
+/// Elementwise a^b of floating-point values (a literal exponent is allowed).
+template <class A, class B> requires detail::binary_operands<A, B>
+auto pow(const A& a, const B& b) {
+  static_assert(is_floating_v<detail::binary_element<A, B>>, "refx: pow needs floating-point values; cast them first");
+  return detail::binary<false>(prim::pow, a, b);
+}
+/// Elementwise minimum / maximum of two values (or a value and a literal).
+template <class A, class B> requires detail::binary_operands<A, B>
+auto min(const A& a, const B& b) { return detail::binary<false>(prim::min, a, b); }
+template <class A, class B> requires detail::binary_operands<A, B>
+auto max(const A& a, const B& b) { return detail::binary<false>(prim::max, a, b); }
+
+template <class T, class E>
+Value<T, E> operator-(const Value<T, E>& a) { return detail::wrap<T, E>(detail::apply(prim::neg, {a.id()})); }
+template <class E>
+Value<bool, E> operator!(const Value<bool, E>& a) { return detail::wrap<bool, E>(detail::apply(prim::logical_not, {a.id()})); }
+/// Bitwise not of an integer Value (logical not of a bool one).
+template <class T, class E>
+Value<T, E> operator~(const Value<T, E>& a) {
+  static_assert(std::is_integral_v<T>, "refx: ~ flips the bits of integer values (or negates bool ones), not floating point");
+  return detail::wrap<T, E>(detail::apply(prim::logical_not, {a.id()}));
+}
+template <class T, class E>
+Value<T, E> abs(const Value<T, E>& a, refx::source_location loc = refx::source_location::current()) {
+  return detail::wrap<T, E>(detail::apply(prim::abs, {a.id()}, {}, loc));
+}
+template <class T, class E>
+Value<T, E> exp(const Value<T, E>& a, refx::source_location loc = refx::source_location::current()) {
+  static_assert(is_floating_v<T>, "refx: exp needs a floating-point value; cast it first");
+  return detail::wrap<T, E>(detail::apply(prim::exp, {a.id()}, {}, loc));
+}
+template <class T, class E>
+Value<T, E> log(const Value<T, E>& a, refx::source_location loc = refx::source_location::current()) {
+  static_assert(is_floating_v<T>, "refx: log needs a floating-point value; cast it first");
+  return detail::wrap<T, E>(detail::apply(prim::log, {a.id()}, {}, loc));
+}
+template <class T, class E>
+Value<T, E> sqrt(const Value<T, E>& a, refx::source_location loc = refx::source_location::current()) {
+  static_assert(is_floating_v<T>, "refx: sqrt needs a floating-point value; cast it first");
+  return detail::wrap<T, E>(detail::apply(prim::sqrt, {a.id()}, {}, loc));
+}
+/// 1 / sqrt(a).
+template <class T, class E>
+Value<T, E> rsqrt(const Value<T, E>& a, refx::source_location loc = refx::source_location::current()) {
+  static_assert(is_floating_v<T>, "refx: rsqrt needs a floating-point value; cast it first");
+  return detail::wrap<T, E>(detail::apply(prim::rsqrt, {a.id()}, {}, loc));
+}
+template <class T, class E>
+Value<T, E> tanh(const Value<T, E>& a, refx::source_location loc = refx::source_location::current()) {
+  static_assert(is_floating_v<T>, "refx: tanh needs a floating-point value; cast it first");
+  return detail::wrap<T, E>(detail::apply(prim::tanh, {a.id()}, {}, loc));
+}
+/// The sigmoid 1 / (1 + exp(-a)) (lax.logistic).
+template <class T, class E>
+Value<T, E> logistic(const Value<T, E>& a, refx::source_location loc = refx::source_location::current()) {
+  static_assert(is_floating_v<T>, "refx: logistic needs a floating-point value; cast it first");
+  return detail::wrap<T, E>(detail::apply(prim::logistic, {a.id()}, {}, loc));
+}
+
+/// `c ? a : b` elementwise; a scalar condition or branch is broadcast.
+template <class C, class A, class B>
+  requires(!is_ref_v<C> && !is_ref_v<A> && !is_ref_v<B>)
+auto select(const C& c, const A& a, const B& b, refx::source_location loc = refx::source_location::current()) {
+  constexpr bool bool_cond = [] {
+    if constexpr (is_value_v<C>) return std::is_same_v<typename C::element_type, bool>;
+    else return false;
+  }();
+  static_assert(bool_cond, "refx: select's condition must be a bool Value (a comparison)");
+  constexpr bool one_type = [] {
+    if constexpr (is_value_v<A> && is_value_v<B>) return std::is_same_v<typename A::element_type, typename B::element_type>;
+    else return true;
+  }();
+  static_assert(one_type,
+                "refx: select's two alternatives must have one element type; convert one with refx::cast<T>(v)");
+  if constexpr (!bool_cond || !one_type) {
+    return Value<float>{};  // not reached: a check above failed to compile
+  } else {
+  using T = detail::binary_element<A, B>;
+  using E = detail::binary_extents<typename detail::operand_traits<C>::ext,
+                                   detail::binary_extents<typename detail::operand_traits<A>::ext,
+                                                          typename detail::operand_traits<B>::ext>>;
+  ValueId ic = c.id(), ia = detail::operand<T>(a), ib = detail::operand<T>(b);
+  auto& g = detail::Tracer::current(loc).graph();
+  Shape s;
+  for (ValueId v : {ic, ia, ib})
+    if (g.type(v).shape.rank() > s.rank()) s = g.type(v).shape;
+  for (ValueId* v : {&ic, &ia, &ib})
+    if (g.type(*v).shape.rank() == 0 && s.rank() != 0) *v = detail::broadcast_to(*v, s, loc);
+  return detail::wrap<T, E>(detail::apply(prim::select, {ic, ia, ib}, {}, loc));
+  }
+}
+
+/// Converts every element to U.
+template <Element U, class T, class E>
+Value<U, E> cast(const Value<T, E>& v, refx::source_location loc = refx::source_location::current()) {
+  const std::int64_t attrs[] = {static_cast<std::int64_t>(dtype_v<U>)};
+  return detail::wrap<U, E>(detail::apply(prim::cast, {v.id()}, attrs, loc));
+}
+
+namespace detail {
+template <std::size_t Axis, class E, std::size_t... I>
+auto drop_axis(std::index_sequence<I...>) -> extents<E::values[I < Axis ? I : I + 1]...>;
+template <std::size_t Axis, class E>
+using drop_axis_t = decltype(drop_axis<Axis, E>(std::make_index_sequence<(E::rank > 0 ? E::rank - 1 : 0)>{}));
+}  // namespace detail
+
+/// Sum along `Axis` (the axis is removed).
+template <std::size_t Axis, class T, class E>
+auto reduce_sum(const Value<T, E>& v, refx::source_location loc = refx::source_location::current()) {
+  static_assert(Axis < E::rank, "refx: reduce_sum axis is out of range for this value's rank");
+  const std::int64_t attrs[] = {static_cast<std::int64_t>(Axis)};
+  return detail::wrap<T, detail::drop_axis_t<Axis, E>>(detail::apply(prim::reduce_sum, {v.id()}, attrs, loc));
+}
+/// Maximum along `Axis` (the axis is removed).
+template <std::size_t Axis, class T, class E>
+auto reduce_max(const Value<T, E>& v, refx::source_location loc = refx::source_location::current()) {
+  static_assert(Axis < E::rank, "refx: reduce_max axis is out of range for this value's rank");
+  const std::int64_t attrs[] = {static_cast<std::int64_t>(Axis)};
+  return detail::wrap<T, detail::drop_axis_t<Axis, E>>(detail::apply(prim::reduce_max, {v.id()}, attrs, loc));
+}
+
+/// Minimum along `Axis` (the axis is removed).
+template <std::size_t Axis, class T, class E>
+auto reduce_min(const Value<T, E>& v, refx::source_location loc = refx::source_location::current()) {
+  static_assert(Axis < E::rank, "refx: reduce_min axis is out of range for this value's rank");
+  const std::int64_t attrs[] = {static_cast<std::int64_t>(Axis)};
+  return detail::wrap<T, detail::drop_axis_t<Axis, E>>(detail::apply(prim::reduce_min, {v.id()}, attrs, loc));
+}
+
+/// Tag for dot(a, b, trans_b): multiply by b's transpose (`a @ b.T`, as
+/// attention scores are written), without materialising it.
+struct trans_b_t {
+  explicit constexpr trans_b_t() = default;
+};
+inline constexpr trans_b_t trans_b{};
+
+namespace detail {
+template <class Out, class T>
+using dot_result_t = std::conditional_t<std::is_void_v<Out>, T, Out>;
+
+template <class Out, bool TransB, class T, class EA, class EB>
+auto traced_dot(const Value<T, EA>& a, const Value<T, EB>& b, SourceLoc loc) {
+  using R = dot_result_t<Out, T>;
+  static_assert(EA::rank == 2 && EB::rank == 2, "refx: dot multiplies two rank-2 values");
+  constexpr std::size_t kb = TransB ? 1 : 0;  // b's contracting axis
+  static_assert(EA::rank != 2 || EB::rank != 2 || EA::values[1] == dyn || EB::values[kb] == dyn ||
+                    EA::values[1] == EB::values[kb],
+                "refx: dot's contracting extents differ (a's columns against b's rows, or b's columns with trans_b)");
+  static_assert(!std::is_same_v<T, bool>, "refx: dot cannot multiply bool matrices; cast them to a number type first");
+  static_assert(std::is_void_v<Out> || Element<Out>, "refx: dot's preferred element type must be a refx element type");
+  if constexpr (Element<R> && !std::is_same_v<T, bool>) {
+    static_assert(prim::dot_result_fits(dtype_v<T>, dtype_v<R>),
+                  "refx: dot's preferred element type must be at least as wide as the operands, and floating for "
+                  "floating operands (bf16 x bf16 may prefer float)");
+    const std::int64_t attrs[] = {static_cast<std::int64_t>(dtype_v<R>), TransB ? prim::dot_trans_b : 0};
+    return wrap<R, extents<EA::values[0], EB::values[TransB ? 0 : 1]>>(apply(prim::dot, {a.id(), b.id()}, attrs, loc));
+  }
+}
+}  // namespace detail
+
+/// Matrix product of (m, k) and (k, n) values. `dot<float>(a, b)` names the
+/// result element type (JAX's preferred_element_type; default: the
+/// operands'): bf16 x bf16 -> float keeps the f32 sums, unrounded. bf16 and
+/// f16 sums are f32 either way; integer results are exact, wrapping.
+template <class Out = void, class T, class EA, class EB>
+auto dot(const Value<T, EA>& a, const Value<T, EB>& b, refx::source_location loc = refx::source_location::current()) {
+  return detail::traced_dot<Out, false>(a, b, loc);
+}
+/// Matrix product of (m, k) and the transpose of (n, k): `a @ b.T`.
+template <class Out = void, class T, class EA, class EB>
+auto dot(const Value<T, EA>& a, const Value<T, EB>& b, trans_b_t, refx::source_location loc = refx::source_location::current()) {
+  return detail::traced_dot<Out, true>(a, b, loc);
+}
+/// Operands of two element types: an error that says so. The return type is
+/// deduced, so the error shows while the caller's expression is checked (not
+/// after a "cannot store void"), and is a Value of the shape the caller
+/// expects (nothing further fails to compile).
+template <class Out = void, class TA, class TB, class EA, class EB, class... Rest>
+  requires(!std::is_same_v<TA, TB>)
+auto dot(const Value<TA, EA>&, const Value<TB, EB>&, Rest&&...) {
+  static_assert(std::is_same_v<TA, TB>, "refx: dot's operands have different element types; convert one with refx::cast<T>(v)");
+  using R = std::conditional_t<std::is_void_v<Out>, TA, Out>;
+  constexpr bool trans_b = (std::is_same_v<std::remove_cvref_t<Rest>, trans_b_t> || ...);
+  if constexpr (EA::rank == 2 && EB::rank == 2 && Element<R>) {
+    return Value<R, extents<EA::values[0], EB::values[trans_b ? 0 : 1]>>{};
+  }
+}
+
+/// A value of shape `s` filled with `v`.
+template <Element T, class E>
+Value<T, E> full(TypedShape<E> s, T v, refx::source_location loc = refx::source_location::current()) {
+  return detail::wrap<T, E>(detail::constant<T>(v, s.shape, loc));
+}
+template <Element T, std::int64_t... Dims>
+Value<T, extents<Dims...>> full(T v, refx::source_location loc = refx::source_location::current()) {
+  return full<T>(TypedShape<extents<Dims...>>{Shape{Dims...}}, v, loc);
+}
+template <Element T, class E>
+Value<T, E> zeros(TypedShape<E> s, refx::source_location loc = refx::source_location::current()) { return full<T>(s, T{}, loc); }
+template <Element T, std::int64_t... Dims>
+Value<T, extents<Dims...>> zeros(refx::source_location loc = refx::source_location::current()) { return full<T, Dims...>(T{}, loc); }
+
+/// Element indices along dimension `dim` of shape `s`.
+template <Element T, class E>
+Value<T, E> iota(TypedShape<E> s, std::size_t dim, refx::source_location loc = refx::source_location::current()) {
+  std::vector<std::int64_t> attrs{static_cast<std::int64_t>(dtype_v<T>), static_cast<std::int64_t>(dim),
+                                  static_cast<std::int64_t>(s.shape.rank())};
+  attrs.insert(attrs.end(), s.shape.begin(), s.shape.end());
+  return detail::wrap<T, E>(detail::Tracer::current(loc).bind1(prim::iota, {}, {}, attrs, loc));
+}
+template <Element T, std::int64_t... Dims>
+Value<T, extents<Dims...>> iota(std::size_t dim, refx::source_location loc = refx::source_location::current()) {
+  return iota<T>(TypedShape<extents<Dims...>>{Shape{Dims...}}, dim, loc);
+}
+
+/// A scalar broadcast to shape `s`.
+template <class T, class E>
+Value<T, E> broadcast(const Scalar<T>& v, TypedShape<E> s, refx::source_location loc = refx::source_location::current()) {
+  return detail::wrap<T, E>(detail::broadcast_to(v.id(), s.shape, loc));
+}
+
+/// The same elements, in row-major order, with the static extents `Dims...`.
+template <std::int64_t... Dims, class T, class E>
+Value<T, extents<Dims...>> reshape(const Value<T, E>& v, refx::source_location loc = refx::source_location::current()) {
+  static_assert(((Dims != dyn) && ...), "refx: reshape<Dims...> takes static extents (no refx::dyn)");
+  constexpr bool known = [] {
+    for (std::size_t i = 0; i < E::rank; ++i)
+      if (E::values[i] == dyn) return false;
+    return true;
+  }();
+  constexpr std::int64_t from = [] {
+    std::int64_t n = 1;
+    for (std::size_t i = 0; i < E::rank; ++i) n *= E::values[i];
+    return n;
+  }();
+  static_assert(!known || from == (std::int64_t{1} * ... * Dims),
+                "refx: reshape must keep the element count; the target extents hold a different number of elements "
+                "than the Value");
+  const std::int64_t attrs[] = {static_cast<std::int64_t>(sizeof...(Dims)), Dims...};
+  return detail::wrap<T, extents<Dims...>>(detail::apply(prim::reshape, {v.id()}, attrs, loc));
+}
+
+/// The transpose of a matrix (rank-2 value).
+template <class T, class E>
+auto transpose(const Value<T, E>& v, refx::source_location loc = refx::source_location::current()) {
+  static_assert(E::rank == 2, "refx: transpose takes a matrix (a rank-2 Value)");
+  if constexpr (E::rank == 2) {
+    return detail::wrap<T, extents<E::values[1], E::values[0]>>(detail::apply(prim::transpose, {v.id()}, {}, loc));
+  }
+}
+
+namespace detail {
+/// The mesh's axis named `axis`; a TraceError at the user's line if it has none.
+REFX_DECL const Mesh::Axis& traced_mesh_axis(const Mesh& m, std::string_view axis, SourceLoc loc);
+REFX_DECL Scalar<std::int32_t> axis_scalar(const Primitive& p, std::string_view axis, SourceLoc loc);
+#if REFX_DEFINITIONS
+REFX_DECL const Mesh::Axis& traced_mesh_axis(const Mesh& m, std::string_view axis, SourceLoc loc) {
+  for (const Mesh::Axis& a : m.axes())
+    if (a.name == axis) return a;
+  trace_error(loc, "the mesh {} has no axis \"{}\"", m.describe(), axis);
+}
+REFX_DECL Scalar<std::int32_t> axis_scalar(const Primitive& p, std::string_view axis, SourceLoc loc) {
+  auto& t = Tracer::current(loc);
+  if (const Mesh* m = t.mesh()) (void)traced_mesh_axis(*m, axis, loc);
+  const std::int64_t attrs[] = {t.graph().add_string(std::string(axis))};
+  return wrap<std::int32_t, extents<>>(t.bind1(p, {}, {}, attrs, loc));
+}
+#endif  // REFX_DEFINITIONS
+
+}  // namespace detail
+
+/// This device's index along a named mesh axis, and the axis' size.
+inline Scalar<std::int32_t> axis_index(AxisName axis, refx::source_location loc = refx::source_location::current()) {
+  return detail::axis_scalar(prim::axis_index, axis, loc);
+}
+inline Scalar<std::int32_t> axis_size(AxisName axis, refx::source_location loc = refx::source_location::current()) {
+  return detail::axis_scalar(prim::axis_size, axis, loc);
+}
+
+/// True while the kernel being traced has done nothing with an effect yet
+/// (no Ref read or written, no semaphore or copy, no host effect) and the
+/// call is at its top level, not in a loop, branch or scope body. There,
+/// every device's Refs are untouched by this launch and every earlier
+/// launch has ended on every device (launches of one runtime run one at a
+/// time; across MPI ranks, launch k ends everywhere before k+1 starts), and
+/// scoped scratch is allocated before any device runs. So a collective
+/// traced here may write into its peers at once: it needs no entry barrier.
+inline bool at_kernel_entry(refx::source_location loc = refx::source_location::current()) {
+  return detail::Tracer::current(loc).at_entry();
+}
+
+/// A slice whose start is a traced scalar.
+template <std::integral I>
+Slice ds(const Scalar<I>& start, std::int64_t size, std::int64_t stride = 1) {
+  Slice s = ds(0, size, stride);
+  s.start = DynIndex{0, start.id()};
+  return s;
+}
+
+}  // namespace refx
