@@ -1,0 +1,77 @@
+#pragma once
+// A copy job between two resolved views, and moving its bytes: whole, or
+// elements [begin, end) of contiguous views (a chunk; copy_policies.hpp).
+
+#include <atomic>
+#include <cstring>
+
+#include <refx/ir/graph.hpp>
+#include <refx/ir/view_access.hpp>
+
+namespace refx::detail {
+
+struct TimelineCopy;  // detail/launch_timeline.hpp
+
+struct CopyJob {
+  ResolvedView src, dst;
+  CopyReduce reduce = CopyReduce::none;
+  std::int32_t source = 0, target = 0;
+  ValueId recv_sem = no_id, send_sem = no_id;
+  std::int64_t recv_index = 0, send_index = 0;
+  std::int64_t bytes = 0;
+  // Chunked jobs: `chunks` pieces of `per` elements. Pool tasks and the
+  // starting device claim them through `next` until none is left; whoever
+  // finishes the last one (`remaining`) completes the copy.
+  int chunks = 0;
+  std::int64_t per = 0;
+  std::atomic<int> next{0};
+  std::atomic<int> remaining{0};
+  bool offered = false;                  // pool tasks were queued for it
+  std::int64_t* recv_counter = nullptr;  // the semaphores it advances
+  std::int64_t* send_counter = nullptr;
+  std::int32_t race_thread = -1;         // its thread in the race detector
+  TimelineCopy* trace = nullptr;         // its timeline record, when one is recording
+};
+
+/// Copies (or combines) elements [begin, end) of two contiguous views.
+inline void copy_contiguous(const ResolvedView& src, const ResolvedView& dst, CopyReduce reduce, std::int64_t begin,
+                            std::int64_t end) {
+  const DType t = src.buffer->dtype();
+  const std::size_t es = size_of(t);
+  const std::byte* s = src.buffer->data() + (src.offset + begin) * static_cast<std::int64_t>(es);
+  std::byte* d = dst.buffer->data() + (dst.offset + begin) * static_cast<std::int64_t>(es);
+  const std::int64_t n = end - begin;
+  if (reduce == CopyReduce::none) {
+    std::memmove(d, s, static_cast<std::size_t>(n) * es);
+    return;
+  }
+  visit_dtype(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T* a = reinterpret_cast<const T*>(s);
+      T* o = reinterpret_cast<T*>(d);
+      // The same semantics as accum_view / max_view (the interpreter's): integer
+      // sums wrap, and a NaN on either side wins the maximum.
+      if (reduce == CopyReduce::sum) {
+        for (std::int64_t i = 0; i < n; ++i) o[i] = wrapping_add(o[i], a[i]);
+      } else {
+        for (std::int64_t i = 0; i < n; ++i) {
+          bool take = o[i] < a[i];
+          if constexpr (is_floating_v<T>) take = take || (a[i] != a[i] && o[i] == o[i]);
+          if (take) o[i] = a[i];
+        }
+      }
+    }
+  });
+}
+
+/// Copies a whole region, strided or not.
+inline void copy_region(const ResolvedView& src, const ResolvedView& dst, CopyReduce reduce) {
+  if (is_contiguous(src) && is_contiguous(dst)) {
+    copy_contiguous(src, dst, reduce, 0, src.elements());
+  } else {
+    copy_view(src, dst, reduce);
+  }
+}
+
+}  // namespace refx::detail
