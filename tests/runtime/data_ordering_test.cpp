@@ -54,6 +54,25 @@ struct Probe {
   bool held = false;
 };
 
+/// Traced into the first launch: holds it until the second one was
+/// dispatched, then gives that one kChance to run early.
+void hold(Probe& p) {
+  io_callback([&p] {
+    p.held = p.dispatched.wait_for(kTestLimit / 2);
+    (void)p.written.wait_for(kChance);  // a correct runtime lets this time out
+  });
+}
+
+/// The second launch: writes `value` into x, then says so.
+Executable writer_of(float value, Probe& p, Runtime& rt) {
+  return kernel([&p, value](VmemRef<float, 16> x) {
+           x.store(full<float, 16>(value));
+           io_callback([&p] { p.written.set(); });
+         })
+      .name("writer")
+      .compile(Mesh{{"x", 1}}, {}, rt);
+}
+
 // A reader of x on one Runtime, a writer of x (call_in_place) on another,
 // dispatched while the reader runs: the writer must wait, and the reader
 // computes from the value it was given.
@@ -62,20 +81,12 @@ TEST(DataOrdering, WriteAfterReadAcrossRuntimes) {
   Runtime reader_rt(RuntimeOptions{.workers = 2}), writer_rt(RuntimeOptions{.workers = 2});
   Probe p;
   auto reader = kernel([&p](VmemRef<const float, 16> x, VmemRef<float, 16> y) {
-                  io_callback([&p] {
-                    p.held = p.dispatched.wait_for(kTestLimit / 2);
-                    (void)p.written.wait_for(kChance);  // a correct runtime lets this time out
-                  });
+                  hold(p);
                   y.store(x.load() + 1.0f);
                 })
                     .name("reader")
                     .compile(Mesh{{"x", 1}}, {}, reader_rt);
-  auto writer = kernel([&p](VmemRef<float, 16> x) {
-                  x.store(full<float, 16>(100.0f));
-                  io_callback([&p] { p.written.set(); });
-                })
-                    .name("writer")
-                    .compile(Mesh{{"x", 1}}, {}, writer_rt);
+  auto writer = writer_of(100.0f, p, writer_rt);
   Array x = Array::generate<float>(1, Shape{16}, [](int, std::int64_t i) { return static_cast<float>(i); }, reader_rt);
   const Array y = reader(x)[0];
   writer.call_in_place({x});
@@ -95,20 +106,12 @@ TEST(DataOrdering, WriteAfterWriteAndReadAfterWriteAcrossRuntimes) {
   Runtime a(RuntimeOptions{.workers = 2}), b(RuntimeOptions{.workers = 2}), c(RuntimeOptions{.workers = 1});
   Probe p;
   auto first = kernel([&p](VmemRef<float, 16> x) {
-                 io_callback([&p] {
-                   p.held = p.dispatched.wait_for(kTestLimit / 2);
-                   (void)p.written.wait_for(kChance);
-                 });
+                 hold(p);
                  x.store(full<float, 16>(1.0f));
                })
                    .name("first")
                    .compile(Mesh{{"x", 1}}, {}, a);
-  auto second = kernel([&p](VmemRef<float, 16> x) {
-                  x.store(full<float, 16>(2.0f));
-                  io_callback([&p] { p.written.set(); });
-                })
-                    .name("second")
-                    .compile(Mesh{{"x", 1}}, {}, b);
+  auto second = writer_of(2.0f, p, b);
   auto plus_one = kernel([](VmemRef<const float, 16> x, VmemRef<float, 16> y) { y.store(x.load() + 1.0f); })
                       .compile(Mesh{{"x", 1}}, {}, c);
   Array x = Array::generate<float>(1, Shape{16}, [](int, std::int64_t) { return 0.0f; }, a);
