@@ -18,8 +18,6 @@ inline Launch::Launch(LaunchRequest request, LaunchContext context)
       event_(ctx_.event ? std::move(ctx_.event) : std::make_shared<Event>(ctx_.runtime)),
       sched_(*this, pool_, stats_) {
   const std::int32_t n = program().mesh.size();
-  devices_.resize(static_cast<std::size_t>(n));
-  sched_.resize(n);
   const auto workers = static_cast<int>(pool_.size());
   // Small programs (no loops, no host effects, little data) run their devices
   // one after another on one runner even with a worker per device: their
@@ -30,6 +28,9 @@ inline Launch::Launch(LaunchRequest request, LaunchContext context)
 }
 
 inline void Launch::start() {
+  // Sized here, on a worker, not at dispatch (the host's time).
+  devices_.resize(static_cast<std::size_t>(program().mesh.size()));
+  sched_.resize(program().mesh.size());
   std::exception_ptr early = await_dependencies();
   if (early && !ctx_.remote) return abandon(early);
   prepare_effects();
