@@ -104,27 +104,31 @@ class Runtime : private detail::LaunchHost {
     ctx.inputs = std::move(inputs);
     ctx.remote = remote_.get();
     if (options_.detect_races) ctx.observers.push_back(std::make_unique<detail::RaceObserver>(devices));
-    std::unique_ptr<detail::LaunchTimeline> timeline;
-    if (timeline_on_.load(std::memory_order_relaxed))
-      timeline = std::make_unique<detail::LaunchTimeline>(p, id_, pool_.size());
-    std::shared_ptr<detail::Launch> l;
+    detail::LaunchTimeline* timeline = nullptr;  // numbered below
+    if (timeline_on_.load(std::memory_order_relaxed)) {
+      auto t = std::make_unique<detail::LaunchTimeline>(p, id_, pool_.size());
+      timeline = t.get();
+      ctx.observers.push_back(std::make_unique<detail::TimelineObserver>(
+          std::move(t), [this](std::unique_ptr<detail::LaunchTimeline> done, const std::exception_ptr& e) {
+            timeline_finished(std::move(done), e);
+          }));
+    }
+    const std::shared_ptr<Event> event = ctx.event;
+    // Built before the lock: a worker ending the previous launch may be waiting for it.
+    auto l = std::make_shared<detail::Launch>(
+        detail::LaunchRequest{std::move(p), std::move(args), std::move(keep_alive), fx}, std::move(ctx));
     bool start_now = false;
     {
       std::lock_guard lock(mutex_);
-      const std::int64_t number = ctx.number = ++launches_;
-      if (timeline) {
-        timeline->set_number(number);
-        ctx.observers.push_back(std::make_unique<detail::TimelineObserver>(
-            std::move(timeline),
-            [this](std::unique_ptr<detail::LaunchTimeline> t, const std::exception_ptr& e) { timeline_finished(std::move(t), e); }));
-      }
-      if (fx.host_effects) ctx.sink = sink_;
+      detail::LaunchDispatch d;
+      d.number = ++launches_;
+      if (timeline) timeline->set_number(d.number);
+      if (fx.host_effects) d.sink = sink_;
       // Before the launch can start: it reads its dependencies in start().
       if (fx.ordered_mask != 0 || fx.output_token())
-        detail::thread_tokens(id_).record(RuntimeToken(ctx.event, number), devices, fx, &ctx.deps);
-      last_ = ctx.event;
-      l = std::make_shared<detail::Launch>(
-          detail::LaunchRequest{std::move(p), std::move(args), std::move(keep_alive), fx}, std::move(ctx));
+        detail::thread_tokens(id_).record(RuntimeToken(event, d.number), devices, fx, &d.deps);
+      last_ = event;
+      l->dispatched(std::move(d));
       if (busy_) {
         queue_.push_back(l);
       } else {

@@ -37,6 +37,8 @@ class Launch final : public std::enable_shared_from_this<Launch>, public transpo
  public:
   Launch(LaunchRequest request, LaunchContext context);
 
+  /// Its place in the dispatch order (before start; the Runtime's lock is held).
+  void dispatched(LaunchDispatch d) noexcept { dispatch_ = std::move(d); }
   /// Queues every device; called by the runtime when the launch's turn comes.
   void start();
   const std::shared_ptr<Event>& event() const noexcept { return event_; }
@@ -120,6 +122,7 @@ class Launch final : public std::enable_shared_from_this<Launch>, public transpo
 
   LaunchRequest req_;
   LaunchContext ctx_;
+  LaunchDispatch dispatch_;
   LaunchHost& host_;
   WorkerPool& pool_;
   const RuntimeOptions& options_;
@@ -130,7 +133,7 @@ class Launch final : public std::enable_shared_from_this<Launch>, public transpo
   DeviceScheduler<Launch> sched_;
   LazyCopies lazy_;
   EffectSequencer effects_;
-  PrintSink print_;  // calls ctx_.sink (set up in start)
+  PrintSink print_;  // calls dispatch_.sink (set up in start)
   bool completed_ = false;
   std::exception_ptr error_;
   std::atomic<bool> failed_{false};  // error_ is set (read without the lock)

@@ -121,7 +121,7 @@ inline void Launch::signal(std::int32_t self, std::int32_t target, ValueId sem, 
       ++sent_;  // counted before it can be received (quiescence detection)
     }
     ctx_.remote->signal(host_.owner(target, program().mesh.size()),
-                        transport::RemoteSignal{ctx_.number, self, target, static_cast<std::int32_t>(sem), index, inc});
+                        transport::RemoteSignal{dispatch_.number, self, target, static_cast<std::int32_t>(sem), index, inc});
     return;
   }
   std::lock_guard lock(sched_.mutex());

@@ -19,7 +19,7 @@ inline void Launch::fail_locked(std::exception_ptr error, bool remote) {
     // rank's cause (the lowest rank's, if several failed on their own).
     local_error_ = fmt::format("{} [MPI rank {}]", message_of(error_, "refx: unknown exception"),
                                ctx_.remote->placement().rank);
-    ctx_.remote->failed(ctx_.number, local_error_);
+    ctx_.remote->failed(dispatch_.number, local_error_);
   }
 }
 
@@ -68,7 +68,7 @@ inline void Launch::complete(std::unique_lock<std::mutex>& lock, std::exception_
       for (std::int64_t id : program().barrier_ids) host_.barrier(d, id).fill_zero();
   }
   host_.record(stats);
-  if (ctx_.remote) ctx_.remote->finished(ctx_.number);
+  if (ctx_.remote) ctx_.remote->finished(dispatch_.number);
   // Nothing refers to the devices' storage any more (the transport has let
   // go of the launch too): the next launch of the program takes it over
   // instead of allocating its own.

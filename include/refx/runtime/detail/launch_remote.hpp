@@ -20,7 +20,7 @@ inline std::array<std::int64_t, max_rank> dense_strides(const Shape& s) {
 
 inline void Launch::remote_copy(std::int32_t self, const Op&, const CopyRequest& r) {
   transport::RemoteCopy c;
-  c.launch = ctx_.number;
+  c.launch = dispatch_.number;
   c.source = self;
   c.target = r.target;
   c.dst_ref = static_cast<std::int32_t>(r.dst_ref);
@@ -127,7 +127,7 @@ inline transport::Report Launch::probe_report(std::int64_t probe) {
 
 inline transport::Report Launch::report_locked(std::int64_t probe) {
   transport::Report r;
-  r.launch = ctx_.number;
+  r.launch = dispatch_.number;
   r.seq = ++report_seq_;
   r.probe = probe;
   r.idle = !completed_ && sched_.idle_locked() && lazy_.empty() && !effects_.emitting();

@@ -1,9 +1,11 @@
 #pragma once
 // What a launch is given: the request (the program, its arguments, what its
-// effects are), the context dispatch adds (dependencies, the print sink, the
-// observers, the transport, its number) and the services of its Runtime
-// (LaunchHost). Plain structs: the Runtime fills them in and hands them to
-// the Launch's constructor; nothing reaches into the launch afterwards.
+// effects are), the context (its Runtime's services -- LaunchHost, pool,
+// options --, its input dependencies, observers, transport) and, once its
+// place in the dispatch order is known, its number, print sink and runtime
+// tokens (LaunchDispatch). Plain structs: the Runtime fills them in and hands
+// them to the Launch's constructor and to dispatched(); nothing reaches into
+// the launch otherwise.
 
 #include <cstdint>
 #include <memory>
@@ -57,14 +59,8 @@ struct LaunchContext {
   const RuntimeOptions* options = nullptr;
   /// The Runtime, as host effects mark it (Event::wait refuses to wait there).
   const void* runtime = nullptr;
-  /// This launch's number on its Runtime (the same on every rank).
-  std::int64_t number = 0;
   /// Set when the launch ends (made at dispatch: tokens refer to it); null: made by the launch.
   std::shared_ptr<Event> event;
-  /// The runtime's sink when dispatched (programs with host effects).
-  std::shared_ptr<PrintSinkHolder> sink;
-  /// Runtime tokens this launch takes (earlier launches with its ordered effects).
-  std::vector<std::shared_ptr<Event>> deps;
   /// Argument Arrays from unfinished / failed calls, possibly of other Runtimes.
   std::vector<InputDependency> inputs;
   /// Tools watching the launch (timeline, race detector), in the order they
@@ -73,6 +69,17 @@ struct LaunchContext {
   std::vector<std::unique_ptr<LaunchObserver>> observers;
   /// Where copies and signals to devices on other ranks go; null in-process.
   transport::Remote* remote = nullptr;
+};
+
+/// What the launch's place in the dispatch order decides (under the
+/// Runtime's lock, after the launch was built): given before it starts.
+struct LaunchDispatch {
+  /// This launch's number on its Runtime (the same on every rank).
+  std::int64_t number = 0;
+  /// The runtime's sink when dispatched (programs with host effects).
+  std::shared_ptr<PrintSinkHolder> sink;
+  /// Runtime tokens this launch takes (earlier launches with its ordered effects).
+  std::vector<std::shared_ptr<Event>> deps;
 };
 
 }  // namespace refx::detail

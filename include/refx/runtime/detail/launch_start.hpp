@@ -55,7 +55,7 @@ inline void Launch::start() {
     stats_.contexts_built = built;
   }
   if (ctx_.remote) {
-    ctx_.remote->started(ctx_.number, shared_from_this());  // delivers what arrived early
+    ctx_.remote->started(dispatch_.number, shared_from_this());  // delivers what arrived early
     if (early) {
       std::unique_lock lock(sched_.mutex());
       fail_locked(early);
@@ -72,13 +72,13 @@ inline void Launch::start() {
 // only when they are ready. A failed dependency does not fail us; a failed
 // input does (wait_for_inputs).
 inline std::exception_ptr Launch::await_dependencies() {
-  for (const auto& dep : ctx_.deps) {
+  for (const auto& dep : dispatch_.deps) {
     try {
       dep->wait(&pool_);
     } catch (...) {  // reported by the dependency's own outputs / effects_barrier
     }
   }
-  ctx_.deps.clear();
+  dispatch_.deps.clear();
   std::exception_ptr early = ctx_.inputs.empty() ? nullptr : wait_for_inputs();
   if (!early && ctx_.remote)
     if (std::string why = ctx_.remote->placement().check(program().mesh.size()); !why.empty())
@@ -88,7 +88,7 @@ inline std::exception_ptr Launch::await_dependencies() {
 
 inline void Launch::prepare_effects() {
   if (!req_.effects.host_effects) return;
-  if (ctx_.sink) print_ = [sink = ctx_.sink](std::string_view s) { (*sink)(s); };
+  if (dispatch_.sink) print_ = [sink = dispatch_.sink](std::string_view s) { (*sink)(s); };
   else print_ = print_to_stdout;
   if (req_.effects.ordered_mask != 0 && program().mesh.size() > 1) effects_.start(program().mesh.size());
 }
