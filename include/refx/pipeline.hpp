@@ -566,7 +566,7 @@ REFX_DECL void PipelineSchedule::prologue() {
 
 // The order within a step is chosen for the runtime, which keeps a copy on
 // its device when the next op waits and, at a wait that would block, runs
-// the device's kept copies itself (runtime/launch_impl.hpp): so every start
+// the device's kept copies itself (runtime/detail/launch_devices.hpp): so every start
 // that should overlap the body comes after the step's waits and right
 // before the body. Step s: wait for this step's new input blocks; start the
 // write-back of the output runs that ended at step s - 1; start the fetch

@@ -138,6 +138,33 @@ TEST_P(Errors, UnnamedSemaphoresOfOneScopeAreToldApart) {
   EXPECT_EQ(lines_with(msg, scope + " (its parameter 2 of 2) ends at 2").size(), static_cast<std::size_t>(n)) << msg;
 }
 
+// The send and the receive semaphore of one remote copy, both unnamed and
+// both left with bytes: each line says which one it is, and of which copy.
+int g_copy_line = 0;
+TEST_P(Errors, UnnamedSendAndReceiveSemaphoresSayTheirRole) {
+  Watchdog dog(kTestLimit, "send and receive never waited");
+  const int n = GetParam();
+  auto exe = kernel([](In x, Out y) {
+               auto right = (axis_index("x") + 1) % axis_size("x");
+               g_scope_line = __LINE__; run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
+                 auto c = make_async_remote_copy(x, y, send, recv, right);
+                 g_copy_line = __LINE__; c.start();
+               });
+             })
+                 .passes(unverified())
+                 .compile(Mesh{{"x", n}});
+  auto out = exe(tagged(n));
+  const std::string msg = runtime_error_of([&] { out[0].block_until_ready(); });
+  const std::string scope = "dma semaphore allocated by the scope at " + here(__FILE__, g_scope_line);
+  const std::string copy = "semaphore of the remote copy at " + here(__FILE__, g_copy_line);
+  EXPECT_EQ(lines_with(msg, scope + " (its parameter 1 of 2) (send " + copy + ") ends at").size(),
+            static_cast<std::size_t>(n))
+      << msg;
+  EXPECT_EQ(lines_with(msg, scope + " (its parameter 2 of 2) (receive " + copy + ") ends at").size(),
+            static_cast<std::size_t>(n))
+      << msg;
+}
+
 TEST_P(Errors, LocalCopyStartedAndNeverWaited) {
   Watchdog dog(kTestLimit, "copy never waited");
   const int n = GetParam();

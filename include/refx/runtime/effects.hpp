@@ -3,8 +3,8 @@
 // calling thread's token state (runtime tokens per ordered effect kind,
 // output tokens per device); what a program's effects are (EffectInfo) is in
 // effect_info.hpp. The Runtime
-// (runtime.hpp) updates tokens at dispatch and exposes them; Launch
-// (launch.hpp) performs the effects. See docs/effects.md.
+// (runtime.hpp) updates tokens at dispatch and exposes them; the launch
+// (detail/launch_effects.hpp, detail/effect_sequencer.hpp) performs the effects. See docs/effects.md.
 
 #include <algorithm>
 #include <array>

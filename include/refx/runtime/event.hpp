@@ -8,6 +8,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include <refx/core/error.hpp>
@@ -21,6 +22,16 @@ namespace detail {
 inline const void*& host_effect_runtime() noexcept {
   thread_local const void* runtime = nullptr;
   return runtime;
+}
+/// What a failure says: its what(), or `unknown` for a non-std exception.
+inline std::string message_of(const std::exception_ptr& error, const char* unknown) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return unknown;
+  }
 }
 }  // namespace detail
 

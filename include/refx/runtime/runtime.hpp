@@ -15,44 +15,18 @@
 #include <thread>
 
 #include <refx/config.hpp>
+#include <refx/runtime/detail/launch.hpp>
 #include <refx/runtime/fwd.hpp>
-#include <refx/runtime/launch.hpp>
+#include <refx/runtime/options.hpp>
+#include <refx/runtime/timeline.hpp>
 #include <refx/runtime/worker_pool.hpp>
 #include <refx/transport/transport.hpp>
 
 namespace refx {
 
-struct RuntimeOptions {
-  /// Worker threads; 0 = the hardware's.
-  unsigned workers = 0;
-  /// Copies up to this size run inline on the starting device's worker.
-  std::size_t inline_copy_bytes = std::size_t{256} << 10;
-  /// Larger copies are split into chunks of about this size.
-  std::size_t copy_chunk_bytes = std::size_t{512} << 10;
-  /// A program without loops or host effects whose copies and values are all
-  /// at most this size runs its devices one after another on one worker at a
-  /// time, whatever the device count: a device woken by a peer waits for the
-  /// running one to block instead of being handed to another thread (a
-  /// thread wake-up costs more than such a program's work). Other programs
-  /// spread their devices over every worker.
-  std::size_t single_worker_bytes = std::size_t{64} << 10;
-  /// Non-zero: run queued tasks in a random order seeded by this (testing).
-  std::uint64_t shuffle_seed = 0;
-  /// Checked mode: a happens-before race detector reports unordered
-  /// conflicting accesses (vector clocks through semaphores and copies).
-  bool detect_races = false;
-  /// Checked mode: a copy runs only when someone waits on its semaphore (or
-  /// at the end of the kernel), exposing code that reads before it waits.
-  bool lazy_copies = false;
-  /// Record a timeline from construction on, as start_timeline() does.
-  bool record_timeline = false;
-  /// Where copies and signals to devices of other processes go; null: every
-  /// device is in this process (docs/transport.md). Runtime::global() sets
-  /// up MPI by itself when refx is built with MPI and started by mpirun.
-  std::shared_ptr<transport::Remote> transport = nullptr;
-};
-
-class Runtime {
+// A Runtime is the LaunchHost of its launches (privately: users never call
+// record / launch_finished); a launch gets everything else in its context.
+class Runtime : private detail::LaunchHost {
  public:
   explicit Runtime(RuntimeOptions o = {})
       : options_(o),
@@ -103,8 +77,12 @@ class Runtime {
   int rank() const noexcept { return placement_.rank; }
   int ranks() const noexcept { return placement_.ranks; }
   /// Whether this process hosts `device` of a mesh of `devices`, and which rank does.
-  bool hosts(std::int32_t device, std::int32_t devices) const noexcept { return placement_.hosts(device, devices); }
-  int owner(std::int32_t device, std::int32_t devices) const noexcept { return placement_.owner(device, devices); }
+  bool hosts(std::int32_t device, std::int32_t devices) const noexcept override {
+    return placement_.hosts(device, devices);
+  }
+  int owner(std::int32_t device, std::int32_t devices) const noexcept override {
+    return placement_.owner(device, devices);
+  }
 
   /// Queues a launch; it starts when every earlier launch has finished and
   /// its `inputs` (Arrays from unfinished or failed calls) are ready.
@@ -112,27 +90,45 @@ class Runtime {
   /// from the graph): a launch with ordered effects takes and replaces this
   /// thread's runtime tokens of those kinds, one with host effects or without
   /// outputs replaces the output tokens of its devices. The host never blocks.
-  std::shared_ptr<Launch> enqueue(std::shared_ptr<const Program> p, std::vector<std::vector<Buffer*>> args,
-                                  std::vector<std::shared_ptr<const void>> keep_alive, LaunchEffects fx = {},
-                                  std::vector<InputDependency> inputs = {}) {
+  std::shared_ptr<detail::Launch> enqueue(std::shared_ptr<const Program> p, std::vector<std::vector<Buffer*>> args,
+                                          std::vector<std::shared_ptr<const void>> keep_alive, LaunchEffects fx = {},
+                                          std::vector<InputDependency> inputs = {}) {
     if (!fx.known) fx = LaunchEffects::of(effect_info(p->graph), true);
     const std::int32_t devices = p->mesh.size();
-    auto l = std::make_shared<Launch>(*this, std::move(p), std::move(args), std::move(keep_alive), fx);
-    l->inputs_ = std::move(inputs);
-    l->remote_ = remote_.get();
-    if (timeline_on_.load(std::memory_order_relaxed))
-      l->timeline_ = std::make_unique<LaunchTimeline>(l->program_, id_, pool_.size());
+    detail::LaunchContext ctx;
+    ctx.host = this;
+    ctx.pool = &pool_;
+    ctx.options = &options_;
+    ctx.runtime = this;
+    ctx.event = std::make_shared<Event>(this);
+    ctx.inputs = std::move(inputs);
+    ctx.remote = remote_.get();
+    if (options_.detect_races) ctx.observers.push_back(std::make_unique<detail::RaceObserver>(devices));
+    detail::LaunchTimeline* timeline = nullptr;  // numbered below
+    if (timeline_on_.load(std::memory_order_relaxed)) {
+      auto t = std::make_unique<detail::LaunchTimeline>(p, id_, pool_.size());
+      timeline = t.get();
+      ctx.observers.push_back(std::make_unique<detail::TimelineObserver>(
+          std::move(t), [this](std::unique_ptr<detail::LaunchTimeline> done, const std::exception_ptr& e) {
+            timeline_finished(std::move(done), e);
+          }));
+    }
+    const std::shared_ptr<Event> event = ctx.event;
+    // Built before the lock: a worker ending the previous launch may be waiting for it.
+    auto l = std::make_shared<detail::Launch>(
+        detail::LaunchRequest{std::move(p), std::move(args), std::move(keep_alive), fx}, std::move(ctx));
     bool start_now = false;
     {
       std::lock_guard lock(mutex_);
-      const std::int64_t number = ++launches_;
-      l->number_ = number;
-      if (l->timeline_) l->timeline_->set_number(number);
-      if (fx.host_effects) l->sink_ = sink_;
+      detail::LaunchDispatch d;
+      d.number = ++launches_;
+      if (timeline) timeline->set_number(d.number);
+      if (fx.host_effects) d.sink = sink_;
       // Before the launch can start: it reads its dependencies in start().
       if (fx.ordered_mask != 0 || fx.output_token())
-        detail::thread_tokens(id_).record(RuntimeToken(l->event(), number), devices, fx, &l->deps_);
-      last_ = l->event();
+        detail::thread_tokens(id_).record(RuntimeToken(event, d.number), devices, fx, &d.deps);
+      last_ = event;
+      l->dispatched(std::move(d));
       if (busy_) {
         queue_.push_back(l);
       } else {
@@ -201,7 +197,7 @@ class Runtime {
   std::vector<RuntimeToken> output_tokens() { return detail::thread_tokens(id_).output; }
 
   /// The persistent barrier semaphore of (device, collective id).
-  Buffer& barrier(std::int32_t device, std::int64_t collective_id) {
+  Buffer& barrier(std::int32_t device, std::int64_t collective_id) override {
     std::lock_guard lock(mutex_);
     auto [it, fresh] = barriers_.try_emplace({device, collective_id}, DType::i64, Shape{});
     if (fresh) it->second.fill_zero();
@@ -246,8 +242,7 @@ class Runtime {
   }
 
  private:
-  friend class Launch;
-  void record(const LaunchStats& s) {
+  void record(const LaunchStats& s) override {
     std::lock_guard lock(mutex_);
     totals_.bytes_copied += s.bytes_copied;
     totals_.copies += s.copies;
@@ -257,17 +252,17 @@ class Runtime {
   }
   // A recorded launch completed: hand it to the recordings still on; stop
   // recording launches once every recording is full.
-  void timeline_finished(std::unique_ptr<LaunchTimeline> t, const std::exception_ptr& error) {
+  void timeline_finished(std::unique_ptr<detail::LaunchTimeline> t, const std::exception_ptr& error) {
     t->finish(error);
-    std::shared_ptr<const LaunchTimeline> done(std::move(t));
+    std::shared_ptr<const detail::LaunchTimeline> done(std::move(t));
     std::lock_guard lock(mutex_);
     if (timeline_) timeline_->add(done);
     if (process_timeline_) process_timeline_->add(done);
     timeline_on_.store((timeline_ && !timeline_->full()) || (process_timeline_ && !process_timeline_->full()),
                        std::memory_order_relaxed);
   }
-  void launch_finished() {
-    std::shared_ptr<Launch> next;
+  void launch_finished() override {
+    std::shared_ptr<detail::Launch> next;
     {
       std::lock_guard lock(mutex_);
       if (queue_.empty()) {
@@ -289,7 +284,7 @@ class Runtime {
   const std::uint64_t id_;  // keys the threads' token state (addresses get reused)
   std::shared_ptr<PrintSinkHolder> sink_;
   mutable std::mutex mutex_;
-  std::deque<std::shared_ptr<Launch>> queue_;
+  std::deque<std::shared_ptr<detail::Launch>> queue_;
   std::shared_ptr<Event> last_;
   bool busy_ = false;
   std::int64_t launches_ = 0;
@@ -316,6 +311,9 @@ inline std::vector<RuntimeToken> output_tokens(Runtime& rt = Runtime::global()) 
 
 }  // namespace refx
 
-#include <refx/runtime/launch_impl.hpp>
-#include <refx/runtime/launch_effects.hpp>
-#include <refx/runtime/launch_remote.hpp>
+#include <refx/runtime/detail/launch_devices.hpp>  // first: the others need Launch::Device
+#include <refx/runtime/detail/launch_start.hpp>
+#include <refx/runtime/detail/launch_copies.hpp>
+#include <refx/runtime/detail/launch_end.hpp>
+#include <refx/runtime/detail/launch_effects.hpp>
+#include <refx/runtime/detail/launch_remote.hpp>

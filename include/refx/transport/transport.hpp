@@ -5,8 +5,9 @@
 // In-process (the default, RuntimeOptions::transport == nullptr) every device
 // lives in this process: a copy is a memcpy (or a combining loop) into the
 // target's storage followed by an add on its semaphore, under the launch's
-// lock -- inline in runtime/launch_impl.hpp, no call through this seam, so the
-// in-process runtime pays one predictable null test per copy or signal.
+// lock -- inline in runtime/detail/launch_devices.hpp and launch_copies.hpp,
+// no call through this seam, so the in-process runtime pays one predictable
+// null test per copy or signal.
 //
 // A Remote transport (transport/mpi.hpp) spreads the devices of a mesh over
 // processes ("ranks"); each rank owns a contiguous block of devices. A copy or

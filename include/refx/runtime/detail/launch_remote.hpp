@@ -1,13 +1,13 @@
 #pragma once
-// Launch's side of a remote transport (docs/transport.md): copies and signals
-// to devices on other ranks, what arrives from them, and the end of a launch
-// as the coordinator decides it. Unused in-process (remote_ is null).
+// Launch (detail/launch.hpp): its side of a remote transport
+// (docs/transport.md): copies and signals to devices on other ranks, what
+// arrives from them, and the end of a launch as the coordinator decides it.
+// Unused in-process (the context's remote is null).
 
-#include <refx/runtime/runtime.hpp>
+#include <refx/runtime/detail/launch_devices.hpp>
 
-namespace refx {
+namespace refx::detail {
 
-namespace detail {
 inline std::array<std::int64_t, max_rank> dense_strides(const Shape& s) {
   std::array<std::int64_t, max_rank> st{};
   std::int64_t e = 1;
@@ -17,11 +17,10 @@ inline std::array<std::int64_t, max_rank> dense_strides(const Shape& s) {
   }
   return st;
 }
-}  // namespace detail
 
 inline void Launch::remote_copy(std::int32_t self, const Op&, const CopyRequest& r) {
   transport::RemoteCopy c;
-  c.launch = number_;
+  c.launch = dispatch_.number;
   c.source = self;
   c.target = r.target;
   c.dst_ref = static_cast<std::int32_t>(r.dst_ref);
@@ -43,35 +42,34 @@ inline void Launch::remote_copy(std::int32_t self, const Op&, const CopyRequest&
     data = r.src.buffer->data() + r.src.offset * static_cast<std::int64_t>(size_of(r.src.buffer->dtype()));
   } else {
     packed = std::make_shared<Buffer>(r.src.buffer->dtype(), r.src.shape);
-    copy_view(r.src, ResolvedView{packed.get(), 0, r.src.shape, detail::dense_strides(r.src.shape)}, CopyReduce::none);
+    copy_view(r.src, ResolvedView{packed.get(), 0, r.src.shape, dense_strides(r.src.shape)}, CopyReduce::none);
     data = packed->data();
   }
   std::int64_t* send_counter = nullptr;
   {
-    std::lock_guard lock(mutex_);
+    std::lock_guard lock(sched_.mutex());
     if (r.send_sem != no_id) send_counter = &counter(self, r.send_sem, r.send_index);
     ++sent_;
-    ++inflight_;  // until the source may be reused: then the sender's semaphore rises
+    sched_.copy_started_locked();  // until the source may be reused: then the sender's semaphore rises
   }
-  remote_->copy(rt_.owner(r.target, program_->mesh.size()), c, data, packed, [l = shared_from_this(), send_counter, self, bytes = c.bytes] {
-    std::unique_lock lock(l->mutex_);
+  ctx_.remote->copy(host_.owner(r.target, program().mesh.size()), c, data, packed, [l = shared_from_this(), send_counter, self, bytes = c.bytes] {
+    std::unique_lock lock(l->sched_.mutex());
     if (send_counter) {
       *send_counter += bytes;
-      l->wake_locked(self, send_counter);
+      l->sched_.wake_locked(self, send_counter);
     }
-    --l->inflight_;
+    l->sched_.copy_ended_locked();
     l->finish_if_idle(lock);
   });
 }
 
 inline void Launch::remote_signal(const transport::RemoteSignal& s) {
-  std::unique_lock lock(mutex_);
+  std::unique_lock lock(sched_.mutex());
   ++received_;
   if (devices_[static_cast<std::size_t>(s.target)]) {
     std::int64_t& c = counter(s.target, static_cast<ValueId>(s.sem), s.index);
     c += s.inc;
-    wake_locked(s.target, &c);
-    if (!pending_.empty()) poke_locked(&c);
+    rose_locked(s.target, &c);
   }
   finish_if_idle(lock);
 }
@@ -90,16 +88,15 @@ inline void Launch::remote_landed(const transport::RemoteCopy& c, Buffer* data) 
     const Shape shape(std::span<const std::int64_t>(c.shape, c.rank));
     ResolvedView dst{dev->ctx->storage(static_cast<ValueId>(c.dst_ref)), c.offset, shape, {}};
     std::copy(c.strides, c.strides + c.rank, dst.strides.begin());
-    copy_region(ResolvedView{data, 0, shape, detail::dense_strides(shape)}, dst, static_cast<CopyReduce>(c.reduce));
+    copy_region(ResolvedView{data, 0, shape, dense_strides(shape)}, dst, static_cast<CopyReduce>(c.reduce));
   }
   // The data has landed: now the receiver's semaphore rises.
-  std::unique_lock lock(mutex_);
+  std::unique_lock lock(sched_.mutex());
   ++received_;
   if (dev) {
     std::int64_t& recv = counter(c.target, static_cast<ValueId>(c.recv_sem), c.recv_index);
     recv += c.bytes;
-    wake_locked(c.target, &recv);
-    if (!pending_.empty()) poke_locked(&recv);
+    rose_locked(c.target, &recv);
   }
   stats_.bytes_copied += c.bytes;
   ++stats_.copies;
@@ -117,41 +114,41 @@ inline void Launch::remote_combine(const transport::RemoteCopy& c, std::int64_t 
 }
 
 inline void Launch::remote_failed(const std::string& message) {
-  std::unique_lock lock(mutex_);
+  std::unique_lock lock(sched_.mutex());
   fail_locked(std::make_exception_ptr(RuntimeError(message)), true);
   reported_sent_ = -1;  // devices were released: report again even if no message moved
   finish_if_idle(lock);
 }
 
 inline transport::Report Launch::probe_report(std::int64_t probe) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(sched_.mutex());
   return report_locked(probe);
 }
 
 inline transport::Report Launch::report_locked(std::int64_t probe) {
   transport::Report r;
-  r.launch = number_;
+  r.launch = dispatch_.number;
   r.seq = ++report_seq_;
   r.probe = probe;
-  r.idle = !completed_ && active_ == 0 && inflight_ == 0 && pending_.empty() && !emitting_;
+  r.idle = !completed_ && sched_.idle_locked() && lazy_.empty() && !effects_.emitting();
   r.sent = sent_;
   r.received = received_;
   r.bytes_copied = stats_.bytes_copied;
   r.copies = stats_.copies;
   r.error = local_error_;
-  r.finished = r.idle && parked_ == 0 && !error_;
+  r.finished = r.idle && sched_.parked_locked() == 0 && !error_;
   if (r.idle) {
-    r.parked = parked_lines();
-    if (parked_ == 0 && !error_) r.unbalanced = unbalanced_lines();
+    r.parked = sched_.parked_lines(program().graph);
+    if (sched_.parked_locked() == 0 && !error_) r.unbalanced = unbalanced_lines();
   }
   return r;
 }
 
 inline void Launch::remote_finished(transport::Outcome outcome, const std::string& text, const transport::Totals& totals) {
-  std::unique_lock lock(mutex_);
+  std::unique_lock lock(sched_.mutex());
   if (completed_) return;
   std::exception_ptr error;
-  const int ranks = remote_->placement().ranks;
+  const int ranks = ctx_.remote->placement().ranks;
   switch (outcome) {
     case transport::Outcome::ok:
       break;
@@ -162,13 +159,13 @@ inline void Launch::remote_finished(transport::Outcome outcome, const std::strin
       error = std::make_exception_ptr(RuntimeError(fmt::format(
           "refx: deadlock in kernel '{}' on mesh {} over {} MPI ranks: no device can make progress, no copy is in "
           "flight\n{}",
-          program_->name, program_->mesh.describe(), ranks, text)));
+          program().name, program().mesh.describe(), ranks, text)));
       break;
     case transport::Outcome::unbalanced:
       error = std::make_exception_ptr(RuntimeError(fmt::format(
           "refx: kernel '{}' ended with semaphores not back to 0 (every signal must be waited and every copy "
           "waited):\n{}",
-          program_->name, text)));
+          program().name, text)));
       break;
   }
   LaunchStats stats;  // bytes and copies across ranks; the device states are this rank's
@@ -178,4 +175,4 @@ inline void Launch::remote_finished(transport::Outcome outcome, const std::strin
   complete(lock, error, stats);
 }
 
-}  // namespace refx
+}  // namespace refx::detail

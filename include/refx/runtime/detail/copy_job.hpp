@@ -1,6 +1,6 @@
 #pragma once
-// Moving bytes: a copy job between two resolved views, executed whole or in
-// contiguous chunks by several pool tasks.
+// A copy job between two resolved views, and moving its bytes: whole, or
+// elements [begin, end) of contiguous views (a chunk; copy_policies.hpp).
 
 #include <atomic>
 #include <cstring>
@@ -8,9 +8,9 @@
 #include <refx/ir/graph.hpp>
 #include <refx/ir/view_access.hpp>
 
-namespace refx {
+namespace refx::detail {
 
-struct TimelineCopy;  // runtime/timeline.hpp
+struct TimelineCopy;  // detail/launch_timeline.hpp
 
 struct CopyJob {
   ResolvedView src, dst;
@@ -53,7 +53,7 @@ inline void copy_contiguous(const ResolvedView& src, const ResolvedView& dst, Co
       // The same semantics as accum_view / max_view (the interpreter's): integer
       // sums wrap, and a NaN on either side wins the maximum.
       if (reduce == CopyReduce::sum) {
-        for (std::int64_t i = 0; i < n; ++i) o[i] = detail::wrapping_add(o[i], a[i]);
+        for (std::int64_t i = 0; i < n; ++i) o[i] = wrapping_add(o[i], a[i]);
       } else {
         for (std::int64_t i = 0; i < n; ++i) {
           bool take = o[i] < a[i];
@@ -74,4 +74,4 @@ inline void copy_region(const ResolvedView& src, const ResolvedView& dst, CopyRe
   }
 }
 
-}  // namespace refx
+}  // namespace refx::detail

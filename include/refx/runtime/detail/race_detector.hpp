@@ -17,7 +17,7 @@
 
 #include <refx/ir/view_access.hpp>
 
-namespace refx {
+namespace refx::detail {
 
 class RaceDetector {
  public:
@@ -111,7 +111,7 @@ class RaceDetector {
     a.lo = lo;
     a.hi = hi;
     if (v.elements() <= 4096) {
-      detail::for_each_row(v, [&](std::int64_t off, std::int64_t, std::int64_t n, std::int64_t stride) {
+      for_each_row(v, [&](std::int64_t off, std::int64_t, std::int64_t n, std::int64_t stride) {
         for (std::int64_t i = 0; i < n; ++i) a.elements.push_back(off + i * stride);
       });
       std::sort(a.elements.begin(), a.elements.end());
@@ -132,4 +132,4 @@ class RaceDetector {
   std::vector<std::string> races_;
 };
 
-}  // namespace refx
+}  // namespace refx::detail

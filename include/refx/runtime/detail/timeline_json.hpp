@@ -1,0 +1,142 @@
+#pragma once
+// Chrome Trace Event JSON of one recorded launch (runtime/timeline.hpp,
+// docs/runtime.md "Timeline"): its device lanes with op slices, copy lanes
+// with a slice per copy or chunk, flows from copies to waits, and semaphore
+// counters.
+
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include <refx/ir/printer.hpp>
+#include <refx/runtime/detail/launch_timeline.hpp>
+
+namespace refx::detail {
+
+inline void json_string(std::string& out, std::string_view s) {
+  out += '"';
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned>(c));
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+inline std::string json_quoted(std::string_view s) {
+  std::string out;
+  json_string(out, s);
+  return out;
+}
+/// Microseconds (the format's unit) with nanosecond digits and 0.3 ns more,
+/// so that a reader that truncates to nanoseconds and one that rounds both
+/// get exactly `ns` (adjacent slices must not overlap by a nanosecond).
+inline std::string json_us(std::int64_t ns) {
+  ns = std::max<std::int64_t>(ns, 0);
+  return fmt::format("{}.{:03}3", ns / 1000, ns % 1000);
+}
+
+/// "dma_wait recv 'r'"-style slice names: the primitive, then the user's names.
+inline std::string timeline_op_name(const Graph& g, const Op& op) {
+  std::string s(op.prim->name);
+  ValueId last = no_id;
+  for (ViewId v : g.views(op)) {
+    const ValueId ref = g.view(v).ref;
+    if (ref == last) continue;
+    last = ref;
+    if (auto n = g.name(ref); !n.empty()) fmt::format_to(std::back_inserter(s), " {}", n);
+  }
+  for (ValueId v : g.outputs(op))
+    if (auto n = g.name(v); !n.empty()) fmt::format_to(std::back_inserter(s), " -> {}", n);
+  return s;
+}
+
+// Lane ids: devices are their own ids; copy lanes come after them.
+inline constexpr std::int64_t worker_lane_base = 1'000'000, host_lane_base = 2'000'000;
+inline std::int64_t copy_lane_tid(std::int32_t lane) {
+  return lane >= 0 ? worker_lane_base + lane : host_lane_base + (-1 - lane);
+}
+inline std::string lane_name(std::int64_t tid) {
+  if (tid < worker_lane_base) return fmt::format("device {}", tid);
+  if (tid < host_lane_base) return fmt::format("copy engine: worker {}", tid - worker_lane_base);
+  return fmt::format("copy engine: host thread {}", tid - host_lane_base);
+}
+
+/// A time inside [begin, end] but off its ends, where a flow binds to the slice.
+inline std::int64_t inside(std::int64_t t, std::int64_t begin, std::int64_t end) {
+  return end - begin < 2 ? begin : std::clamp(t, begin + 1, end - 1);
+}
+
+inline void launch_json(const LaunchTimeline& t, std::string& out, std::set<std::pair<std::uint64_t, std::int64_t>>& lanes,
+                        std::int64_t& next_flow) {
+  const Program& p = t.program();
+  const Graph& g = p.graph;
+  const std::uint64_t pid = t.runtime();
+  std::unordered_map<const Op*, std::string> names;
+  const auto name_of = [&](const Op* op) -> const std::string& {
+    auto [it, fresh] = names.try_emplace(op);
+    if (fresh) it->second = json_quoted(timeline_op_name(g, *op));
+    return it->second;
+  };
+  const auto event = [&](std::string_view body) {
+    out += out.back() == '[' ? "\n" : ",\n";
+    out += body;
+  };
+  const std::string kernel = json_quoted(p.name);
+  const auto& lanes_of = t.lanes();
+  for (std::size_t d = 0; d < lanes_of.size(); ++d) {
+    const LaunchTimeline::Lane& l = lanes_of[d];
+    if (l.first < 0) continue;
+    lanes.emplace(pid, static_cast<std::int64_t>(d));
+    // The launch encloses the device's ops by a nanosecond each side, so that
+    // viewers nest them whatever order they sort equal timestamps in.
+    event(fmt::format(R"({{"ph":"X","cat":"kernel","name":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{{"launch":{},"mesh":{}{}}}}})",
+                      kernel, pid, d, json_us(l.first - 1), json_us(l.last - l.first + 2), t.number(),
+                      json_quoted(p.mesh.describe()), t.error().empty() ? "" : ",\"error\":" + json_quoted(t.error())));
+    for (const LaunchTimeline::OpSlice& s : l.slices)
+      event(fmt::format(R"({{"ph":"X","cat":"op","name":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{{"op":{},"source":{}{}}}}})",
+                        name_of(s.op), pid, d, json_us(s.begin), json_us(s.end - s.begin),
+                        json_quoted(s.op->prim->name), json_quoted(fmt::format("{}", s.op->loc)),
+                        s.parked ? ",\"parked\":true" : ""));
+    for (const TimelineCopy& c : l.copies) {
+      const std::string_view kind = c.reduce == CopyReduce::sum ? "copy+sum" : c.reduce == CopyReduce::max ? "copy+max" : "copy";
+      for (std::size_t i = 0; i < c.pieces.size(); ++i) {
+        const TimelineCopy::Piece& piece = c.pieces[i];
+        if (piece.end < 0) continue;
+        const std::int64_t tid = copy_lane_tid(piece.lane);
+        lanes.emplace(pid, tid);
+        event(fmt::format(R"({{"ph":"X","cat":"copy","name":"{} {}->{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{"bytes":{},"copy_bytes":{},"chunk":"{}/{}","from_device":{},"to_device":{},"source":{},"kernel":{}}}}})",
+                          kind, c.source, c.target, pid, tid, json_us(piece.begin), json_us(piece.end - piece.begin),
+                          piece.bytes, c.bytes, i + 1, c.pieces.size(), c.source, c.target,
+                          json_quoted(fmt::format("{}", c.op->loc)), kernel));
+      }
+    }
+  }
+  for (const LaunchTimeline::Flow& f : t.flows()) {
+    const auto& from = lanes_of[static_cast<std::size_t>(f.copy->source)].slices[f.copy->start_slice];
+    const auto& to = lanes_of[static_cast<std::size_t>(f.device)].slices[f.slice];
+    const std::int64_t id = next_flow++;
+    event(fmt::format(R"({{"ph":"s","cat":"copy","name":"copy","id":{},"pid":{},"tid":{},"ts":{}}})", id, pid,
+                      f.copy->source, json_us(inside(f.copy->started, from.begin, from.end))));
+    event(fmt::format(R"({{"ph":"f","bp":"e","cat":"copy","name":"copy","id":{},"pid":{},"tid":{},"ts":{}}})", id, pid,
+                      f.device, json_us(inside(f.at, to.begin, to.end))));
+  }
+  for (const LaunchTimeline::Sample& s : t.samples()) {
+    const std::string sem = semaphore_name(g, s.sem) + (g.type(s.sem).shape.rank() ? fmt::format("[{}]", s.index) : "");
+    event(fmt::format(R"({{"ph":"C","name":{},"pid":{},"tid":{},"ts":{},"args":{{"value":{}}}}})",
+                      json_quoted(fmt::format("device {} {}", s.device, sem)), pid, s.device, json_us(s.at), s.value));
+  }
+}
+
+}  // namespace refx::detail
