@@ -25,11 +25,11 @@ std::string copy_sequence(const Graph& g) {
   std::string out;
   for (std::size_t o = 0; o < g.num_ops(); ++o) {
     const Op& op = g.op(static_cast<OpId>(o));
-    const std::string name(op.prim->name);
-    if (name != "dma_start" && name != "dma_wait") continue;
-    const std::int64_t id = g.attrs(op)[0];
+    const bool start = op.prim == &prim::dma_start;
+    if (!start && op.prim != &prim::dma_wait) continue;
+    const std::int64_t id = start ? prim::dma_start_attrs(g, op).descriptor : prim::dma_wait_attrs(g, op).descriptor;
     const int n = number.emplace(id, static_cast<int>(number.size())).first->second;
-    out += (name == "dma_start" ? "S" : "W") + std::to_string(n) + " ";
+    out += (start ? "S" : "W") + std::to_string(n) + " ";
   }
   return out;
 }

@@ -36,9 +36,9 @@ void count(const Built& b, bool is_int, Coverage& c) {
   bool remote = false, combining = false;
   for (std::size_t o = 0; o < g.num_ops(); ++o) {
     const Op& op = g.op(static_cast<OpId>(o));
-    if (op.prim == &prim::dma_start && g.attrs(op)[2] != 0) {
+    if (op.prim == &prim::dma_start && prim::dma_start_attrs(g, op).remote) {
       remote = true;
-      combining = combining || g.attrs(op)[1] != 0;
+      combining = combining || prim::dma_start_attrs(g, op).reduce != CopyReduce::none;
     }
   }
   c.remote += remote;

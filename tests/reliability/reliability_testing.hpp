@@ -238,7 +238,7 @@ class MeshInterpreter {
   std::int64_t& counter(std::int32_t device, ValueId sem, std::int64_t index) {
     const ValueInfo& info = graph_.value(sem);
     const bool is_barrier = info.producer != no_id && graph_.op(info.producer).prim == &prim::barrier_semaphore;
-    Buffer* b = is_barrier ? &barrier(device, graph_.attrs(graph_.op(info.producer))[0])
+    Buffer* b = is_barrier ? &barrier(device, prim::barrier_semaphore_attrs(graph_, graph_.op(info.producer)).collective_id)
                            : devices_[static_cast<std::size_t>(device)]->ctx.storage(sem);
     return b->data<std::int64_t>()[index];
   }

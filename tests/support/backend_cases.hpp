@@ -137,7 +137,7 @@ class LockstepMesh {
     const ValueInfo& info = graph_.value(sem);
     Buffer* storage = nullptr;
     if (info.producer != no_id && graph_.op(info.producer).prim == &prim::barrier_semaphore)
-      storage = &envs_[static_cast<std::size_t>(device)]->barrier_semaphore(graph_.attrs(graph_.op(info.producer))[0]);
+      storage = &envs_[static_cast<std::size_t>(device)]->barrier_semaphore(prim::barrier_semaphore_attrs(graph_, graph_.op(info.producer)).collective_id);
     else
       storage = contexts_[static_cast<std::size_t>(device)]->storage(sem);
     return storage->data<std::int64_t>()[index];

@@ -16,7 +16,7 @@
 
 #include <refx/config.hpp>
 #include <refx/runtime/detail/launch.hpp>
-#include <refx/runtime/fwd.hpp>
+#include <refx/runtime/detail/declarations.hpp>
 #include <refx/runtime/options.hpp>
 #include <refx/runtime/timeline.hpp>
 #include <refx/runtime/worker_pool.hpp>

@@ -378,4 +378,4 @@ using SmemRef = Ref<T, extents<Dims...>, Smem>;
 
 // Definitions and free functions kept apart to keep this header short.
 #include <refx/trace/detail/ref_views.hpp>
-#include <refx/trace/ref_operands.hpp>
+#include <refx/trace/detail/ref_operands.hpp>

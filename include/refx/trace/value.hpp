@@ -348,4 +348,4 @@ auto shift(const Primitive& p, const A& a, const B& b) {
 }  // namespace refx
 
 // The named operations on Values, kept apart to keep this header short.
-#include <refx/trace/value_ops.hpp>
+#include <refx/trace/detail/value_ops.hpp>

@@ -10,7 +10,7 @@
 
 #include <refx/ir/eval.hpp>
 #include <refx/ir/primitive.hpp>
-#include <refx/ir/primitives/builtins.hpp>
+#include <refx/ir/primitives/handles.hpp>
 
 namespace refx::detail {
 inline ExecStatus allocate_impl(ExecContext& ctx, const Op& op) {

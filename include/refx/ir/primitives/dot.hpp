@@ -24,7 +24,7 @@
 #include <refx/ir/eval.hpp>
 #include <refx/ir/gemm.hpp>
 #include <refx/ir/primitive.hpp>
-#include <refx/ir/primitives/builtins.hpp>
+#include <refx/ir/primitives/handles.hpp>
 #include <refx/ir/view_access.hpp>
 
 namespace refx::detail {

@@ -23,7 +23,7 @@
 #include <refx/ir/eval.hpp>
 #include <refx/ir/host_effects.hpp>
 #include <refx/ir/primitive.hpp>
-#include <refx/ir/primitives/builtins.hpp>
+#include <refx/ir/primitives/handles.hpp>
 
 namespace refx {
 

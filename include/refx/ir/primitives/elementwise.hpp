@@ -9,7 +9,7 @@
 
 #include <refx/ir/eval.hpp>
 #include <refx/ir/primitive.hpp>
-#include <refx/ir/primitives/builtins.hpp>
+#include <refx/ir/primitives/handles.hpp>
 #include <refx/ir/primitives/detail/elementwise_fns.hpp>
 
 namespace refx::detail {

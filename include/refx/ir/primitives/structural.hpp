@@ -11,7 +11,7 @@
 #include <refx/ir/detail/convert.hpp>
 #include <refx/ir/eval.hpp>
 #include <refx/ir/primitive.hpp>
-#include <refx/ir/primitives/builtins.hpp>
+#include <refx/ir/primitives/handles.hpp>
 
 namespace refx::detail {
 

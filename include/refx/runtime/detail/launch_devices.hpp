@@ -105,7 +105,7 @@ inline std::int64_t& Launch::counter(std::int32_t device, ValueId sem, std::int6
   const ValueInfo& info = g.value(sem);
   // Only barrier semaphores live in the runtime; allocate()'s and scopes' live on the device.
   const bool barrier = info.producer != no_id && g.op(info.producer).prim == &prim::barrier_semaphore;
-  Buffer* storage = barrier ? &host_.barrier(device, g.attrs(g.op(info.producer))[0]) : this->device(device).ctx->storage(sem);
+  Buffer* storage = barrier ? &host_.barrier(device, prim::barrier_semaphore_attrs(g, g.op(info.producer)).collective_id) : this->device(device).ctx->storage(sem);
   return storage->data<std::int64_t>()[index];
 }
 

@@ -24,7 +24,7 @@ inline std::string semaphore_role(const Graph& g, ValueId v) {
     for (std::size_t i = 2; i < views.size() && i < 4; ++i)
       if (g.view(views[i]).ref == v)
         return fmt::format("{} semaphore of the {}copy at {}", i == 2 ? "receive" : "send",
-                           g.attrs(op)[2] != 0 ? "remote " : "", op.loc);
+                           prim::dma_start_attrs(g, op).remote ? "remote " : "", op.loc);
   }
   return {};
 }

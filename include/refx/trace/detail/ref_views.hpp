@@ -2,9 +2,8 @@
 // The views behind Ref::at, Ref::reshape and Ref::bitcast: make_view composes
 // `.at(...)` indices into the base Ref's coordinates (checking static bounds),
 // reinterpret_view presents a view's bytes as other elements or extents.
-// Included at the end of trace/ref.hpp, which declares both.
+// Part of trace/ref.hpp, which includes it at its end, after declaring both (so it includes nothing back).
 
-#include <refx/trace/ref.hpp>
 
 namespace refx {
 

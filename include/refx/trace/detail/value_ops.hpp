@@ -2,10 +2,8 @@
 // The named operations on Values (value.hpp has the type and its operators):
 // shifts, pow, min / max, not, the unary functions, select, cast, reductions,
 // dot, full / iota / broadcast / reshape / transpose, and the mesh-position
-// scalars (axis_index, axis_size, at_kernel_entry). Included at the end of
-// trace/value.hpp.
+// scalars (axis_index, axis_size, at_kernel_entry). Part of trace/value.hpp, which includes it at its end (so it includes nothing back).
 
-#include <refx/trace/value.hpp>
 
 namespace refx {
 

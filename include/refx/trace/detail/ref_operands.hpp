@@ -2,9 +2,8 @@
 // A Ref where a Value is expected: the Value operations' catch-alls for Ref
 // operands, each a refx: error that says to load() first; and the free
 // load / store / accum, which take a Ref and say so when given a Value.
-// Included at the end of trace/ref.hpp.
+// Part of trace/ref.hpp, which includes it at its end (so it includes nothing back).
 
-#include <refx/trace/ref.hpp>
 
 namespace refx {
 
