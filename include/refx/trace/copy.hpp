@@ -78,6 +78,21 @@ constexpr bool check_device_id() {
 }
 
 class CopyBase {
+ public:
+  /// Starts the copy; start(accumulate) / start(accumulate_max) combine into
+  /// the destination instead of overwriting it.
+  void start(refx::source_location loc = refx::source_location::current()) const { do_start(CopyReduce::none, loc); }
+  void start(Accumulate a, refx::source_location loc = refx::source_location::current()) const { do_start(a.op, loc); }
+  /// start(true) and the like: one sentence instead of "no matching function".
+  template <class X>
+    requires(!std::is_same_v<X, Accumulate> && !std::is_convertible_v<const X&, refx::source_location>)
+  void start(const X&, refx::source_location = refx::source_location::current()) const {
+    static_assert(dependent_false<X>,
+                  "refx: a copy's start() takes nothing, or the tag refx::accumulate (add into the destination) or "
+                  "refx::accumulate_max (keep the maximum); not a bool or a number");
+  }
+  std::int64_t descriptor() const noexcept { return id_; }
+
  protected:
   CopyBase(ViewId src, ViewId dst, ViewId recv, ViewId send, std::optional<ValueId> device, SourceLoc loc)
       : src_(src), dst_(dst), recv_(recv), send_(send), device_(device) {
@@ -118,16 +133,7 @@ class CopyBase {
 class AsyncCopy : detail::CopyBase {
  public:
   AsyncCopy(ViewId src, ViewId dst, ViewId sem, SourceLoc loc) : CopyBase(src, dst, sem, no_id, std::nullopt, loc) {}
-  void start(refx::source_location loc = refx::source_location::current()) const { do_start(CopyReduce::none, loc); }
-  void start(Accumulate a, refx::source_location loc = refx::source_location::current()) const { do_start(a.op, loc); }
-  /// start(true) and the like: one sentence instead of "no matching function".
-  template <class X>
-    requires(!std::is_same_v<X, Accumulate> && !std::is_convertible_v<const X&, refx::source_location>)
-  void start(const X&, refx::source_location = refx::source_location::current()) const {
-    static_assert(detail::dependent_false<X>,
-                  "refx: a copy's start() takes nothing, or the tag refx::accumulate (add into the destination) or "
-                  "refx::accumulate_max (keep the maximum); not a bool or a number");
-  }
+  using CopyBase::start;
   /// Waits until the copy has landed in the destination.
   void wait(refx::source_location loc = refx::source_location::current()) const { do_wait(prim::WaitSide::recv, loc); }
   void wait_recv(refx::source_location loc = refx::source_location::current()) const { do_wait(prim::WaitSide::recv, loc); }
@@ -136,7 +142,7 @@ class AsyncCopy : detail::CopyBase {
     static_assert(detail::dependent_false<T>,
                   "refx: wait_send is for remote copies; a local copy has no send semaphore, use wait()");
   }
-  std::int64_t descriptor() const noexcept { return id_; }
+  using CopyBase::descriptor;
 };
 
 /// A remote copy descriptor (see make_async_remote_copy).
@@ -144,16 +150,7 @@ class AsyncRemoteCopy : detail::CopyBase {
  public:
   AsyncRemoteCopy(ViewId src, ViewId dst, ViewId send, ViewId recv, ValueId device, SourceLoc loc)
       : CopyBase(src, dst, recv, send, device, loc) {}
-  void start(refx::source_location loc = refx::source_location::current()) const { do_start(CopyReduce::none, loc); }
-  void start(Accumulate a, refx::source_location loc = refx::source_location::current()) const { do_start(a.op, loc); }
-  /// start(true) and the like: one sentence instead of "no matching function".
-  template <class X>
-    requires(!std::is_same_v<X, Accumulate> && !std::is_convertible_v<const X&, refx::source_location>)
-  void start(const X&, refx::source_location = refx::source_location::current()) const {
-    static_assert(detail::dependent_false<X>,
-                  "refx: a copy's start() takes nothing, or the tag refx::accumulate (add into the destination) or "
-                  "refx::accumulate_max (keep the maximum); not a bool or a number");
-  }
+  using CopyBase::start;
   /// Waits until the source may be reused (this device's send semaphore).
   void wait_send(refx::source_location loc = refx::source_location::current()) const { do_wait(prim::WaitSide::send, loc); }
   /// Waits until a copy of this size has landed here (this device's receive
@@ -163,7 +160,7 @@ class AsyncRemoteCopy : detail::CopyBase {
     wait_send(loc);
     wait_recv(loc);
   }
-  std::int64_t descriptor() const noexcept { return id_; }
+  using CopyBase::descriptor;
 };
 
 namespace detail {
