@@ -135,16 +135,17 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  std::printf("\ncollective matmul, N = %d, a %ldx%ld per device (medians; overlap = collective / max(local, gather)):\n",
-              kN, static_cast<long>(kM), static_cast<long>(kK));
+  std::printf(
+      "\ncollective matmul, N = %d, a %ldx%ld per device (medians; overlap = collective / max(local, gather)):\n", kN,
+      static_cast<long>(kM), static_cast<long>(kK));
   std::printf("%-6s %6s %14s %12s %12s %8s\n", "type", "n", "collective_ms", "local_ms", "gather_ms", "overlap");
   for (const auto& [key, t] : times()) {
     const auto& [type, cols, what] = key;
     if (what != "collective") continue;
     const auto l = times().find({type, cols, "local"}), g = times().find({type, cols, "gather"});
     if (l == times().end() || g == times().end()) continue;
-    std::printf("%-6s %6ld %14.3f %12.3f %12.3f %8.3f\n", type.c_str(), static_cast<long>(cols), t * 1e3, l->second * 1e3,
-                g->second * 1e3, t / std::max(l->second, g->second));
+    std::printf("%-6s %6ld %14.3f %12.3f %12.3f %8.3f\n", type.c_str(), static_cast<long>(cols), t * 1e3,
+                l->second * 1e3, g->second * 1e3, t / std::max(l->second, g->second));
   }
   return 0;
 }

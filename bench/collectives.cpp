@@ -51,7 +51,8 @@ refx::Runtime& runtime() {
       const std::string_view text(chunk);
       const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), o.copy_chunk_bytes);
       if (error != std::errc{} || end != text.data() + text.size() || o.copy_chunk_bytes == 0) {
-        std::fprintf(stderr, "bench_collectives: REFX_BENCH_COPY_CHUNK_BYTES='%s' is not a positive byte count\n", chunk);
+        std::fprintf(stderr, "bench_collectives: REFX_BENCH_COPY_CHUNK_BYTES='%s' is not a positive byte count\n",
+                     chunk);
         std::exit(2);
       }
     }
@@ -67,7 +68,8 @@ refx::collectives::Algorithm algorithm() {
   for (const auto& [text, a] : {std::pair{"ring", Algorithm::ring}, std::pair{"direct", Algorithm::direct},
                                 std::pair{"one_shot", Algorithm::one_shot}})
     if (std::string_view(name) == text) return a;
-  std::fprintf(stderr, "bench_collectives: REFX_BENCH_ALGORITHM='%s' is not automatic, ring, direct or one_shot\n", name);
+  std::fprintf(stderr, "bench_collectives: REFX_BENCH_ALGORITHM='%s' is not automatic, ring, direct or one_shot\n",
+               name);
   std::exit(2);
 }
 
@@ -76,9 +78,7 @@ double pool_bytes() {
   return text == nullptr ? 0.0 : std::atof(text);
 }
 
-double bus_factor(Op op, int n) {
-  return op == all_reduce ? 2.0 * (n - 1) / n : static_cast<double>(n - 1) / n;
-}
+double bus_factor(Op op, int n) { return op == all_reduce ? 2.0 * (n - 1) / n : static_cast<double>(n - 1) / n; }
 
 void run(benchmark::State& state, Op op) {
   const int n = static_cast<int>(state.range(0));
@@ -102,16 +102,21 @@ void run(benchmark::State& state, Op op) {
   }
   const refx::Executable& exe = *made;
   // all-gather: the block, or in place the whole (N, block) result with the block in row d.
-  const refx::Shape input = op != all_gather ? refx::Shape{count} : in_place ? refx::Shape{n, count / n} : refx::Shape{count / n};
+  const refx::Shape input = op != all_gather ? refx::Shape{count}
+                            : in_place       ? refx::Shape{n, count / n}
+                                             : refx::Shape{count / n};
   const auto make_input = [&] {
-    return refx::Array::generate<float>(n, input,
-                                        [](int d, std::int64_t i) { return static_cast<float>(d + 1) + static_cast<float>(i % 7); },
-                                        runtime());
+    return refx::Array::generate<float>(
+        n, input, [](int d, std::int64_t i) { return static_cast<float>(d + 1) + static_cast<float>(i % 7); },
+        runtime());
   };
   // Out of place, out is allocated once per set and reused, as MPI reuses its recvbuf.
   std::vector<std::vector<refx::Array>> sets;
   const double set_bytes = static_cast<double>(n) * 4.0 *
-                           static_cast<double>(input.num_elements() + (in_place ? 0 : op == all_gather ? count : op == all_reduce ? count : count / n));
+                           static_cast<double>(input.num_elements() + (in_place           ? 0
+                                                                       : op == all_gather ? count
+                                                                       : op == all_reduce ? count
+                                                                                          : count / n));
   const auto k = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(pool_bytes() / set_bytes)));
   for (std::size_t i = 0; i < k; ++i) {
     refx::Array x = make_input();

@@ -48,7 +48,7 @@ std::atomic<std::int64_t> g_sink_calls{0};
 std::atomic<std::int64_t> g_callbacks{0};
 
 Runtime& runtime() {
-  static Runtime& rt = [] () -> Runtime& {
+  static Runtime& rt = []() -> Runtime& {
     Runtime::global().set_print_sink([](std::string_view) { g_sink_calls.fetch_add(1, std::memory_order_relaxed); });
     return Runtime::global();
   }();
@@ -62,15 +62,16 @@ Executable work_kernel(int kind, std::int32_t steps, int devices) {
            fori_loop(0, steps, [&](Scalar<std::int32_t>) { y.store(y.load() * 0.5f + x.load()); });
            if (kind == ordered_print) debug_print(ordered, "done {}", y.at(0, 0).load());
            if (kind == ordered_callback)
-             io_callback(ordered, [](float) { g_callbacks.fetch_add(1, std::memory_order_relaxed); }, y.at(0, 0).load());
+             io_callback(
+                 ordered, [](float) { g_callbacks.fetch_add(1, std::memory_order_relaxed); }, y.at(0, 0).load());
          })
       .name("work")
       .compile(Mesh{{"x", devices}}, {}, runtime());
 }
 
 Array block_input(int devices) {
-  return Array::generate<float>(devices, Shape{kRows, kCols}, [](int d, std::int64_t i) { return float(d + i % 7); },
-                                runtime());
+  return Array::generate<float>(
+      devices, Shape{kRows, kCols}, [](int d, std::int64_t i) { return float(d + i % 7); }, runtime());
 }
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -151,7 +152,8 @@ void BM_DispatchTrivial(benchmark::State& state) {
   const int devices = static_cast<int>(state.range(1));
   const bool effectful = state.range(2) != 0;
   auto exe = trivial_kernel(devices, effectful);
-  const Array x = Array::generate<float>(devices, Shape{8}, [](int, std::int64_t i) { return float(i); }, runtime());
+  const Array x = Array::generate<float>(
+      devices, Shape{8}, [](int, std::int64_t i) { return float(i); }, runtime());
   exe(x)[0].block_until_ready();
   std::vector<double> per_call;
   constexpr int kBurst = 256;
@@ -182,7 +184,8 @@ void BM_DispatchTrivial(benchmark::State& state) {
   }
   state.counters["dispatch_median_us"] = median(per_call) * 1e6;
   state.counters["dispatch_p90_us"] = percentile(per_call, 0.9) * 1e6;
-  state.SetLabel(std::string(back_to_back ? "back-to-back" : "idle") + (effectful ? ", ordered debug_print" : ", pure"));
+  state.SetLabel(std::string(back_to_back ? "back-to-back" : "idle") +
+                 (effectful ? ", ordered debug_print" : ", pure"));
 }
 BENCHMARK(BM_DispatchTrivial)
     ->ArgNames({"b2b", "devices", "effectful"})

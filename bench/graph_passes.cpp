@@ -65,9 +65,8 @@ __attribute__((noinline)) void hand_loop(const float* x, const float* y, float* 
 
 void BM_Fused(benchmark::State& state) {
   Graph g = trace([](SmemRef<const float> a, SmemRef<const float> b, VmemRef<const float, fused_n> x,
-                     VmemRef<const float, fused_n> y, VmemRef<float, fused_n> out) {
-    out.store(max(a.load() * x.load() + b.load() * y.load(), 0.0f));
-  });
+                     VmemRef<const float, fused_n> y,
+                     VmemRef<float, fused_n> out) { out.store(max(a.load() * x.load() + b.load() * y.load(), 0.0f)); });
   passes::run_pipeline(g);
   if (refx::extend::count_ops(g, "fused") != 1) state.SkipWithError("expected one fused op");
   Buffer a = Buffer::scalar(2.5f), b = Buffer::scalar(-0.75f);

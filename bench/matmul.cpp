@@ -136,7 +136,8 @@ void BM_GemmDirect(benchmark::State& state) {
 
 template <std::int64_t N>
 void BM_RefxCopyOnly(benchmark::State& state) {
-  Executable exe = kernel([](VmemRef<const float, N, N> a, VmemRef<float, N, N> c) { c.store(a.load()); }).compile(Mesh{{"x", 1}});
+  Executable exe =
+      kernel([](VmemRef<const float, N, N> a, VmemRef<float, N, N> c) { c.store(a.load()); }).compile(Mesh{{"x", 1}});
   auto a = Array::generate<float>(1, Shape{N, N}, [](int, std::int64_t i) { return value(i, 1); });
   Array c = exe(a)[0];
   const std::vector<Array> args{a, c};
@@ -152,11 +153,11 @@ void BM_RefxCopyOnly(benchmark::State& state) {
   state.SetLabel("launch + load + store, no dot");
 }
 
-#define REFX_MATMUL_ROWS(n)                                                                            \
-  BENCHMARK_TEMPLATE(BM_EigenGemm, n)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);              \
-  BENCHMARK_TEMPLATE(BM_RefxDot, float, n)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);         \
-  BENCHMARK_TEMPLATE(BM_RefxDot, bf16, n)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);    \
-  BENCHMARK_TEMPLATE(BM_GemmDirect, n)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);       \
+#define REFX_MATMUL_ROWS(n)                                                                             \
+  BENCHMARK_TEMPLATE(BM_EigenGemm, n)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);      \
+  BENCHMARK_TEMPLATE(BM_RefxDot, float, n)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5); \
+  BENCHMARK_TEMPLATE(BM_RefxDot, bf16, n)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);  \
+  BENCHMARK_TEMPLATE(BM_GemmDirect, n)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);     \
   BENCHMARK_TEMPLATE(BM_RefxCopyOnly, n)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
 
 REFX_MATMUL_ROWS(256)

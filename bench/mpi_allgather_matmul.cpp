@@ -86,8 +86,9 @@ int main(int argc, char** argv) {
   double sum = 0;
   for (long i = 0; i < out.size(); ++i) sum += out.data()[i];
   if (rank == 0)
-    std::printf("mpi_allgather_matmul m=%ld k=%ld n=%ld ranks=%d median_ms=%.3f allgather_ms=%.3f gemm_ms=%.3f checksum=%g\n",
-                m, k, n, ranks, median(total) * 1e3, median(gather) * 1e3, median(gemm) * 1e3, sum);
+    std::printf(
+        "mpi_allgather_matmul m=%ld k=%ld n=%ld ranks=%d median_ms=%.3f allgather_ms=%.3f gemm_ms=%.3f checksum=%g\n",
+        m, k, n, ranks, median(total) * 1e3, median(gather) * 1e3, median(gemm) * 1e3, sum);
   MPI_Finalize();
   return 0;
 }

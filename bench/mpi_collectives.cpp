@@ -70,10 +70,12 @@ double time_op(F&& op, int reps, std::int64_t bytes) {
 /// first call and then reused, as MPI reuses its recvbuf.
 double time_out_of_place(const Executable& exe, const Array& x, int reps, std::int64_t bytes) {
   const Array out = exe(x)[0];
-  return time_op([&] {
-    exe.call_in_place({x, out});
-    out.block_until_ready();
-  }, reps, bytes);
+  return time_op(
+      [&] {
+        exe.call_in_place({x, out});
+        out.block_until_ready();
+      },
+      reps, bytes);
 }
 
 std::string human(std::int64_t b) {
@@ -107,9 +109,9 @@ int main(int argc, char** argv) {
     if (count % n != 0) continue;
     if (ops.find("all_reduce") != std::string::npos) {
       std::vector<float> send(static_cast<std::size_t>(count), 1.0f + me), recv(send.size());
-      const double t_mpi = time_op([&] {
-        MPI_Allreduce(send.data(), recv.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-      }, reps, size);
+      const double t_mpi = time_op(
+          [&] { MPI_Allreduce(send.data(), recv.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); },
+          reps, size);
       auto exe = collectives::all_reduce_program<float>(mesh, count);
       Array x = Array::generate<float>(n, Shape{count}, [](int d, std::int64_t) { return 1.0f + d; });
       const double t_refx = time_out_of_place(exe, x, reps, size);
@@ -121,10 +123,12 @@ int main(int argc, char** argv) {
     if (ops.find("all_gather") != std::string::npos) {  // `size` is the gathered result
       const std::int64_t block = count / n;
       std::vector<float> send(static_cast<std::size_t>(block), 1.0f + me), recv(static_cast<std::size_t>(count));
-      const double t_mpi = time_op([&] {
-        MPI_Allgather(send.data(), static_cast<int>(block), MPI_FLOAT, recv.data(), static_cast<int>(block), MPI_FLOAT,
-                      MPI_COMM_WORLD);
-      }, reps, size);
+      const double t_mpi = time_op(
+          [&] {
+            MPI_Allgather(send.data(), static_cast<int>(block), MPI_FLOAT, recv.data(), static_cast<int>(block),
+                          MPI_FLOAT, MPI_COMM_WORLD);
+          },
+          reps, size);
       auto exe = collectives::all_gather_program<float>(mesh, block);
       Array x = Array::generate<float>(n, Shape{block}, [](int d, std::int64_t) { return 1.0f + d; });
       const double t_refx = time_out_of_place(exe, x, reps, size);

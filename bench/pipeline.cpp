@@ -66,12 +66,13 @@ double seconds_of(F&& f) {
 
 template <I BR>
 void BM_PipelinedElementwise(benchmark::State& state) {
-  Executable exe = kernel([](HbmRef<const float, kRows, kCols> x, HbmRef<float, kRows, kCols> z) {
-                     const auto rows = [](I i) { return std::array{i, I{0}}; };
-                     emit_pipeline(grid(kRows / BR), [](VmemRef<const float, BR, kCols> xb, VmemRef<float, BR, kCols> zb) {
-                       zb.store(xb.load() + 1.0f);
-                     })(in(x, block<BR, kCols>(rows)), out(z, block<BR, kCols>(rows)));
-                   }).compile(Mesh{{"x", 1}});
+  Executable exe =
+      kernel([](HbmRef<const float, kRows, kCols> x, HbmRef<float, kRows, kCols> z) {
+        const auto rows = [](I i) { return std::array{i, I{0}}; };
+        emit_pipeline(grid(kRows / BR), [](VmemRef<const float, BR, kCols> xb, VmemRef<float, BR, kCols> zb) {
+          zb.store(xb.load() + 1.0f);
+        })(in(x, block<BR, kCols>(rows)), out(z, block<BR, kCols>(rows)));
+      }).compile(Mesh{{"x", 1}});
   const Array x = Array::generate<float>(1, Shape{kRows, kCols}, [](int, std::int64_t i) { return value(i, 1); });
   Array z = exe(x)[0];
   const std::vector<Array> args{x, z};
@@ -146,14 +147,20 @@ void BM_PipelinedMatmul(benchmark::State& state) {
     const auto t0 = Clock::now();
     Executable e = kernel([&](HbmRef<const T, kN, kN> a, HbmRef<const T, kN, kN> b, HbmRef<float, kN, kN> c) {
                      report = emit_pipeline(grid(kN / B, kN / B, kN / B),
-                                            [](VmemRef<const T, B, B> ab, VmemRef<const T, B, B> bb, VmemRef<float, B, B> cb,
-                                               VmemRef<float, B, B> acc) {
+                                            [](VmemRef<const T, B, B> ab, VmemRef<const T, B, B> bb,
+                                               VmemRef<float, B, B> cb, VmemRef<float, B, B> acc) {
                                               if (program_id(2) == 0) acc.store(dot<float>(ab.load(), bb.load()));
                                               else acc += dot<float>(ab.load(), bb.load());
                                               if (program_id(2) == num_programs(2) - 1) cb.store(acc.load());
-                                            })(in(a, block<B, B>([](I i, I, I k) { return std::array{i, k}; })),
-                                               in(b, block<B, B>([](I, I j, I k) { return std::array{k, j}; })),
-                                               out(c, block<B, B>([](I i, I j, I) { return std::array{i, j}; })),
+                                            })(in(a, block<B, B>([](I i, I, I k) {
+                                                    return std::array{i, k};
+                                                  })),
+                                               in(b, block<B, B>([](I, I j, I k) {
+                                                    return std::array{k, j};
+                                                  })),
+                                               out(c, block<B, B>([](I i, I j, I) {
+                                                     return std::array{i, j};
+                                                   })),
                                                scratch<VmemRef<float, B, B>>());
                    }).compile(Mesh{{"x", 1}});
     state.counters["compile_ms"] = std::chrono::duration<double>(Clock::now() - t0).count() * 1e3;

@@ -101,7 +101,8 @@ void BM_RemoteCopy(benchmark::State& state) {
   const auto bytes = static_cast<std::size_t>(state.range(0));
   const auto elements = static_cast<std::int64_t>(bytes / sizeof(float));
   const Executable exe = swap_kernel(elements);
-  const Array x = Array::generate<float>(2, Shape{elements}, [](int d, std::int64_t i) { return static_cast<float>(d + i % 1000); });
+  const Array x = Array::generate<float>(2, Shape{elements},
+                                         [](int d, std::int64_t i) { return static_cast<float>(d + i % 1000); });
   Array y = Array::generate<float>(2, Shape{elements}, [](int, std::int64_t) { return 0.0f; });
   exe.call_in_place({x, y});  // warm up; check once
   if (y.to_host<float>(0)[7] != 1.0f + 7 || y.to_host<float>(1)[7] != 7.0f) {

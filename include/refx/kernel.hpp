@@ -50,7 +50,8 @@ class Executable {
   /// callbacks, side-effect level, and the dispatch mode (always async).
   const EffectInfo& effects() const noexcept { return effects_; }
   std::size_t num_inputs() const {
-    return static_cast<std::size_t>(std::count_if(params_.begin(), params_.end(), [](const Param& p) { return p.input; }));
+    return static_cast<std::size_t>(
+        std::count_if(params_.begin(), params_.end(), [](const Param& p) { return p.input; }));
   }
 
   /// Runs on every device; returns one Array per output parameter at once.
@@ -122,7 +123,7 @@ class Kernel {
  private:
   template <class... P>
   static constexpr bool check_params(std::tuple<P...>*) {
-    constexpr bool refs = ((is_ref_v<P> && !is_semaphore_v<P>) && ...);
+    constexpr bool refs = ((is_ref_v<P> && !is_semaphore_v<P>)&&...);
     static_assert(refs,
                   "refx: kernel parameters are Refs (inputs: Ref<const T>, outputs: Ref<T>); allocate scratch and "
                   "semaphores with run_scoped inside the kernel");
@@ -201,9 +202,10 @@ REFX_DECL void Executable::launch(const std::vector<Array>& args) const {
                               program_->name, i, a.dtype(), a.shape(), t.dtype, t.shape));
     for (std::size_t j = 0; j < i; ++j)
       if (args[j].keep_alive() == a.keep_alive() && (!params_[i].input || !params_[j].input))
-        throw Error(fmt::format("refx: kernel '{}': the same Array is passed as arguments {} and {}, and one of "
-                                "them is written",
-                                program_->name, j, i));
+        throw Error(
+            fmt::format("refx: kernel '{}': the same Array is passed as arguments {} and {}, and one of "
+                        "them is written",
+                        program_->name, j, i));
   }
   std::vector<std::vector<Buffer*>> per_device(static_cast<std::size_t>(n));
   for (std::int32_t d = 0; d < n; ++d) {

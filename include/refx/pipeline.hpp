@@ -2,7 +2,8 @@
 // Pallas-style pipelining: a grid, a BlockSpec per Hbm operand, and a body
 // over Vmem blocks (docs/tutorial.md, "Pipelining blocks through Vmem").
 //
-//   emit_pipeline(grid(4, 2), body)(in(x, block<8, 128>(map)), out(z, block<8, 128>(map)), scratch<VmemRef<float, 8, 128>>());
+//   emit_pipeline(grid(4, 2), body)(in(x, block<8, 128>(map)), out(z, block<8, 128>(map)), scratch<VmemRef<float, 8,
+//   128>>());
 //     inside a kernel: copies block after block of x into a ring of Vmem
 //     slots, runs body(x_block, z_block, acc) on each, copies z's blocks back.
 //   pipeline_kernel<HbmRef<const float, N>, HbmRef<float, N>>(grid, body, specs...)
@@ -115,10 +116,10 @@ struct PipeOperand {
   ViewId window = no_id;                     ///< (buffers, block...) in Vmem
   ViewId sems = no_id;                       ///< (buffers) DMA semaphores
   // Filled by the schedule:
-  std::vector<int> event;                    ///< per step: which run of equal block indices
-  std::vector<std::size_t> event_step;       ///< per event: its first step
+  std::vector<int> event;                        ///< per step: which run of equal block indices
+  std::vector<std::size_t> event_step;           ///< per event: its first step
   std::vector<std::optional<AsyncCopy>> copies;  ///< per event
-  std::vector<bool> waited;                  ///< per event (outputs)
+  std::vector<bool> waited;                      ///< per event (outputs)
 };
 
 /// Decides and emits the copies of a pipeline, step by step.
@@ -172,8 +173,9 @@ DynIndex to_dyn_index(const X& x) {
 template <std::size_t N, class Ret>
 std::vector<DynIndex> block_indices(const Ret& r) {
   if constexpr (std::is_integral_v<Ret> || is_value_v<Ret>) {
-    static_assert(N == 1, "refx: an index map returns one block index per dimension of its operand; this one "
-                          "returns a single index for an operand of rank > 1");
+    static_assert(N == 1,
+                  "refx: an index map returns one block index per dimension of its operand; this one "
+                  "returns a single index for an operand of rank > 1");
     return {to_dyn_index(r)};
   } else {
     static_assert(std::tuple_size_v<Ret> == N,
@@ -343,9 +345,8 @@ class Pipeline {
     const std::tuple<A...> as{args...};
     const auto points = detail::grid_points(grid_.dims);
     std::vector<detail::PipeOperand> ops(sizeof...(A));
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (detail::describe<R>(std::get<I>(as), ops[I], points), ...);
-    }(std::index_sequence_for<A...>{});
+    [&]<std::size_t... I>(std::index_sequence<I...>) { (detail::describe<R>(std::get<I>(as), ops[I], points), ...); }
+    (std::index_sequence_for<A...>{});
     detail::check_pipeline_operands(ops, grid_.dims, loc_);
     std::tuple<typename detail::handle_of<A>::type...> handles;
     PipelineReport report;
@@ -358,7 +359,8 @@ class Pipeline {
           detail::FrameGuard frame(points[s], grid_.dims);
           [&]<std::size_t... I>(std::index_sequence<I...>) {
             body_(detail::body_arg<A>(ops[I], std::get<I>(handles), sched.slot(I, s))...);
-          }(std::index_sequence_for<A...>{});
+          }
+          (std::index_sequence_for<A...>{});
         }
         sched.after_body(s);
       }
@@ -392,9 +394,11 @@ struct PipelineKernel;
 
 template <class... Params, std::size_t R, class Body, class... Specs>
 auto pipeline_kernel(Grid<R> g, Body body, Specs... specs) {
-  static_assert(sizeof...(Params) == sizeof...(Specs), "refx: pipeline_kernel needs one BlockSpec per kernel parameter");
-  static_assert(((is_ref_v<Params> && Params::space == MemorySpace::hbm) && ...),
-                "refx: pipeline_kernel's parameters are Hbm Refs (HbmRef<const T, ...> inputs, HbmRef<T, ...> outputs)");
+  static_assert(sizeof...(Params) == sizeof...(Specs),
+                "refx: pipeline_kernel needs one BlockSpec per kernel parameter");
+  static_assert(
+      ((is_ref_v<Params> && Params::space == MemorySpace::hbm) && ...),
+      "refx: pipeline_kernel's parameters are Hbm Refs (HbmRef<const T, ...> inputs, HbmRef<T, ...> outputs)");
   struct K {
     Grid<R> g;
     Body body;
@@ -407,7 +411,8 @@ auto pipeline_kernel(Grid<R> g, Body body, Specs... specs) {
       };
       [&]<std::size_t... I>(std::index_sequence<I...>) {
         emit_pipeline(g, body)(one(std::integral_constant<std::size_t, I>{}, refs)...);
-      }(std::index_sequence_for<Params...>{});
+      }
+      (std::index_sequence_for<Params...>{});
     }
   };
   return K{g, std::move(body), std::tuple<Specs...>{std::move(specs)...}};
@@ -433,10 +438,12 @@ REFX_DECL std::vector<std::vector<std::int64_t>> grid_points(std::span<const std
   return out;
 }
 
-inline const char* role_name(PipeRole r) { return r == PipeRole::in ? "input" : r == PipeRole::out ? "output" : "scratch"; }
+inline const char* role_name(PipeRole r) {
+  return r == PipeRole::in ? "input" : r == PipeRole::out ? "output" : "scratch";
+}
 
 REFX_DECL void check_pipeline_operands(const std::vector<PipeOperand>& ops, std::span<const std::int64_t> grid,
-                                            SourceLoc loc) {
+                                       SourceLoc loc) {
   const Graph& g = Tracer::current(loc).graph();
   for (const std::int64_t d : grid)
     if (d < 1) trace_error(loc, "emit_pipeline: every grid extent must be >= 1, got grid ({})", fmt::join(grid, ", "));
@@ -479,7 +486,8 @@ inline bool same_block(const std::vector<DynIndex>& a, const std::vector<DynInde
   return true;
 }
 
-REFX_DECL PipelineSchedule::PipelineSchedule(std::vector<PipeOperand>& ops, std::size_t steps, refx::source_location loc)
+REFX_DECL PipelineSchedule::PipelineSchedule(std::vector<PipeOperand>& ops, std::size_t steps,
+                                             refx::source_location loc)
     : ops_(ops), steps_(steps), loc_(loc) {
   for (PipeOperand& op : ops_) {
     op.event.assign(steps, 0);
@@ -528,7 +536,8 @@ REFX_DECL void PipelineSchedule::start(std::size_t k, int e) {
       if (B != 1) {
         const ValueId c = visit_dtype(t.graph().type(v).dtype, [&](auto tag) {
           using I = typename decltype(tag)::type;
-          if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) return constant<I>(static_cast<I>(B), Shape{});
+          if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>)
+            return constant<I>(static_cast<I>(B), Shape{});
           else return v;
         });
         v = apply(prim::mul, {v, c});

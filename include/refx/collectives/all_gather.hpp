@@ -28,28 +28,32 @@ namespace refx::detail {
 template <class Src, class Dst>
 void all_gather_ring(const Src* x, const Dst& out, const Ring& ring, refx::source_location loc) {
   const std::int64_t slots = std::max(1, ring.size - 1);
-  run_scoped({Shape{}, Shape{}, Shape{}, Shape{slots}}, [&](RegularSemaphore ready, DmaSemaphore local, DmaSemaphore send,
-                                                          Semaphore<SemaphoreKind::dma, extents<dyn>> recv) {
-    // Entry handshake: the right neighbour's out may still be in use before this call.
-    if (ring.size > 1 && !ring.entry) handshake(ready, ring.peer(-1));
-    const auto own = [&](const auto& src) { return make_async_copy(src, out.at(ring.me), local, loc); };
-    for (int s = 0; s < ring.size - 1; ++s) {
-      const auto send_slot = ring.offset(-s), recv_slot = ring.offset(-s - 1);
-      const auto send_from = [&](const auto& src) {
-        const auto c = make_async_remote_copy(src, out.at(send_slot), send, recv.at(s), ring.peer(1), loc);
-        c.start(loc);
-        // The local copy of x goes while the first block is on its way (step 0
-        // sends straight from x, so it need not wait for the local copy).
-        if (s == 0 && x) own(*x).start(loc);
-        c.wait_send(loc);
-      };
-      if (s == 0 && x) send_from(*x);
-      else send_from(out.at(send_slot));
-      make_async_remote_copy(out.at(recv_slot), out.at(recv_slot), send, recv.at(s), ring.peer(1), loc).wait_recv(loc);
-    }
-    if (x && ring.size == 1) own(*x).start(loc);
-    if (x) own(*x).wait(loc);
-  }, loc);
+  run_scoped(
+      {Shape{}, Shape{}, Shape{}, Shape{slots}},
+      [&](RegularSemaphore ready, DmaSemaphore local, DmaSemaphore send,
+          Semaphore<SemaphoreKind::dma, extents<dyn>> recv) {
+        // Entry handshake: the right neighbour's out may still be in use before this call.
+        if (ring.size > 1 && !ring.entry) handshake(ready, ring.peer(-1));
+        const auto own = [&](const auto& src) { return make_async_copy(src, out.at(ring.me), local, loc); };
+        for (int s = 0; s < ring.size - 1; ++s) {
+          const auto send_slot = ring.offset(-s), recv_slot = ring.offset(-s - 1);
+          const auto send_from = [&](const auto& src) {
+            const auto c = make_async_remote_copy(src, out.at(send_slot), send, recv.at(s), ring.peer(1), loc);
+            c.start(loc);
+            // The local copy of x goes while the first block is on its way (step 0
+            // sends straight from x, so it need not wait for the local copy).
+            if (s == 0 && x) own(*x).start(loc);
+            c.wait_send(loc);
+          };
+          if (s == 0 && x) send_from(*x);
+          else send_from(out.at(send_slot));
+          make_async_remote_copy(out.at(recv_slot), out.at(recv_slot), send, recv.at(s), ring.peer(1), loc)
+              .wait_recv(loc);
+        }
+        if (x && ring.size == 1) own(*x).start(loc);
+        if (x) own(*x).wait(loc);
+      },
+      loc);
 }
 
 /// Direct all-gather: after an all-device barrier (every out is free), this
@@ -58,25 +62,28 @@ void all_gather_ring(const Src* x, const Dst& out, const Ring& ring, refx::sourc
 template <class Src, class Dst>
 void all_gather_direct(const Src* x, const Dst& out, const Ring& ring, refx::source_location loc) {
   const std::int32_t n = ring.size;
-  run_scoped({Shape{}, Shape{}, Shape{}, Shape{}}, [&](RegularSemaphore ready, DmaSemaphore local, DmaSemaphore send,
-                                                     DmaSemaphore recv) {
-    barrier_all(ready, ring, loc);
-    const auto mine = out.at(ring.me);
-    const auto send_all = [&](const auto& src) {
-      for (std::int32_t k = 1; k < n; ++k) make_async_remote_copy(src, mine, send, recv, ring.peer(k), loc).start(loc);
-    };
-    if (x) send_all(*x);
-    else send_all(mine);
-    // The local copy goes while the blocks to the others are on their way.
-    if (x) make_async_copy(*x, mine, local, loc).start(loc);
-    // DMA semaphores count bytes: one wait sized for N-1 blocks takes all the
-    // blocks that arrive, and one more all the blocks this device sent.
-    const auto blocks = out.at(ds(0, n - 1));
-    const auto all = make_async_remote_copy(blocks, blocks, send, recv, ring.peer(0), loc);
-    all.wait_recv(loc);
-    all.wait_send(loc);
-    if (x) make_async_copy(*x, mine, local, loc).wait(loc);
-  }, loc);
+  run_scoped(
+      {Shape{}, Shape{}, Shape{}, Shape{}},
+      [&](RegularSemaphore ready, DmaSemaphore local, DmaSemaphore send, DmaSemaphore recv) {
+        barrier_all(ready, ring, loc);
+        const auto mine = out.at(ring.me);
+        const auto send_all = [&](const auto& src) {
+          for (std::int32_t k = 1; k < n; ++k)
+            make_async_remote_copy(src, mine, send, recv, ring.peer(k), loc).start(loc);
+        };
+        if (x) send_all(*x);
+        else send_all(mine);
+        // The local copy goes while the blocks to the others are on their way.
+        if (x) make_async_copy(*x, mine, local, loc).start(loc);
+        // DMA semaphores count bytes: one wait sized for N-1 blocks takes all the
+        // blocks that arrive, and one more all the blocks this device sent.
+        const auto blocks = out.at(ds(0, n - 1));
+        const auto all = make_async_remote_copy(blocks, blocks, send, recv, ring.peer(0), loc);
+        all.wait_recv(loc);
+        all.wait_send(loc);
+        if (x) make_async_copy(*x, mine, local, loc).wait(loc);
+      },
+      loc);
 }
 
 /// Checks out (N, block...) and picks the algorithm; runs it.
@@ -98,8 +105,7 @@ void all_gather(const Src* x, const Dst& out, AxisName axis, collectives::Algori
   if (ring.size > 1 && (a == collectives::Algorithm::direct ||
                         (a == collectives::Algorithm::automatic && bytes <= collectives::all_gather_direct_max_bytes)))
     all_gather_direct(x, out, ring, loc);
-  else
-    all_gather_ring(x, out, ring, loc);
+  else all_gather_ring(x, out, ring, loc);
 }
 
 }  // namespace refx::detail
@@ -115,7 +121,7 @@ void all_gather(const Src& x, const Dst& out, AxisName axis, Algorithm a = Algor
   if constexpr (!detail::check_collective_io<detail::Collective::all_gather, Src, Dst>()) {
     return;
   } else {
-  detail::all_gather(&x, out, axis, a, loc);
+    detail::all_gather(&x, out, axis, a, loc);
   }
 }
 
@@ -128,8 +134,8 @@ void all_gather_in_place(const R& x, AxisName axis, Algorithm a = Algorithm::aut
   if constexpr (!(detail::check_in_place_ref<R>())) {
     return;
   } else {
-  using Slot = decltype(x.at(std::declval<Scalar<std::int32_t>>()));
-  detail::all_gather<Slot>(nullptr, x, axis, a, loc);
+    using Slot = decltype(x.at(std::declval<Scalar<std::int32_t>>()));
+    detail::all_gather<Slot>(nullptr, x, axis, a, loc);
   }
 }
 

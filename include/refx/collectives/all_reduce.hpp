@@ -85,9 +85,9 @@ void ring_steps(const Ring& ring, std::vector<Lane<R>>& lanes, int steps, SendCh
     }
     for (auto& l : lanes) {
       for_lane_chunk(l, send_chunk(l, s), ring.size,
-                [&](auto v) { make_async_remote_copy(v, v, l.send, l.recv, ring.peer(l.dir)).wait_send(); });
+                     [&](auto v) { make_async_remote_copy(v, v, l.send, l.recv, ring.peer(l.dir)).wait_send(); });
       for_lane_chunk(l, recv_chunk(l, s), ring.size,
-                [&](auto v) { make_async_remote_copy(v, v, l.send, l.recv, ring.peer(l.dir)).wait_recv(); });
+                     [&](auto v) { make_async_remote_copy(v, v, l.send, l.recv, ring.peer(l.dir)).wait_recv(); });
     }
     if (reduce && own != nullptr) {
       for (auto& l : lanes)
@@ -147,12 +147,11 @@ void reduce_scatter_in_place(const R& x, AxisName axis, ReduceOp op = ReduceOp::
   if constexpr (!(detail::check_in_place_ref<R>() && detail::check_reducible<R>())) {
     return;
   } else {
-  const detail::Ring ring(axis, loc);
-  if (ring.size == 1) return;
-  detail::with_lanes(x, d, [&](auto& lanes) { detail::reduce_scatter_steps(ring, lanes, op); });
+    const detail::Ring ring(axis, loc);
+    if (ring.size == 1) return;
+    detail::with_lanes(x, d, [&](auto& lanes) { detail::reduce_scatter_steps(ring, lanes, op); });
   }
 }
-
 
 /// all_reduce's Algorithm::automatic: one_shot up to `one_shot_max_bytes` per
 /// device, direct for N > 2 below `direct_max_bytes` (in place:
@@ -211,7 +210,8 @@ void all_reduce_direct(const Src* x, const Dst& out, const Ring& ring, ReduceOp 
                  for (std::int32_t k = 1; k < n; ++k) {
                    const auto p = ring.offset(k);
                    for_chunk(src, p, n, [&](auto v) {
-                     const auto c = make_async_remote_copy(v, slots.at(ring.me).at(ds(0, v.shape()[0])), send, recv, ring.at(p));
+                     const auto c =
+                         make_async_remote_copy(v, slots.at(ring.me).at(ds(0, v.shape()[0])), send, recv, ring.at(p));
                      c.start();
                      c.wait_send();
                    });
@@ -262,14 +262,16 @@ void all_reduce_one_shot(const Src& x, const Dst& out, const Ring& ring, ReduceO
   using Slots = Ref<T, dyn_extents<Dst::rank + 1>, Vmem>;
   using Result = Ref<T, dyn_extents<Dst::rank>, Vmem>;
   run_scoped({slots_shape, x.shape(), Shape{}, Shape{}, Shape{}, Shape{}},
-             [&](Slots slots, Result result, RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv, DmaSemaphore local) {
+             [&](Slots slots, Result result, RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv,
+                 DmaSemaphore local) {
                // Every device has reached this call: its slots are free.
                barrier_all(ready, ring);
                const auto mine = slots.at(ring.me);
                for (std::int32_t k = 1; k < n; ++k) make_async_remote_copy(x, mine, send, recv, ring.peer(k)).start();
                const auto own = make_async_copy(x, mine, local);
                own.start();
-               for (std::int32_t k = 1; k < n; ++k) make_async_remote_copy(x, mine, send, recv, ring.peer(k)).wait_send();
+               for (std::int32_t k = 1; k < n; ++k)
+                 make_async_remote_copy(x, mine, send, recv, ring.peer(k)).wait_send();
                own.wait();
                // N-1 copies arrive; DMA semaphores count bytes, so one wait takes them all.
                const auto parts = slots.at(ds(0, n - 1));
@@ -295,21 +297,21 @@ void all_reduce(const R& x, AxisName axis, ReduceOp op = ReduceOp::sum, Directio
   if constexpr (!(detail::check_in_place_ref<R>() && detail::check_reducible<R>())) {
     return;
   } else {
-  const detail::Ring ring(axis, loc);
-  if (ring.size == 1) return;
-  if (a == Algorithm::automatic) a = automatic_all_reduce(x, ring, true);
-  if (a == Algorithm::one_shot) {
-    detail::all_reduce_one_shot(x, x, ring, op);
-    return;
-  }
-  if (a == Algorithm::direct) {
-    detail::all_reduce_direct<R>(nullptr, x, ring, op);
-    return;
-  }
-  detail::with_lanes(x, d, [&](auto& lanes) {
-    detail::reduce_scatter_steps(ring, lanes, op);
-    detail::all_gather_steps(ring, lanes);
-  });
+    const detail::Ring ring(axis, loc);
+    if (ring.size == 1) return;
+    if (a == Algorithm::automatic) a = automatic_all_reduce(x, ring, true);
+    if (a == Algorithm::one_shot) {
+      detail::all_reduce_one_shot(x, x, ring, op);
+      return;
+    }
+    if (a == Algorithm::direct) {
+      detail::all_reduce_direct<R>(nullptr, x, ring, op);
+      return;
+    }
+    detail::with_lanes(x, d, [&](auto& lanes) {
+      detail::reduce_scatter_steps(ring, lanes, op);
+      detail::all_gather_steps(ring, lanes);
+    });
   }
 }
 
@@ -324,26 +326,26 @@ void all_reduce(const Src& x, const Dst& out, AxisName axis, ReduceOp op = Reduc
   if constexpr (!detail::check_collective_io<detail::Collective::all_reduce, Src, Dst>()) {
     return;
   } else {
-  if (x.shape() != out.shape())
-    trace_error(loc, "all_reduce: x has shape {} but out has shape {}; they must be equal", x.shape(), out.shape());
-  const detail::Ring ring(axis, loc);  // before any effect: at kernel entry, the peers' out is free
-  if (ring.size == 1) {
-    sync_copy(x, out, loc);
-    return;
-  }
-  if (a == Algorithm::automatic) a = automatic_all_reduce(out, ring, false);
-  if (a == Algorithm::one_shot) {
-    detail::all_reduce_one_shot(x, out, ring, op);
-    return;
-  }
-  if (a == Algorithm::direct) {
-    detail::all_reduce_direct(&x, out, ring, op);
-    return;
-  }
-  detail::with_lanes(out, d, [&](auto& lanes) {
-    detail::reduce_scatter_steps(ring, lanes, op, &x);
-    detail::all_gather_steps(ring, lanes);
-  });
+    if (x.shape() != out.shape())
+      trace_error(loc, "all_reduce: x has shape {} but out has shape {}; they must be equal", x.shape(), out.shape());
+    const detail::Ring ring(axis, loc);  // before any effect: at kernel entry, the peers' out is free
+    if (ring.size == 1) {
+      sync_copy(x, out, loc);
+      return;
+    }
+    if (a == Algorithm::automatic) a = automatic_all_reduce(out, ring, false);
+    if (a == Algorithm::one_shot) {
+      detail::all_reduce_one_shot(x, out, ring, op);
+      return;
+    }
+    if (a == Algorithm::direct) {
+      detail::all_reduce_direct(&x, out, ring, op);
+      return;
+    }
+    detail::with_lanes(out, d, [&](auto& lanes) {
+      detail::reduce_scatter_steps(ring, lanes, op, &x);
+      detail::all_gather_steps(ring, lanes);
+    });
   }
 }
 
@@ -366,38 +368,42 @@ void reduce_scatter_direct(const Src& x, const Dst& out, const Ring& ring, Reduc
   using T = std::remove_const_t<typename Src::value_type>;
   using Slots = Ref<T, dyn_extents<Src::rank + 1>, Vmem>;
   using Result = Ref<T, dyn_extents<Src::rank>, Vmem>;
-  run_scoped({slots_shape, result_shape, Shape{}, Shape{}, Shape{}, Shape{}},
-             [&](Slots slots, Result result, RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv, DmaSemaphore local) {
-               // Every device has reached this call: its slots are free.
-               barrier_all(ready, ring, loc);
-               for (std::int32_t k = 1; k < n; ++k) {
-                 const auto p = ring.offset(k);
-                 for_chunk(x, p, n, [&](auto v) {
-                   const auto c = make_async_remote_copy(v, slots.at(ring.me).at(ds(0, v.shape()[0])), send, recv, ring.at(p), loc);
-                   c.start(loc);
-                   c.wait_send(loc);
-                 });
-               }
-               for_chunk(x, ring.me, n, [&](auto mine) {
-                 const std::int64_t rows = mine.shape()[0];
-                 const auto own = make_async_copy(mine, slots.at(ring.me).at(ds(0, rows)), local, loc);
-                 own.start(loc);
-                 own.wait(loc);
-                 // N-1 parts of my chunk arrive; DMA semaphores count bytes, so one wait takes them all.
-                 const auto parts = slots.at(ds(0, n - 1)).at(all, ds(0, rows));
-                 make_async_remote_copy(parts, parts, send, recv, ring.peer(0), loc).wait_recv(loc);
-                 if (rows == 0) return;
-                 auto acc = slots.at(0).at(ds(0, rows)).load(loc);
-                 for (std::int32_t j = 1; j < n; ++j) {
-                   const auto part = slots.at(j).at(ds(0, rows)).load(loc);
-                   acc = op == ReduceOp::sum ? acc + part : max(acc, part);
-                 }
-                 result.at(ds(0, rows)).store(acc);
-                 const auto done = make_async_copy(result.at(ds(0, rows)), out.at(ds(0, rows)), local, loc);
-                 done.start(loc);
-                 done.wait(loc);
-               });
-             }, loc);
+  run_scoped(
+      {slots_shape, result_shape, Shape{}, Shape{}, Shape{}, Shape{}},
+      [&](Slots slots, Result result, RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv,
+          DmaSemaphore local) {
+        // Every device has reached this call: its slots are free.
+        barrier_all(ready, ring, loc);
+        for (std::int32_t k = 1; k < n; ++k) {
+          const auto p = ring.offset(k);
+          for_chunk(x, p, n, [&](auto v) {
+            const auto c =
+                make_async_remote_copy(v, slots.at(ring.me).at(ds(0, v.shape()[0])), send, recv, ring.at(p), loc);
+            c.start(loc);
+            c.wait_send(loc);
+          });
+        }
+        for_chunk(x, ring.me, n, [&](auto mine) {
+          const std::int64_t rows = mine.shape()[0];
+          const auto own = make_async_copy(mine, slots.at(ring.me).at(ds(0, rows)), local, loc);
+          own.start(loc);
+          own.wait(loc);
+          // N-1 parts of my chunk arrive; DMA semaphores count bytes, so one wait takes them all.
+          const auto parts = slots.at(ds(0, n - 1)).at(all, ds(0, rows));
+          make_async_remote_copy(parts, parts, send, recv, ring.peer(0), loc).wait_recv(loc);
+          if (rows == 0) return;
+          auto acc = slots.at(0).at(ds(0, rows)).load(loc);
+          for (std::int32_t j = 1; j < n; ++j) {
+            const auto part = slots.at(j).at(ds(0, rows)).load(loc);
+            acc = op == ReduceOp::sum ? acc + part : max(acc, part);
+          }
+          result.at(ds(0, rows)).store(acc);
+          const auto done = make_async_copy(result.at(ds(0, rows)), out.at(ds(0, rows)), local, loc);
+          done.start(loc);
+          done.wait(loc);
+        });
+      },
+      loc);
 }
 }  // namespace refx::detail
 
@@ -419,29 +425,32 @@ void reduce_scatter(const Src& x, const Dst& out, AxisName axis, ReduceOp op = R
   if constexpr (!detail::check_collective_io<detail::Collective::reduce_scatter, Src, Dst>()) {
     return;
   } else {
-  const detail::Ring ring(axis, loc);
-  const std::int64_t m = x.shape()[0];
-  if (out.shape()[0] * ring.size < m)
-    trace_error(loc, "reduce_scatter: out has {} rows but {} rows over {} devices need {}", out.shape()[0], m,
-                ring.size, (m + ring.size - 1) / ring.size);
-  if (a == Algorithm::one_shot)
-    trace_error(loc, "reduce_scatter: Algorithm::one_shot is an all_reduce algorithm; use ring, direct or automatic");
-  const std::int64_t bytes = x.shape().num_elements() * static_cast<std::int64_t>(sizeof(typename Src::value_type));
-  const bool direct_size = ring.size > 2 ? bytes < reduce_scatter_direct_max_bytes : bytes <= one_shot_max_bytes;
-  if (ring.size > 1 && (a == Algorithm::direct || (a == Algorithm::automatic && direct_size))) {
-    detail::reduce_scatter_direct(x, out, ring, op, loc);
-    return;
-  }
-  if (ring.size == 1) {
-    sync_copy(x, out.at(ds(0, m)), loc);
-    return;
-  }
-  // The ring reduces into scratch, reading x where the in-place ring would read its buffer.
-  using Work = Ref<std::remove_const_t<typename Src::value_type>, dyn_extents<Src::rank>, typename Src::space_type>;
-  run_scoped({x.shape()}, [&](Work work) {
-    detail::with_lanes(work, d, [&](auto& lanes) { detail::reduce_scatter_steps(ring, lanes, op, &x); });
-    detail::for_chunk(work, ring.me, ring.size, [&](auto v) { sync_copy(v, out.at(ds(0, v.shape()[0])), loc); });
-  }, loc);
+    const detail::Ring ring(axis, loc);
+    const std::int64_t m = x.shape()[0];
+    if (out.shape()[0] * ring.size < m)
+      trace_error(loc, "reduce_scatter: out has {} rows but {} rows over {} devices need {}", out.shape()[0], m,
+                  ring.size, (m + ring.size - 1) / ring.size);
+    if (a == Algorithm::one_shot)
+      trace_error(loc, "reduce_scatter: Algorithm::one_shot is an all_reduce algorithm; use ring, direct or automatic");
+    const std::int64_t bytes = x.shape().num_elements() * static_cast<std::int64_t>(sizeof(typename Src::value_type));
+    const bool direct_size = ring.size > 2 ? bytes < reduce_scatter_direct_max_bytes : bytes <= one_shot_max_bytes;
+    if (ring.size > 1 && (a == Algorithm::direct || (a == Algorithm::automatic && direct_size))) {
+      detail::reduce_scatter_direct(x, out, ring, op, loc);
+      return;
+    }
+    if (ring.size == 1) {
+      sync_copy(x, out.at(ds(0, m)), loc);
+      return;
+    }
+    // The ring reduces into scratch, reading x where the in-place ring would read its buffer.
+    using Work = Ref<std::remove_const_t<typename Src::value_type>, dyn_extents<Src::rank>, typename Src::space_type>;
+    run_scoped(
+        {x.shape()},
+        [&](Work work) {
+          detail::with_lanes(work, d, [&](auto& lanes) { detail::reduce_scatter_steps(ring, lanes, op, &x); });
+          detail::for_chunk(work, ring.me, ring.size, [&](auto v) { sync_copy(v, out.at(ds(0, v.shape()[0])), loc); });
+        },
+        loc);
   }
 }
 

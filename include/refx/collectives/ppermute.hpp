@@ -26,12 +26,14 @@ using HbmDoubleBuffer = Ref<T, extents<2, E...>, Hbm>;
 /// The slot worked on at `step`, and the one receiving meanwhile.
 template <class R>
 auto working_slot(const R& buffer, const Scalar<std::int32_t>& step) {
-  static_assert(R::rank >= 1 && R::extents_type::values[0] == 2, "refx: working_slot takes a DoubleBuffer (leading dimension 2)");
+  static_assert(R::rank >= 1 && R::extents_type::values[0] == 2,
+                "refx: working_slot takes a DoubleBuffer (leading dimension 2)");
   return buffer.at(step % 2);
 }
 template <class R>
 auto receiving_slot(const R& buffer, const Scalar<std::int32_t>& step) {
-  static_assert(R::rank >= 1 && R::extents_type::values[0] == 2, "refx: receiving_slot takes a DoubleBuffer (leading dimension 2)");
+  static_assert(R::rank >= 1 && R::extents_type::values[0] == 2,
+                "refx: receiving_slot takes a DoubleBuffer (leading dimension 2)");
   return buffer.at((step + 1) % 2);
 }
 
@@ -44,7 +46,8 @@ struct PermuteFuture {
 /// `axis`. Waits first until that device is ready to receive (a handshake:
 /// it has stopped using its dst).
 template <class Src, class Dst>
-PermuteFuture ppermute_start(const Src& src, const Dst& dst, AxisName axis, IntArg<std::int64_t, IntArgKind::shift> shift,
+PermuteFuture ppermute_start(const Src& src, const Dst& dst, AxisName axis,
+                             IntArg<std::int64_t, IntArgKind::shift> shift,
                              refx::source_location loc = refx::source_location::current()) {
   detail::check_copy_types<Src, Dst>();
   const Graph& g = detail::Tracer::current(loc).graph();

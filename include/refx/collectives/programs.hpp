@@ -24,7 +24,7 @@ struct ProgramOptions {
   std::string axis{};  ///< the mesh axis to reduce over; empty = the mesh's first axis
   ReduceOp op = ReduceOp::sum;
   Direction direction = Direction::unidirectional;  ///< the ring's lanes (ignored by direct and one-shot)
-  bool in_place = false;  ///< one writable Array instead of input + output
+  bool in_place = false;                            ///< one writable Array instead of input + output
   /// As each collective's kernel form takes it; a collective with one
   /// algorithm (all_to_all, collective_matmul, the in-place reduce_scatter)
   /// accepts only `automatic` here.
@@ -43,7 +43,8 @@ using Vec = Ref<T, extents<dyn>, Hbm>;
 /// (instead of ignoring it).
 inline void check_single_form(const collectives::ProgramOptions& o, std::string_view program) {
   if (o.algorithm != collectives::Algorithm::automatic)
-    throw Error(fmt::format("refx: {} has one algorithm; ProgramOptions::algorithm must be Algorithm::automatic", program));
+    throw Error(
+        fmt::format("refx: {} has one algorithm; ProgramOptions::algorithm must be Algorithm::automatic", program));
   if (o.in_place) throw Error(fmt::format("refx: {} has no in-place form", program));
 }
 }  // namespace refx::detail
@@ -78,7 +79,8 @@ Executable reduce_scatter_program(const Mesh& mesh, std::int64_t elements, Progr
   const std::int64_t n = mesh.axis_size(axis);
   if (o.in_place) {
     if (o.algorithm != Algorithm::automatic && o.algorithm != Algorithm::ring)
-      throw Error("refx: reduce_scatter_program: in place there is only the ring; use in_place = false for Algorithm::direct");
+      throw Error(
+          "refx: reduce_scatter_program: in place there is only the ring; use in_place = false for Algorithm::direct");
     return kernel([=](detail::Vec<T> x) { reduce_scatter_in_place(x, axis, o.op, o.direction, loc); })
         .name("reduce_scatter")
         .compile(mesh, {Shape{elements}}, rt);

@@ -103,10 +103,22 @@ enum class Collective { all_gather, all_reduce, reduce_scatter, all_to_all };
 template <Collective C, class Src, class Dst>
 constexpr bool check_collective_io() {
   constexpr bool refs = is_ref_v<Src> && !is_semaphore_v<Src> && is_ref_v<Dst> && !is_semaphore_v<Dst>;
-    if constexpr (C == Collective::all_gather) static_assert(refs, "refx: all_gather operates on Refs (read-only input, writable output); a Value is immutable, store it into a Ref first");
-    if constexpr (C == Collective::all_reduce) static_assert(refs, "refx: all_reduce operates on Refs (read-only input, writable output); a Value is immutable, store it into a Ref first");
-    if constexpr (C == Collective::reduce_scatter) static_assert(refs, "refx: reduce_scatter operates on Refs (read-only input, writable output); a Value is immutable, store it into a Ref first");
-    if constexpr (C == Collective::all_to_all) static_assert(refs, "refx: all_to_all operates on Refs (read-only input, writable output); a Value is immutable, store it into a Ref first");
+  if constexpr (C == Collective::all_gather)
+    static_assert(refs,
+                  "refx: all_gather operates on Refs (read-only input, writable output); a Value is immutable, store "
+                  "it into a Ref first");
+  if constexpr (C == Collective::all_reduce)
+    static_assert(refs,
+                  "refx: all_reduce operates on Refs (read-only input, writable output); a Value is immutable, store "
+                  "it into a Ref first");
+  if constexpr (C == Collective::reduce_scatter)
+    static_assert(refs,
+                  "refx: reduce_scatter operates on Refs (read-only input, writable output); a Value is immutable, "
+                  "store it into a Ref first");
+  if constexpr (C == Collective::all_to_all)
+    static_assert(refs,
+                  "refx: all_to_all operates on Refs (read-only input, writable output); a Value is immutable, store "
+                  "it into a Ref first");
   if constexpr (!refs) {
     return false;
   } else {
@@ -117,15 +129,31 @@ constexpr bool check_collective_io() {
     static_assert(reducible,
                   "refx: all_reduce and reduce_scatter combine numbers; a bool Ref has no sum or max (reduce int32_t)");
     constexpr bool writable = !Dst::read_only;
-    if constexpr (C == Collective::all_gather) static_assert(writable, "refx: all_gather's output must be a writable Ref<T>, not Ref<const T>");
-    if constexpr (C == Collective::all_reduce) static_assert(writable, "refx: all_reduce's output must be a writable Ref<T>, not Ref<const T>");
-    if constexpr (C == Collective::reduce_scatter) static_assert(writable, "refx: reduce_scatter's output must be a writable Ref<T>, not Ref<const T>");
-    if constexpr (C == Collective::all_to_all) static_assert(writable, "refx: all_to_all's output must be a writable Ref<T>, not Ref<const T>");
+    if constexpr (C == Collective::all_gather)
+      static_assert(writable, "refx: all_gather's output must be a writable Ref<T>, not Ref<const T>");
+    if constexpr (C == Collective::all_reduce)
+      static_assert(writable, "refx: all_reduce's output must be a writable Ref<T>, not Ref<const T>");
+    if constexpr (C == Collective::reduce_scatter)
+      static_assert(writable, "refx: reduce_scatter's output must be a writable Ref<T>, not Ref<const T>");
+    if constexpr (C == Collective::all_to_all)
+      static_assert(writable, "refx: all_to_all's output must be a writable Ref<T>, not Ref<const T>");
     constexpr bool same = std::is_same_v<typename Src::value_type, typename Dst::value_type>;
-    if constexpr (C == Collective::all_gather) static_assert(same, "refx: all_gather's output must have its input's element type (collectives do not convert); cast before or after");
-    if constexpr (C == Collective::all_reduce) static_assert(same, "refx: all_reduce's output must have its input's element type (collectives do not convert); cast before or after");
-    if constexpr (C == Collective::reduce_scatter) static_assert(same, "refx: reduce_scatter's output must have its input's element type (collectives do not convert); cast before or after");
-    if constexpr (C == Collective::all_to_all) static_assert(same, "refx: all_to_all's output must have its input's element type (collectives do not convert); cast before or after");
+    if constexpr (C == Collective::all_gather)
+      static_assert(same,
+                    "refx: all_gather's output must have its input's element type (collectives do not convert); cast "
+                    "before or after");
+    if constexpr (C == Collective::all_reduce)
+      static_assert(same,
+                    "refx: all_reduce's output must have its input's element type (collectives do not convert); cast "
+                    "before or after");
+    if constexpr (C == Collective::reduce_scatter)
+      static_assert(same,
+                    "refx: reduce_scatter's output must have its input's element type (collectives do not convert); "
+                    "cast before or after");
+    if constexpr (C == Collective::all_to_all)
+      static_assert(same,
+                    "refx: all_to_all's output must have its input's element type (collectives do not convert); cast "
+                    "before or after");
     using SE = typename Src::extents_type;
     using DE = typename Dst::extents_type;
     constexpr bool fits = [] {
@@ -141,13 +169,15 @@ constexpr bool check_collective_io() {
       }
     }();
     if constexpr (C == Collective::all_gather)
-      static_assert(DE::rank == SE::rank + 1, "refx: all_gather's output has one more (leading) dimension than its input");
+      static_assert(DE::rank == SE::rank + 1,
+                    "refx: all_gather's output has one more (leading) dimension than its input");
     if constexpr (C == Collective::all_gather)
       static_assert(fits || DE::rank != SE::rank + 1,
                     "refx: all_gather's output (N, block...) must hold blocks of the input's extents");
     if constexpr (C == Collective::reduce_scatter)
-      static_assert(fits, "refx: reduce_scatter's output must have its input's rank and, after the leading dimension, "
-                          "its input's extents");
+      static_assert(fits,
+                    "refx: reduce_scatter's output must have its input's rank and, after the leading dimension, "
+                    "its input's extents");
     if constexpr (C == Collective::all_reduce)
       static_assert(fits, "refx: all_reduce's output must have its input's extents");
     if constexpr (C == Collective::all_to_all)

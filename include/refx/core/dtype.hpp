@@ -20,16 +20,46 @@ inline constexpr DType last_dtype = DType::u32;
 
 template <class T>
 struct dtype_of;  // undefined: not an element type
-template <> struct dtype_of<bool> { static constexpr DType value = DType::pred; };
-template <> struct dtype_of<std::int8_t> { static constexpr DType value = DType::i8; };
-template <> struct dtype_of<std::uint8_t> { static constexpr DType value = DType::u8; };
-template <> struct dtype_of<std::int32_t> { static constexpr DType value = DType::i32; };
-template <> struct dtype_of<std::uint32_t> { static constexpr DType value = DType::u32; };
-template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType::i64; };
-template <> struct dtype_of<bf16> { static constexpr DType value = DType::bf16; };
-template <> struct dtype_of<f16> { static constexpr DType value = DType::f16; };
-template <> struct dtype_of<float> { static constexpr DType value = DType::f32; };
-template <> struct dtype_of<double> { static constexpr DType value = DType::f64; };
+template <>
+struct dtype_of<bool> {
+  static constexpr DType value = DType::pred;
+};
+template <>
+struct dtype_of<std::int8_t> {
+  static constexpr DType value = DType::i8;
+};
+template <>
+struct dtype_of<std::uint8_t> {
+  static constexpr DType value = DType::u8;
+};
+template <>
+struct dtype_of<std::int32_t> {
+  static constexpr DType value = DType::i32;
+};
+template <>
+struct dtype_of<std::uint32_t> {
+  static constexpr DType value = DType::u32;
+};
+template <>
+struct dtype_of<std::int64_t> {
+  static constexpr DType value = DType::i64;
+};
+template <>
+struct dtype_of<bf16> {
+  static constexpr DType value = DType::bf16;
+};
+template <>
+struct dtype_of<f16> {
+  static constexpr DType value = DType::f16;
+};
+template <>
+struct dtype_of<float> {
+  static constexpr DType value = DType::f32;
+};
+template <>
+struct dtype_of<double> {
+  static constexpr DType value = DType::f64;
+};
 
 /// True for the element types refx supports (const-qualified or not).
 template <class T>
@@ -43,7 +73,8 @@ template <class T>
 inline constexpr bool is_floating_v = std::is_floating_point_v<std::remove_cv_t<T>> || is_half_float_v<T>;
 /// Integer element types (bool is not one).
 template <class T>
-inline constexpr bool is_integer_v = std::is_integral_v<std::remove_cv_t<T>> && !std::is_same_v<std::remove_cv_t<T>, bool>;
+inline constexpr bool is_integer_v =
+    std::is_integral_v<std::remove_cv_t<T>> && !std::is_same_v<std::remove_cv_t<T>, bool>;
 /// What elements of T are computed in: f32 for bf16 and f16, T itself otherwise.
 template <class T>
 using compute_t = std::conditional_t<is_half_float_v<T>, float, std::remove_cv_t<T>>;
@@ -53,10 +84,16 @@ inline constexpr bool is_number_v = std::is_arithmetic_v<std::remove_cv_t<T>> ||
 
 constexpr std::size_t size_of(DType t) noexcept {
   switch (t) {
-    case DType::pred: case DType::i8: case DType::u8: return 1;
-    case DType::bf16: case DType::f16: return 2;
-    case DType::i32: case DType::u32: case DType::f32: return 4;
-    case DType::i64: case DType::f64: return 8;
+    case DType::pred:
+    case DType::i8:
+    case DType::u8: return 1;
+    case DType::bf16:
+    case DType::f16: return 2;
+    case DType::i32:
+    case DType::u32:
+    case DType::f32: return 4;
+    case DType::i64:
+    case DType::f64: return 8;
   }
   return 0;
 }
@@ -86,7 +123,9 @@ constexpr bool is_integral(DType t) noexcept {
 constexpr bool is_unsigned(DType t) noexcept { return t == DType::u8 || t == DType::u32; }
 
 template <class T>
-struct type_tag { using type = T; };
+struct type_tag {
+  using type = T;
+};
 
 /// Calls `f(type_tag<T>{})` with the C++ type of `t`.
 template <class F>

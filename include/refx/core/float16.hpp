@@ -98,7 +98,9 @@ class half_float {
   friend half_float operator-(half_float a, half_float b) noexcept { return half_float(float(a) - float(b)); }
   friend half_float operator*(half_float a, half_float b) noexcept { return half_float(float(a) * float(b)); }
   friend half_float operator/(half_float a, half_float b) noexcept { return half_float(float(a) / float(b)); }
-  friend half_float operator-(half_float a) noexcept { return from_bits(static_cast<std::uint16_t>(a.bits_ ^ 0x8000u)); }
+  friend half_float operator-(half_float a) noexcept {
+    return from_bits(static_cast<std::uint16_t>(a.bits_ ^ 0x8000u));
+  }
   half_float& operator+=(half_float b) noexcept { return *this = *this + b; }
   friend bool operator==(half_float a, half_float b) noexcept { return float(a) == float(b); }
   friend auto operator<=>(half_float a, half_float b) noexcept { return float(a) <=> float(b); }
@@ -124,7 +126,8 @@ using f16 = detail::half_float<detail::f16_format>;
 
 /// True for bf16 and f16: stored in 2 bytes, computed in f32.
 template <class T>
-inline constexpr bool is_half_float_v = std::is_same_v<std::remove_cv_t<T>, bf16> || std::is_same_v<std::remove_cv_t<T>, f16>;
+inline constexpr bool is_half_float_v =
+    std::is_same_v<std::remove_cv_t<T>, bf16> || std::is_same_v<std::remove_cv_t<T>, f16>;
 
 }  // namespace refx
 
@@ -147,10 +150,10 @@ class numeric_limits<refx::detail::half_float<Format>> {
   static constexpr int radix = 2;
   static constexpr int min_exponent = is_bf16 ? -125 : -13;
   static constexpr int max_exponent = is_bf16 ? 128 : 16;
-  static H min() noexcept { return bits(is_bf16 ? 0x0080 : 0x0400); }          // smallest normal
-  static H max() noexcept { return bits(is_bf16 ? 0x7f7f : 0x7bff); }          // largest finite
+  static H min() noexcept { return bits(is_bf16 ? 0x0080 : 0x0400); }  // smallest normal
+  static H max() noexcept { return bits(is_bf16 ? 0x7f7f : 0x7bff); }  // largest finite
   static H lowest() noexcept { return bits(is_bf16 ? 0xff7f : 0xfbff); }
-  static H epsilon() noexcept { return bits(is_bf16 ? 0x3c00 : 0x1400); }      // 2^-7, 2^-10
+  static H epsilon() noexcept { return bits(is_bf16 ? 0x3c00 : 0x1400); }  // 2^-7, 2^-10
   static H denorm_min() noexcept { return bits(0x0001); }
   static H infinity() noexcept { return bits(is_bf16 ? 0x7f80 : 0x7c00); }
   static H quiet_NaN() noexcept { return bits(is_bf16 ? 0x7fc0 : 0x7e00); }

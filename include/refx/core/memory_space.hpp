@@ -24,14 +24,22 @@ constexpr std::string_view name_of(MemorySpace s) noexcept {
 }
 
 /// Large device memory, reachable only by copies.
-struct Hbm { static constexpr MemorySpace value = MemorySpace::hbm; };
+struct Hbm {
+  static constexpr MemorySpace value = MemorySpace::hbm;
+};
 /// Local vector memory: readable and writable by compute.
-struct Vmem { static constexpr MemorySpace value = MemorySpace::vmem; };
+struct Vmem {
+  static constexpr MemorySpace value = MemorySpace::vmem;
+};
 /// Local scalar memory.
-struct Smem { static constexpr MemorySpace value = MemorySpace::smem; };
+struct Smem {
+  static constexpr MemorySpace value = MemorySpace::smem;
+};
 
 template <class S>
-concept MemorySpaceTag = requires { { S::value } -> std::convertible_to<MemorySpace>; };
+concept MemorySpaceTag = requires {
+                           { S::value } -> std::convertible_to<MemorySpace>;
+                         };
 
 /// The three kinds of semaphore (see docs/semaphores.md).
 enum class SemaphoreKind : std::uint8_t { none, regular, dma, barrier };
@@ -60,10 +68,12 @@ struct fmt::formatter<refx::SemaphoreKind> : fmt::formatter<std::string_view> {
 // Out of line, so that naming these in a message does not instantiate fmt's
 // string writer in every translation unit.
 #if REFX_DEFINITIONS
-REFX_DECL fmt::format_context::iterator fmt::formatter<refx::MemorySpace>::format(refx::MemorySpace s, format_context& ctx) const {
+REFX_DECL fmt::format_context::iterator fmt::formatter<refx::MemorySpace>::format(refx::MemorySpace s,
+                                                                                  format_context& ctx) const {
   return fmt::formatter<std::string_view>::format(refx::name_of(s), ctx);
 }
-REFX_DECL fmt::format_context::iterator fmt::formatter<refx::SemaphoreKind>::format(refx::SemaphoreKind s, format_context& ctx) const {
+REFX_DECL fmt::format_context::iterator fmt::formatter<refx::SemaphoreKind>::format(refx::SemaphoreKind s,
+                                                                                    format_context& ctx) const {
   return fmt::formatter<std::string_view>::format(refx::name_of(s), ctx);
 }
 #endif  // REFX_DEFINITIONS

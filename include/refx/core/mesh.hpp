@@ -84,7 +84,8 @@ REFX_DECL void Mesh::validate() const {
       throw Error(fmt::format("refx: mesh axis \"{}\" has size {}; sizes must be >= 1", axes_[i].name, axes_[i].size));
     if (axes_[i].name.empty()) throw Error("refx: mesh axes need names");
     for (std::size_t j = 0; j < i; ++j)
-      if (axes_[j].name == axes_[i].name) throw Error(fmt::format("refx: mesh axis \"{}\" appears twice", axes_[i].name));
+      if (axes_[j].name == axes_[i].name)
+        throw Error(fmt::format("refx: mesh axis \"{}\" appears twice", axes_[i].name));
     devices *= axes_[i].size;  // each size is below 2^31: no overflow before the check below
     if (devices > std::numeric_limits<std::int32_t>::max())
       throw Error(fmt::format("refx: the mesh {} has more than {} devices (device ids are 32-bit)", describe(),

@@ -50,8 +50,7 @@ inline constexpr bool extents_compatible = [] {
 
 namespace detail {
 template <class A, class B, std::size_t... I>
-auto merge_extents(std::index_sequence<I...>)
-    -> extents<(A::values[I] != dyn ? A::values[I] : B::values[I])...>;
+auto merge_extents(std::index_sequence<I...>) -> extents<(A::values[I] != dyn ? A::values[I] : B::values[I])...>;
 template <class E, std::size_t... I>
 auto all_dyn(std::index_sequence<I...>) -> extents<((void)I, dyn)...>;
 }  // namespace detail
@@ -143,6 +142,7 @@ struct fmt::formatter<refx::Shape> : fmt::formatter<std::string_view> {
 #if REFX_DEFINITIONS
 REFX_DECL fmt::format_context::iterator fmt::formatter<refx::Shape>::format(const refx::Shape& s,
                                                                             format_context& ctx) const {
-  return fmt::formatter<std::string_view>::format(fmt::format("[{}]", fmt::join(s.dims(), ",")), ctx);  // see SourceLoc's
+  return fmt::formatter<std::string_view>::format(fmt::format("[{}]", fmt::join(s.dims(), ",")),
+                                                  ctx);  // see SourceLoc's
 }
 #endif  // REFX_DEFINITIONS

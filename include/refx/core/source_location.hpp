@@ -45,5 +45,6 @@ struct source_location {
 }  // namespace refx
 #define REFX_HAS_STD_SOURCE_LOCATION 0
 #else
-#error "refx: this compiler has neither std::source_location nor __builtin_FILE/__builtin_LINE; use g++ >= 11 or clang++ >= 14"
+#error \
+    "refx: this compiler has neither std::source_location nor __builtin_FILE/__builtin_LINE; use g++ >= 11 or clang++ >= 14"
 #endif

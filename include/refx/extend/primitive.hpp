@@ -87,8 +87,7 @@ struct Operands {
                   "std::source_location; make a literal a Value first (e.g. refx::Scalar<float>(2.0f))");
     if constexpr (is_value_v<A>) inputs[num_inputs++] = a.id();
     else if constexpr (is_ref_v<A>) views[num_views++] = a.view();
-    else if constexpr (std::is_same_v<std::remove_cvref_t<A>, extend::Attrs>)
-      attrs = a.values;
+    else if constexpr (std::is_same_v<std::remove_cvref_t<A>, extend::Attrs>) attrs = a.values;
     else loc = SourceLoc(a);
   }
 };
@@ -169,7 +168,8 @@ std::tuple<R...> bind_many(const Primitive& p, const V&... operands) {
   detail::expect_outputs(p, outs.size(), sizeof...(R), at);
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
     return std::tuple<R...>{detail::wrap_checked<R>(p, outs[I], I, at)...};
-  }(std::index_sequence_for<R...>{});
+  }
+  (std::index_sequence_for<R...>{});
 }
 
 /// Records `p(operands...)` for a primitive with no outputs: one that only

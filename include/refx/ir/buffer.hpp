@@ -158,13 +158,21 @@ class Buffer {
   std::byte* data() noexcept { return data_; }
   const std::byte* data() const noexcept { return data_; }
   template <class T>
-  T* data() noexcept { return reinterpret_cast<T*>(data_); }
+  T* data() noexcept {
+    return reinterpret_cast<T*>(data_);
+  }
   template <class T>
-  const T* data() const noexcept { return reinterpret_cast<const T*>(data_); }
+  const T* data() const noexcept {
+    return reinterpret_cast<const T*>(data_);
+  }
   template <class T>
-  std::span<T> span() { return {data<T>(), static_cast<std::size_t>(size())}; }
+  std::span<T> span() {
+    return {data<T>(), static_cast<std::size_t>(size())};
+  }
   template <class T>
-  std::span<const T> span() const { return {data<T>(), static_cast<std::size_t>(size())}; }
+  std::span<const T> span() const {
+    return {data<T>(), static_cast<std::size_t>(size())};
+  }
   template <Element T>
   std::vector<T> to_vector() const {
     if (dtype_v<T> != dtype_) throw Error(fmt::format("refx: to_vector<{}> on a {} buffer", dtype_v<T>, dtype_));
@@ -177,7 +185,8 @@ class Buffer {
     return visit_dtype(dtype_, [&](auto tag) { return static_cast<double>(data<typename decltype(tag)::type>()[i]); });
   }
   std::int64_t as_int(std::int64_t i) const {
-    return visit_dtype(dtype_, [&](auto tag) { return static_cast<std::int64_t>(data<typename decltype(tag)::type>()[i]); });
+    return visit_dtype(dtype_,
+                       [&](auto tag) { return static_cast<std::int64_t>(data<typename decltype(tag)::type>()[i]); });
   }
 
   void fill_zero() { std::memset(data_, 0, bytes_); }

@@ -75,7 +75,8 @@ REFX_DECL std::string to_dot(const Graph& g, std::span<const DotEdge> extra) {
       if (p != no_id) out += fmt::format("  op{} -> op{} [color=\"{}\"];\n", p, o, detail::dot_colour("data"));
     }
   for (const DotEdge& e : extra)
-    out += fmt::format("  op{} -> op{} [color=\"{}\", label=\"{}\"];\n", e.from, e.to, detail::dot_colour(e.kind), e.kind);
+    out +=
+        fmt::format("  op{} -> op{} [color=\"{}\", label=\"{}\"];\n", e.from, e.to, detail::dot_colour(e.kind), e.kind);
   return out + "}\n";
 }
 #endif  // REFX_DEFINITIONS

@@ -68,9 +68,9 @@ inline std::exception_ptr perform_host_effect(HostEffect& e, const Op& op, const
                                               std::int32_t device = -1) {
   const auto wrap = [&](std::string_view what) {
     try {
-      std::throw_with_nested(RuntimeError(fmt::format("refx: {}{} at {} raised: {}",
-                                                      device >= 0 ? fmt::format("device {}: ", device) : "",
-                                                      op.prim->name, op.loc, what)));
+      std::throw_with_nested(
+          RuntimeError(fmt::format("refx: {}{} at {} raised: {}", device >= 0 ? fmt::format("device {}: ", device) : "",
+                                   op.prim->name, op.loc, what)));
     } catch (...) {
       return std::current_exception();
     }
@@ -274,7 +274,8 @@ inline ResolvedView ExecContext::resolve(ViewId id, SourceLoc loc) const {
   for (std::size_t d = 0; d < v.rank; ++d) {
     const DimIndex& di = graph_.dims(v)[d];
     const std::int64_t start = di.start.is_static() ? di.start.constant : scalar(di.start.value);
-    if (!window_fits(start, di.size, di.stride, base[d])) throw index_out_of_bounds(start, di.size, di.stride, d, base[d], loc);
+    if (!window_fits(start, di.size, di.stride, base[d]))
+      throw index_out_of_bounds(start, di.size, di.stride, d, base[d], loc);
     r.offset += start * base_strides[d];
     if (!di.squeezed) {
       r.shape.push_back(di.size);
@@ -317,7 +318,8 @@ inline void ExecContext::enter(const Op& op) {
       // inputs: lo, hi, carries...; body params: i, carries...
       const std::int64_t lo = scalar(ins[0]), hi = scalar(ins[1]);
       if (lo >= hi) {
-        for (std::size_t i = 2; i < ins.size(); ++i) values_[idx(graph_.outputs(op)[i - 2])] = values_[idx(ins[i])].clone();
+        for (std::size_t i = 2; i < ins.size(); ++i)
+          values_[idx(graph_.outputs(op)[i - 2])] = values_[idx(ins[i])].clone();
         ++frames_.back().pc;
         return;
       }
@@ -353,7 +355,8 @@ inline void ExecContext::leave() {
   const Op& owner = graph_.op(f.owner);
   if (owner.prim->control == ControlKind::loop && ++f.iter < f.hi) {
     visit_dtype(graph_.type(b.params[0]).dtype, [&](auto tag) {
-      *values_[idx(b.params[0])].data<typename decltype(tag)::type>() = static_cast<typename decltype(tag)::type>(f.iter);
+      *values_[idx(b.params[0])].data<typename decltype(tag)::type>() =
+          static_cast<typename decltype(tag)::type>(f.iter);
     });
     copy_results_to(b.results, std::span(b.params).subspan(1));
     f.pc = 0;

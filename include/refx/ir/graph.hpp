@@ -58,7 +58,9 @@ struct PoolAllocator {
     else BlockPool::instance().give(reinterpret_cast<std::byte*>(p), n * sizeof(T));
   }
   template <class U>
-  bool operator==(const PoolAllocator<U>&) const noexcept { return true; }
+  bool operator==(const PoolAllocator<U>&) const noexcept {
+    return true;
+  }
 };
 
 template <class T>
@@ -89,9 +91,9 @@ struct ValueType {
 
 struct ValueInfo {
   ValueType type;
-  OpId producer = no_id;    ///< the op that defines it, or no_id for block params
-  BlockId block = 0;        ///< the block it is defined in
-  std::int32_t scope = 0;   ///< for refs: the scope that owns the storage
+  OpId producer = no_id;   ///< the op that defines it, or no_id for block params
+  BlockId block = 0;       ///< the block it is defined in
+  std::int32_t scope = 0;  ///< for refs: the scope that owns the storage
 };
 
 /// One dimension of a view, in the coordinates of the base Ref.

@@ -70,8 +70,12 @@ inline HostCallbackRegistry& host_callbacks() {
   return r;
 }
 
-inline std::int64_t callback_attr(HostCallback* cb) { return static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(cb)); }
-inline HostCallback* callback_of(std::int64_t attr) { return reinterpret_cast<HostCallback*>(static_cast<std::intptr_t>(attr)); }
+inline std::int64_t callback_attr(HostCallback* cb) {
+  return static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(cb));
+}
+inline HostCallback* callback_of(std::int64_t attr) {
+  return reinterpret_cast<HostCallback*>(static_cast<std::intptr_t>(attr));
+}
 
 }  // namespace detail
 }  // namespace refx

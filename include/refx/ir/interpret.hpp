@@ -11,7 +11,8 @@ namespace refx {
 /// Runs `g` with its parameters bound to `args` (in order), in place.
 inline void interpret(const Graph& g, std::span<Buffer* const> args, ExecEnv& env) {
   if (args.size() != g.params().size())
-    throw Error(fmt::format("refx: interpret: the kernel takes {} arguments, {} given", g.params().size(), args.size()));
+    throw Error(
+        fmt::format("refx: interpret: the kernel takes {} arguments, {} given", g.params().size(), args.size()));
   for (std::size_t i = 0; i < args.size(); ++i)
     for (std::size_t j = i + 1; j < args.size(); ++j)
       if (args[i] == args[j])

@@ -49,14 +49,16 @@ class AbstractContext {
   /// Attribute i as an element type (a TraceError if it names none).
   DType dtype_attr(std::size_t i) const {
     const std::int64_t a = attr(i);
-    if (a < 0 || a > static_cast<std::int64_t>(last_dtype)) fail("attribute {} is {}, which is not an element type", i, a);
+    if (a < 0 || a > static_cast<std::int64_t>(last_dtype))
+      fail("attribute {} is {}, which is not an element type", i, a);
     return static_cast<DType>(a);
   }
   /// A shape stored as attributes: the rank at attribute i, then the extents
   /// (a TraceError for a rank above 6 or a negative extent).
   Shape shape_attrs(std::size_t i) const {
     const std::int64_t rank = attr(i);
-    if (rank < 0 || rank > static_cast<std::int64_t>(max_rank)) fail("attribute {} is a rank of {}; ranks go from 0 to {}", i, rank, max_rank);
+    if (rank < 0 || rank > static_cast<std::int64_t>(max_rank))
+      fail("attribute {} is a rank of {}; ranks go from 0 to {}", i, rank, max_rank);
     Shape s;
     for (std::size_t d = 0; d < static_cast<std::size_t>(rank); ++d) {
       const std::int64_t e = attr(i + 1 + d);
@@ -133,8 +135,7 @@ class PrimitiveRegistry {
   }
   const Primitive& add(const Primitive& p) {
     std::lock_guard lock(mutex_);
-    if (by_name_.contains(p.name))
-      throw Error(fmt::format("refx: a primitive named '{}' is already defined", p.name));
+    if (by_name_.contains(p.name)) throw Error(fmt::format("refx: a primitive named '{}' is already defined", p.name));
     const Primitive& stored = store_.emplace_back(p);
     by_name_.emplace(stored.name, &stored);
     return stored;

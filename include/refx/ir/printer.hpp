@@ -18,7 +18,6 @@
 
 namespace refx {
 
-
 /// The graph as jaxpr-like text.
 REFX_DECL std::string to_text(const Graph& g);
 
@@ -86,7 +85,8 @@ class GraphPrinter {
     return n;
   }
   std::string type_str(const ValueType& t) {
-    if (t.is_semaphore()) return fmt::format("Sem{{{}{}}}", t.semaphore, t.shape.rank() ? fmt::format("{}", t.shape) : "");
+    if (t.is_semaphore())
+      return fmt::format("Sem{{{}{}}}", t.semaphore, t.shape.rank() ? fmt::format("{}", t.shape) : "");
     if (t.is_ref()) return fmt::format("Ref{{{}{} {}}}", t.dtype, t.shape, t.space);
     return fmt::format("{}{}", t.dtype, t.shape);
   }
@@ -109,8 +109,9 @@ class GraphPrinter {
         parts.push_back(":");
       } else {
         whole = false;
-        std::string p = di.start.is_static() ? fmt::format("{}:{}", di.start.constant, di.start.constant + di.size * di.stride)
-                                             : fmt::format("{}:{}+{}", start, start, di.size * di.stride);
+        std::string p = di.start.is_static()
+                            ? fmt::format("{}:{}", di.start.constant, di.start.constant + di.size * di.stride)
+                            : fmt::format("{}:{}+{}", start, start, di.size * di.stride);
         if (di.stride != 1) p += fmt::format(":{}", di.stride);
         parts.push_back(p);
       }

@@ -50,7 +50,8 @@ class Rewriter {
   OpId replace(OpId at, const Primitive& p, std::span<const ValueId> inputs, std::span<const std::int64_t> attrs = {}) {
     const BlockId b = block_at(at);
     const Op& old = g_.op(at);
-    if (old.effect_count != 0 || old.view_count != 0 || old.block_count != 0 || old.out_count == 0 || old.prim->allocates)
+    if (old.effect_count != 0 || old.view_count != 0 || old.block_count != 0 || old.out_count == 0 ||
+        old.prim->allocates)
       fail(at, "only a pure op (no effects, Ref operands or bodies; at least one result) can be replaced");
     if (p.abstract_eval == nullptr || p.impl == nullptr || p.control != ControlKind::none || p.allocates)
       fail(at, fmt::format("'{}' is not a pure primitive with an abstract evaluation and an implementation", p.name));
@@ -59,26 +60,35 @@ class Rewriter {
     const std::vector<std::int64_t> at_attrs(attrs.begin(), attrs.end());
     for (std::size_t i = 0; i < ins.size(); ++i) {
       const ValueId v = ins[i];
-      if (v < 0 || static_cast<std::size_t>(v) >= g_.num_values()) fail(at, fmt::format("operand {} is no value of this graph", i));
+      if (v < 0 || static_cast<std::size_t>(v) >= g_.num_values())
+        fail(at, fmt::format("operand {} is no value of this graph", i));
       if (g_.type(v).is_ref()) fail(at, fmt::format("operand {} is a Ref; a pure op reads Values", i));
       if (!visible(v, at)) fail(at, fmt::format("operand {} (%{}) is not defined before the op", i, v));
     }
     AbstractContext c(g_, p, ins, {}, at_attrs, old.loc);
     p.abstract_eval(c);
-    if (!c.effects().empty()) fail(at, fmt::format("'{}' has effects here; a rewrite keeps the graph's effects as verified", p.name));
+    if (!c.effects().empty())
+      fail(at, fmt::format("'{}' has effects here; a rewrite keeps the graph's effects as verified", p.name));
     bool same = c.outputs().size() == outs.size();
     for (std::size_t i = 0; same && i < outs.size(); ++i) same = c.outputs()[i] == g_.type(outs[i]);
     if (!same) {
       std::vector<std::string> want, got;
       for (const ValueId v : outs) want.push_back(type_text(g_.type(v)));
       for (const ValueType& t : c.outputs()) got.push_back(type_text(t));
-      fail(at, fmt::format("'{}' gives ({}) where the op defines ({})", p.name, fmt::join(got, ", "), fmt::join(want, ", ")));
+      fail(at, fmt::format("'{}' gives ({}) where the op defines ({})", p.name, fmt::join(got, ", "),
+                           fmt::join(want, ", ")));
     }
     for_each_use(g_, old, [&](ValueId v) { --uses_[static_cast<std::size_t>(v)]; });
     for (const ValueId v : ins) ++uses_[static_cast<std::size_t>(v)];  // the new op has no views
     const SourceLoc loc = old.loc;  // `old` refers into the op pool, which add_op may move
-    const OpId fresh =
-        g_.add_op({.prim = &p, .inputs = ins, .outputs = outs, .attrs = at_attrs, .views = {}, .effects = {}, .bodies = {}, .loc = loc});
+    const OpId fresh = g_.add_op({.prim = &p,
+                                  .inputs = ins,
+                                  .outputs = outs,
+                                  .attrs = at_attrs,
+                                  .views = {},
+                                  .effects = {},
+                                  .bodies = {},
+                                  .loc = loc});
     for (const ValueId v : outs) g_.mutable_value(v).producer = fresh;
     for (OpId& o : g_.mutable_block(b).ops)
       if (o == at) o = fresh;

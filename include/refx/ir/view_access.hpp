@@ -147,7 +147,8 @@ inline void accum_view(const ResolvedView& v, const Buffer& in) {
       if constexpr (std::is_same_v<T, bool>) {
         for (std::int64_t i = 0; i < n; ++i) dst[off + i * stride] = dst[off + i * stride] || src[dense + i];
       } else {
-        for (std::int64_t i = 0; i < n; ++i) dst[off + i * stride] = detail::wrapping_add(dst[off + i * stride], src[dense + i]);
+        for (std::int64_t i = 0; i < n; ++i)
+          dst[off + i * stride] = detail::wrapping_add(dst[off + i * stride], src[dense + i]);
       }
     });
   });

@@ -44,11 +44,12 @@ inline std::string_view dep_kind_name(DepKind k) noexcept {
 /// The dependency graph of one block, over positions 0..n-1 in its op order.
 struct BlockDeps {
   BlockId block = 0;
-  refx::detail::Pool<std::int32_t> succ_begin;  ///< CSR: successors of node i are succ[succ_begin[i] .. succ_begin[i+1])
+  refx::detail::Pool<std::int32_t>
+      succ_begin;  ///< CSR: successors of node i are succ[succ_begin[i] .. succ_begin[i+1])
   refx::detail::Pool<std::int32_t> succ;
   refx::detail::Pool<DepKind> kind;
-  refx::detail::Pool<std::int32_t> preds;  ///< number of incoming edges per node
-  refx::detail::Pool<std::uint16_t> flags; ///< NodeFlags per node
+  refx::detail::Pool<std::int32_t> preds;   ///< number of incoming edges per node
+  refx::detail::Pool<std::uint16_t> flags;  ///< NodeFlags per node
 
   std::size_t size() const noexcept { return flags.size(); }
   std::span<const std::int32_t> successors(std::size_t i) const {
@@ -199,7 +200,8 @@ class DepBuilder {
       // Collapse into this op: ordered after all of them, it stands for the whole Ref.
       for (const Live& l : list) edge(l.node, i, passes::DepKind::ref);
       list.clear();
-      list.push_back({i, bits, no_id, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()});
+      list.push_back(
+          {i, bits, no_id, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()});
     }
   }
 
@@ -219,7 +221,8 @@ class DepBuilder {
     if (op.block_count == 0) {
       flags = facts_.leaf_flags(op);
       for_each_use(g_, op, [&](ValueId v) { use(b, i, v); });
-      facts_.for_each_data_effect(op, [&](std::uint8_t bits, ViewId view) { access(i, bits, view, g_.view(view).ref); });
+      facts_.for_each_data_effect(op,
+                                  [&](std::uint8_t bits, ViewId view) { access(i, bits, view, g_.view(view).ref); });
       for (const Effect& e : g_.effects(op)) {
         if ((e.bits & effect_semaphore) && e.view != no_id) semaphore(i, g_.view(e.view).ref);
         if (e.bits & effect_ordered) token(i, e.token);
@@ -294,7 +297,8 @@ inline std::vector<DotEdge> dependency_edges(const Graph& g, bool include_data =
     std::vector<std::pair<std::int64_t, DepKind>> seen;
     for (std::size_t i = 0; i < d.size(); ++i) {
       seen.clear();
-      for (std::size_t k = static_cast<std::size_t>(d.succ_begin[i]); k < static_cast<std::size_t>(d.succ_begin[i + 1]); ++k) {
+      for (std::size_t k = static_cast<std::size_t>(d.succ_begin[i]); k < static_cast<std::size_t>(d.succ_begin[i + 1]);
+           ++k) {
         if (d.kind[k] == DepKind::data && !include_data) continue;
         const std::pair<std::int64_t, DepKind> key{d.succ[k], d.kind[k]};
         if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;

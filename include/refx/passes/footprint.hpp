@@ -42,13 +42,13 @@ constexpr std::uint8_t conflict_mask(std::uint8_t bits) noexcept {
 
 /// How an op may move (a bit set).
 enum NodeFlags : std::uint16_t {
-  node_comm = 1,       ///< protocol op: program order with every other protocol op
-  node_start = 2,      ///< dma_start, or a control op containing one
-  node_wait = 4,       ///< dma_wait or semaphore_wait (a leaf op)
-  node_barrier = 8,    ///< an optimization_barrier: nothing moves across it
-  node_io = 16,        ///< host I/O (ordered or not): never removed
-  node_semaphore = 32, ///< touches a semaphore
-  node_writes = 64,    ///< writes or accumulates into a Ref visible outside
+  node_comm = 1,        ///< protocol op: program order with every other protocol op
+  node_start = 2,       ///< dma_start, or a control op containing one
+  node_wait = 4,        ///< dma_wait or semaphore_wait (a leaf op)
+  node_barrier = 8,     ///< an optimization_barrier: nothing moves across it
+  node_io = 16,         ///< host I/O (ordered or not): never removed
+  node_semaphore = 32,  ///< touches a semaphore
+  node_writes = 64,     ///< writes or accumulates into a Ref visible outside
 };
 
 /// One data effect: bits and region (no_id = the whole Ref of `ref`).
@@ -177,7 +177,8 @@ class GraphFacts {
  private:
   void number_blocks() {
     for (std::size_t b = 0; b < g_.num_blocks(); ++b)
-      for (OpId o : g_.block(static_cast<BlockId>(b)).ops) op_block_[static_cast<std::size_t>(o)] = static_cast<BlockId>(b);
+      for (OpId o : g_.block(static_cast<BlockId>(b)).ops)
+        op_block_[static_cast<std::size_t>(o)] = static_cast<BlockId>(b);
     // Iterative DFS over the block tree from the kernel body.
     std::int32_t clock = 0;
     struct Frame {

@@ -253,9 +253,9 @@ class Fuser {
       effects.push_back(Effect{effect_read, 0, views.back()});
     }
     const ValueId result = output_at(grp.members.back());
-    const auto mode = grp.store < 0                        ? prim::FusedOut::value
+    const auto mode = grp.store < 0                           ? prim::FusedOut::value
                       : op_at(grp.store).prim == &prim::store ? prim::FusedOut::store
-                                                            : prim::FusedOut::accum;
+                                                              : prim::FusedOut::accum;
     std::vector<prim::FusedMemberSpec> members;
     for (std::int32_t i : grp.members) {
       prim::FusedMemberSpec spec{ops_[static_cast<std::size_t>(i)], {}};
@@ -269,8 +269,9 @@ class Fuser {
         if ((k = find(grp.members)) >= 0) spec.sources.push_back(prim::fused_source(prim::FusedSource::member, k));
         else if ((k = find(grp.loads)) >= 0) spec.sources.push_back(prim::fused_source(prim::FusedSource::load, k));
         else if ((k = find(grp.broadcasts)) >= 0)
-          spec.sources.push_back(prim::fused_source(
-              prim::FusedSource::scalar, input_index(g_.inputs(op_at(grp.broadcasts[static_cast<std::size_t>(k)]))[0])));
+          spec.sources.push_back(
+              prim::fused_source(prim::FusedSource::scalar,
+                                 input_index(g_.inputs(op_at(grp.broadcasts[static_cast<std::size_t>(k)]))[0])));
         else spec.sources.push_back(prim::fused_source(prim::FusedSource::input, input_index(v)));
       }
       members.push_back(std::move(spec));
@@ -282,8 +283,8 @@ class Fuser {
     if (grp.store >= 0) {
       const Op& s = op_at(grp.store);
       views.push_back(g_.views(s)[0]);
-      effects.push_back(Effect{static_cast<std::uint8_t>(mode == prim::FusedOut::store ? effect_write : effect_accum), 0,
-                               views.back()});
+      effects.push_back(Effect{static_cast<std::uint8_t>(mode == prim::FusedOut::store ? effect_write : effect_accum),
+                               0, views.back()});
       if (s.loc.known()) loc = s.loc;
     } else {
       outputs.push_back(result);

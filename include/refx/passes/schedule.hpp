@@ -78,7 +78,8 @@ inline std::vector<std::int32_t> schedule_order(const BlockDeps& d) {
     const auto i = static_cast<std::int32_t>(q->take_min());
     order.push_back(i);
     for (std::int32_t s : d.successors(static_cast<std::size_t>(i)))
-      if (--preds[static_cast<std::size_t>(s)] == 0) ready[cls[static_cast<std::size_t>(s)]].insert(static_cast<std::size_t>(s));
+      if (--preds[static_cast<std::size_t>(s)] == 0)
+        ready[cls[static_cast<std::size_t>(s)]].insert(static_cast<std::size_t>(s));
   }
   return order;
 }

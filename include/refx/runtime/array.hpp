@@ -23,7 +23,8 @@ class Array {
 
   /// One shard per device from host data (each of shape `shape`).
   template <Element T>
-  static Array from_shards(const std::vector<std::vector<T>>& shards, Shape shape, Runtime& rt = detail::global_runtime()) {
+  static Array from_shards(const std::vector<std::vector<T>>& shards, Shape shape,
+                           Runtime& rt = detail::global_runtime()) {
     Array a = empty(static_cast<std::int32_t>(shards.size()), dtype_v<T>, shape, rt);
     for (std::size_t d = 0; d < shards.size(); ++d) {
       if (static_cast<std::int64_t>(shards[d].size()) != shape.num_elements())
@@ -151,10 +152,10 @@ REFX_DECL bool Array::is_local(std::int32_t device) const { return runtime().hos
 REFX_DECL void Array::check_readable(std::int32_t device) const {
   index(device);
   if (!is_local(device))
-    throw Error(fmt::format("refx: Array::to_host({}): device {} lives on MPI rank {}, this is rank {} of {}; "
-                            "read it on its own rank (Array::is_local tells which devices are here)",
-                            device, device, runtime().owner(device, num_devices()), runtime().rank(),
-                            runtime().ranks()));
+    throw Error(
+        fmt::format("refx: Array::to_host({}): device {} lives on MPI rank {}, this is rank {} of {}; "
+                    "read it on its own rank (Array::is_local tells which devices are here)",
+                    device, device, runtime().owner(device, num_devices()), runtime().rank(), runtime().ranks()));
 }
 #endif  // REFX_DEFINITIONS
 

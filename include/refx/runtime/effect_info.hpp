@@ -116,8 +116,8 @@ REFX_DECL EffectInfo effect_info(const Graph& g) {
   for (OrderedEffect k : ordered_effects)
     if (mask & (1u << (static_cast<unsigned>(k) - 1))) info.ordered.push_back(k);
   info.level = (info.unordered || mask) ? SideEffectLevel::effectful
-               : communicates          ? SideEffectLevel::dataflow
-                                       : SideEffectLevel::pure;
+               : communicates           ? SideEffectLevel::dataflow
+                                        : SideEffectLevel::pure;
   return info;
 }
 #endif  // REFX_DEFINITIONS

@@ -68,7 +68,7 @@ namespace detail {
 /// One thread's token state for one runtime.
 struct ThreadTokens {
   std::array<RuntimeToken, num_ordered_effects> ordered;  ///< per kind: the latest launch with it
-  std::vector<RuntimeToken> output;                      ///< per device: the latest launch with host effects
+  std::vector<RuntimeToken> output;                       ///< per device: the latest launch with host effects
   /// Launches without outputs since the last barrier: nothing else reports
   /// their failure. Pruned as they finish cleanly.
   std::vector<RuntimeToken> unobserved;

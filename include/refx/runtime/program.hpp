@@ -55,7 +55,6 @@ struct Program {
   mutable ContextCache contexts;
 
   Program(Graph g, Mesh m, std::string n);
-
 };
 
 /// Counters of one launch (and, summed, of a runtime).
@@ -70,7 +69,8 @@ struct LaunchStats {
 };
 
 #if REFX_DEFINITIONS
-REFX_DECL Program::Program(Graph g, Mesh m, std::string n) : graph(std::move(g)), mesh(std::move(m)), name(std::move(n)) {
+REFX_DECL Program::Program(Graph g, Mesh m, std::string n)
+    : graph(std::move(g)), mesh(std::move(m)), name(std::move(n)) {
   for (std::size_t o = 0; o < graph.num_ops(); ++o) {
     const Op& op = graph.op(static_cast<OpId>(o));
     if (op.prim == &prim::barrier_semaphore) {

@@ -172,8 +172,9 @@ class Runtime : private detail::LaunchHost {
   /// order), so a failure is reported once and later programs start clean.
   void effects_barrier() {
     if (detail::host_effect_runtime() == this)
-      throw Error("refx: effects_barrier() called from a debug_print sink or an io_callback would wait for the "
-                  "program that is calling it; call it on the host after dispatch");
+      throw Error(
+          "refx: effects_barrier() called from a debug_print sink or an io_callback would wait for the "
+          "program that is calling it; call it on the host after dispatch");
     detail::ThreadTokens& tokens = detail::thread_tokens(id_);
     const std::vector<RuntimeToken> all = tokens.all();
     tokens.clear();
@@ -290,10 +291,10 @@ class Runtime : private detail::LaunchHost {
   std::int64_t launches_ = 0;
   LaunchStats totals_;
   std::map<std::pair<std::int32_t, std::int64_t>, Buffer> barriers_;
-  std::shared_ptr<detail::TimelineRecorder> timeline_;                  // start_timeline()'s recording
-  const std::shared_ptr<detail::TimelineRecorder> process_timeline_;    // REFX_TRACE_FILE's, or null
-  std::atomic<bool> timeline_on_{false};                                // either is on and not full
-  std::shared_ptr<transport::Remote> remote_;  // before pool_: outlives the workers
+  std::shared_ptr<detail::TimelineRecorder> timeline_;                // start_timeline()'s recording
+  const std::shared_ptr<detail::TimelineRecorder> process_timeline_;  // REFX_TRACE_FILE's, or null
+  std::atomic<bool> timeline_on_{false};                              // either is on and not full
+  std::shared_ptr<transport::Remote> remote_;                         // before pool_: outlives the workers
   transport::Placement placement_;
   WorkerPool pool_;  // last: its threads stop before the state they use goes
 };
@@ -304,7 +305,9 @@ REFX_DECL void effects_barrier(Runtime& rt) { rt.effects_barrier(); }
 #endif  // REFX_DEFINITIONS
 
 /// The calling thread's runtime token for ordered effects of `kind`.
-inline RuntimeToken runtime_token(OrderedEffect kind, Runtime& rt = Runtime::global()) { return rt.runtime_token(kind); }
+inline RuntimeToken runtime_token(OrderedEffect kind, Runtime& rt = Runtime::global()) {
+  return rt.runtime_token(kind);
+}
 
 /// The calling thread's output tokens, one per device.
 inline std::vector<RuntimeToken> output_tokens(Runtime& rt = Runtime::global()) { return rt.output_tokens(); }

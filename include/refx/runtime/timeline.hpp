@@ -54,15 +54,16 @@ class Timeline {
       out += body;
     };
     for (const auto& [pid, workers] : runtimes) {
-      event(fmt::format(R"json({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"refx runtime {} ({} workers)"}}}})json", pid,
-                        pid, workers));
+      event(fmt::format(
+          R"json({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"refx runtime {} ({} workers)"}}}})json",
+          pid, pid, workers));
       event(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"args":{{"sort_index":{}}}}})", pid, pid));
     }
     for (const auto& [pid, tid] : lanes) {
       event(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{}"}}}})", pid, tid,
                         detail::lane_name(tid)));
-      event(fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})", pid, tid,
-                        tid));
+      event(fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})", pid,
+                        tid, tid));
     }
     fmt::format_to(std::back_inserter(out),
                    "\n],\"otherData\":{{\"generator\":\"refx\",\"launches\":{},"

@@ -36,15 +36,15 @@ std::span<const ValueId> trace_loop(const Scalar<std::int32_t>& lo, const Scalar
     static_assert(!returns_ref<R>, "refx: a fori_loop body must not return a Ref (or anything holding one)");
     static_assert(std::is_same_v<R, C> || returns_ref<R>, "refx: a fori_loop body must return its carry's type");
     if constexpr (std::is_same_v<R, C>) {
-    std::vector<ValueId> params;
-    for (std::size_t k = 2; k < ins.size(); ++k) params.push_back(t.add_param(t.graph().type(ins[k]), 0));
-    results<C>::ids(body(i, results<C>::rebuild(params)), out);
-    for (std::size_t k = 0; k < out.size(); ++k) {
-      t.check_value(out[k], loc);
-      if (!(t.graph().type(out[k]) == t.graph().type(params[k])))
-        trace_error(loc, "fori_loop carry {} changes type from {}{} to {}{}", k, t.graph().type(params[k]).dtype,
-                    t.graph().type(params[k]).shape, t.graph().type(out[k]).dtype, t.graph().type(out[k]).shape);
-    }
+      std::vector<ValueId> params;
+      for (std::size_t k = 2; k < ins.size(); ++k) params.push_back(t.add_param(t.graph().type(ins[k]), 0));
+      results<C>::ids(body(i, results<C>::rebuild(params)), out);
+      for (std::size_t k = 0; k < out.size(); ++k) {
+        t.check_value(out[k], loc);
+        if (!(t.graph().type(out[k]) == t.graph().type(params[k])))
+          trace_error(loc, "fori_loop carry {} changes type from {}{} to {}{}", k, t.graph().type(params[k]).dtype,
+                      t.graph().type(params[k]).shape, t.graph().type(out[k]).dtype, t.graph().type(out[k]).shape);
+      }
     }  // else: a check above failed to compile
   }
   t.graph().mutable_block(block).results = out;
@@ -60,9 +60,10 @@ template <class F>
 void fori_loop(const Scalar<std::int32_t>& lo, const Scalar<std::int32_t>& hi, F&& body,
                refx::source_location loc = refx::source_location::current()) {
   constexpr bool ok = std::is_invocable_v<F&, Scalar<std::int32_t>>;
-  static_assert(ok,
-                "refx: a fori_loop body takes the loop index as a Scalar: [&](refx::Scalar<std::int32_t> i) { ... } "
-                "(with a carry, fori_loop(lo, hi, body, carry) and [&](Scalar<std::int32_t> i, C carry) { return ...; })");
+  static_assert(
+      ok,
+      "refx: a fori_loop body takes the loop index as a Scalar: [&](refx::Scalar<std::int32_t> i) { ... } "
+      "(with a carry, fori_loop(lo, hi, body, carry) and [&](Scalar<std::int32_t> i, C carry) { return ...; })");
   if constexpr (ok) detail::trace_loop<F, void>(lo, hi, body, nullptr, loc);
 }
 
@@ -99,18 +100,18 @@ void when(const Scalar<bool>& cond, F&& body, refx::source_location loc = refx::
   constexpr bool ok = std::is_invocable_v<F&>;
   static_assert(ok, "refx: when's body is a callable taking no arguments: when(cond, [&] { ... })");
   if constexpr (ok) {
-  using R = std::invoke_result_t<F&>;
-  static_assert(!detail::returns_ref<R>, "refx: a when body must not return a Ref (or anything holding one)");
-  static_assert(std::is_void_v<R>, "refx: a when body returns nothing; write results into Refs");
-  auto& t = detail::Tracer::current(loc);
-  t.note(loc);
-  t.check_value(cond.id(), loc);
-  const BlockId block = t.open_block();
-  body();
-  t.close_block(block);
-  const ValueId ins[] = {cond.id()};
-  const BlockId bodies[] = {block};
-  t.record(prim::when, ins, {}, {}, {}, {}, bodies, loc);
+    using R = std::invoke_result_t<F&>;
+    static_assert(!detail::returns_ref<R>, "refx: a when body must not return a Ref (or anything holding one)");
+    static_assert(std::is_void_v<R>, "refx: a when body returns nothing; write results into Refs");
+    auto& t = detail::Tracer::current(loc);
+    t.note(loc);
+    t.check_value(cond.id(), loc);
+    const BlockId block = t.open_block();
+    body();
+    t.close_block(block);
+    const ValueId ins[] = {cond.id()};
+    const BlockId bodies[] = {block};
+    t.record(prim::when, ins, {}, {}, {}, {}, bodies, loc);
   }
 }
 

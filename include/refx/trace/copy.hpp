@@ -38,8 +38,8 @@ constexpr bool check_copy_types() {
     return false;
   } else {
     constexpr bool refs = is_ref_v<Src> && !is_semaphore_v<Src> && is_ref_v<Dst>;
-    static_assert(refs,
-                  "refx: a copy's source and destination must be Refs (a Value is immutable; store it into a Ref first)");
+    static_assert(
+        refs, "refx: a copy's source and destination must be Refs (a Value is immutable; store it into a Ref first)");
     if constexpr (!refs) {
       return false;
     } else {
@@ -48,7 +48,8 @@ constexpr bool check_copy_types() {
       constexpr bool ext =
           Src::rank == Dst::rank && extents_compatible<typename Src::extents_type, typename Dst::extents_type>;
       static_assert(ext, "refx: a copy's source and destination have different static extents");
-      static_assert(!Dst::read_only, "refx: cannot copy into a read-only Ref<const T>; the destination must be writable");
+      static_assert(!Dst::read_only,
+                    "refx: cannot copy into a read-only Ref<const T>; the destination must be writable");
       return same && ext && !Dst::read_only;
     }
   }
@@ -136,7 +137,9 @@ class AsyncCopy : detail::CopyBase {
   using CopyBase::start;
   /// Waits until the copy has landed in the destination.
   void wait(refx::source_location loc = refx::source_location::current()) const { do_wait(prim::WaitSide::recv, loc); }
-  void wait_recv(refx::source_location loc = refx::source_location::current()) const { do_wait(prim::WaitSide::recv, loc); }
+  void wait_recv(refx::source_location loc = refx::source_location::current()) const {
+    do_wait(prim::WaitSide::recv, loc);
+  }
   template <class T = void>
   void wait_send(refx::source_location = refx::source_location::current()) const {
     static_assert(detail::dependent_false<T>,
@@ -152,10 +155,14 @@ class AsyncRemoteCopy : detail::CopyBase {
       : CopyBase(src, dst, recv, send, device, loc) {}
   using CopyBase::start;
   /// Waits until the source may be reused (this device's send semaphore).
-  void wait_send(refx::source_location loc = refx::source_location::current()) const { do_wait(prim::WaitSide::send, loc); }
+  void wait_send(refx::source_location loc = refx::source_location::current()) const {
+    do_wait(prim::WaitSide::send, loc);
+  }
   /// Waits until a copy of this size has landed here (this device's receive
   /// semaphore): the matching copy is the one the peer sent to us.
-  void wait_recv(refx::source_location loc = refx::source_location::current()) const { do_wait(prim::WaitSide::recv, loc); }
+  void wait_recv(refx::source_location loc = refx::source_location::current()) const {
+    do_wait(prim::WaitSide::recv, loc);
+  }
   void wait(refx::source_location loc = refx::source_location::current()) const {
     wait_send(loc);
     wait_recv(loc);
@@ -183,7 +190,7 @@ class TypedCopy : public Base {
 /// A local copy from `src` to `dst`, completing on `sem`.
 template <class Src, class Dst, class Sem>
 auto make_async_copy(const Src& src, const Dst& dst, const Sem& sem,
-                          refx::source_location loc = refx::source_location::current()) {
+                     refx::source_location loc = refx::source_location::current()) {
   if constexpr (detail::check_copy_types<Src, Dst>() && detail::check_dma_semaphore<Sem>()) {
     detail::Tracer::current(loc).note(loc);
     return detail::TypedCopy<AsyncCopy, typename Src::value_type>(src.view(), dst.view(), sem.view(), loc);
@@ -196,14 +203,14 @@ auto make_async_copy(const Src& src, const Dst& dst, const Sem& sem,
 /// source may be reused, `recv` rises on `device` when the data has landed.
 template <class Src, class Dst, class SendSem, class RecvSem, class Device = DeviceId>
 auto make_async_remote_copy(const Src& src, const Dst& dst, const SendSem& send, const RecvSem& recv,
-                                       const Device& device, refx::source_location loc = refx::source_location::current()) {
+                            const Device& device, refx::source_location loc = refx::source_location::current()) {
   if constexpr (detail::check_copy_types<Src, Dst>() && detail::check_dma_semaphore<SendSem>() &&
                 detail::check_dma_semaphore<RecvSem>() && detail::check_device_id<Device>()) {
     auto& t = detail::Tracer::current(loc);
     t.note(loc);
     const DeviceId& id = device;
-    return detail::TypedCopy<AsyncRemoteCopy, typename Src::value_type>(src.view(), dst.view(), send.view(), recv.view(),
-                                                                        id.resolve(t, loc), loc);
+    return detail::TypedCopy<AsyncRemoteCopy, typename Src::value_type>(src.view(), dst.view(), send.view(),
+                                                                        recv.view(), id.resolve(t, loc), loc);
   } else {
     return AsyncRemoteCopy(no_id, no_id, no_id, no_id, no_id, loc);  // not reached: a check above failed to compile
   }
@@ -213,13 +220,14 @@ auto make_async_remote_copy(const Src& src, const Dst& dst, const SendSem& send,
 template <class Src, class Dst>
 void sync_copy(const Src& src, const Dst& dst, refx::source_location loc = refx::source_location::current()) {
   if constexpr (!detail::check_copy_types<Src, Dst>()) return;
-  else run_scoped(
-      [&](DmaSemaphore sem) {
-        const auto c = make_async_copy(src, dst, sem, loc);
-        c.start(loc);
-        c.wait(loc);
-      },
-      loc);
+  else
+    run_scoped(
+        [&](DmaSemaphore sem) {
+          const auto c = make_async_copy(src, dst, sem, loc);
+          c.start(loc);
+          c.wait(loc);
+        },
+        loc);
 }
 
 }  // namespace refx

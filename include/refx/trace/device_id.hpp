@@ -19,7 +19,8 @@ class DeviceId {
  public:
   template <class N>
     requires detail::integer_lossless_v<N, std::int32_t>
-  DeviceId(N logical) : kind_(Kind::logical), coords_{Scalar<std::int32_t>(static_cast<std::int32_t>(logical))} {}  // NOLINT: implicit
+  DeviceId(N logical)
+      : kind_(Kind::logical), coords_{Scalar<std::int32_t>(static_cast<std::int32_t>(logical))} {}  // NOLINT: implicit
   /// A floating-point, bool, 64-bit or unsigned 32-bit device id: rejected
   /// (it would be truncated or narrowed, and the copy would go to a device not
   /// named).
@@ -38,7 +39,7 @@ class DeviceId {
                     "static_cast<std::int32_t>(...)");
     }
   }
-  DeviceId(const Scalar<std::int32_t>& logical) : kind_(Kind::logical), coords_{logical} {}          // NOLINT: implicit
+  DeviceId(const Scalar<std::int32_t>& logical) : kind_(Kind::logical), coords_{logical} {}  // NOLINT: implicit
 
   /// One coordinate per mesh axis, in the mesh's axis order.
   static DeviceId mesh(std::initializer_list<Scalar<std::int32_t>> coords) {
@@ -67,8 +68,8 @@ class DeviceId {
   static std::size_t axis_of(const Mesh& m, const std::string& n, SourceLoc loc);
   /// A coordinate known while tracing must lie on its axis (a traced one
   /// is not checked: only the device id it makes is, at run time).
-  static void check_coordinate(const detail::Tracer& t, const Mesh& m, std::size_t axis,
-                               const Scalar<std::int32_t>& c, SourceLoc loc);
+  static void check_coordinate(const detail::Tracer& t, const Mesh& m, std::size_t axis, const Scalar<std::int32_t>& c,
+                               SourceLoc loc);
 
   Kind kind_ = Kind::logical;
   std::vector<Scalar<std::int32_t>> coords_;
@@ -95,9 +96,8 @@ REFX_DECL ValueId DeviceId::resolve(detail::Tracer& t, SourceLoc loc) const {
   for (std::size_t a = 0; a < mesh->num_axes(); ++a) {
     const std::string& axis = mesh->axes()[a].name;
     const auto it = std::find(names_.begin(), names_.end(), axis);
-    const Scalar<std::int32_t> c =
-        it != names_.end() ? coords_[static_cast<std::size_t>(it - names_.begin())]
-                              : detail::axis_scalar(prim::axis_index, axis, loc);
+    const Scalar<std::int32_t> c = it != names_.end() ? coords_[static_cast<std::size_t>(it - names_.begin())]
+                                                      : detail::axis_scalar(prim::axis_index, axis, loc);
     check_coordinate(t, *mesh, a, c, loc);
     id = id + c * mesh->stride(a);
   }

@@ -84,7 +84,8 @@ template <class... V>
 constexpr void check_effect_args() {
   static_assert((effect_arg<V>::supported && ...),
                 "refx: debug_print / io_callback take traced Values (load() a Ref first) or numbers of an element "
-                "type (bool, int8_t, uint8_t, int32_t, uint32_t, int64_t, bf16, f16, float, double); put text in the format string");
+                "type (bool, int8_t, uint8_t, int32_t, uint32_t, int64_t, bf16, f16, float, double); put text in the "
+                "format string");
 }
 
 template <class... V>
@@ -106,7 +107,8 @@ class TypedCallback final : public HostCallback {
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       if constexpr (std::is_invocable_v<F&, callback_arg_t<V>...>) f_(effect_arg<V>::from(*args[I])...);
       else f_(*args[I]...);
-    }(std::index_sequence_for<V...>{});
+    }
+    (std::index_sequence_for<V...>{});
   }
 
  private:

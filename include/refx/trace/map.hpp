@@ -61,7 +61,8 @@ struct MapKernel {
     for (std::size_t i = 0; i < c.num_inputs(); ++i) {
       const ValueType& v = c.input(i);
       if (v.is_ref()) c.fail("operand {} is a Ref; read it with load() first", i);
-      if (v.dtype != types[i]) c.fail("operand {} is {}, not the {} the function was instantiated for", i, v.dtype, types[i]);
+      if (v.dtype != types[i])
+        c.fail("operand {} is {}, not the {} the function was instantiated for", i, v.dtype, types[i]);
       if (!(v.shape == c.input(shaped).shape))
         c.fail("operands {} and {} have different shapes ({} and {}); map's operands have one shape", shaped, i,
                c.input(shaped).shape, v.shape);
@@ -75,8 +76,8 @@ struct MapKernel {
     static const std::string name = fmt::format("map<{}>", typeid(MapKernel).name());
     // The impl of every elementwise primitive (elementwise_impl) calls the
     // primitive's element function over the operands' buffers.
-    static const Primitive& p = define_primitive(Primitive{name, &abstract, prim::add.impl, &print, nullptr,
-                                                           ControlKind::none, &kernel});
+    static const Primitive& p =
+        define_primitive(Primitive{name, &abstract, prim::add.impl, &print, nullptr, ControlKind::none, &kernel});
     return p;
   }
 };
@@ -120,7 +121,8 @@ auto map(F, const V0& v0, const V&... vs) {
                 "refx: map's function cannot be called with one element of each operand (bf16 and f16 elements "
                 "are passed as float)");
   static_assert(sizeof...(V) + 1 <= 8, "refx: map takes at most 8 operands");
-  using R = std::conditional_t<std::is_void_v<Out>, detail::map_default_out_t<F, T0, typename detail::map_operand<V>::type...>, Out>;
+  using R = std::conditional_t<std::is_void_v<Out>,
+                               detail::map_default_out_t<F, T0, typename detail::map_operand<V>::type...>, Out>;
   static_assert(Element<R>, "refx: map's function must return a number or bool (or give map<Out> an element type)");
   using E = typename detail::map_extents<extents<>, V0, V...>::type;
   using K = detail::MapKernel<F, R, T0, typename detail::map_operand<V>::type...>;

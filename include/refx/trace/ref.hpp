@@ -156,7 +156,10 @@ constexpr bool report_ref_args() {
   } else if constexpr (is_value_v<T>) {
     static_assert(!is_value_v<T>, "refx: a Ref holds elements, not Values; write Ref<float, ...>, not Ref<Value<...>>");
   } else if constexpr (!Element<T>) {
-    static_assert(Element<T>, "refx: a Ref's element type must be one of bool, i8, u8, i32, u32, i64, bf16, f16, f32, f64 (std::int8_t, std::uint8_t, std::int32_t, std::uint32_t, std::int64_t, refx::bf16, refx::f16, float, double)");
+    static_assert(
+        Element<T>,
+        "refx: a Ref's element type must be one of bool, i8, u8, i32, u32, i64, bf16, f16, f32, f64 (std::int8_t, "
+        "std::uint8_t, std::int32_t, std::uint32_t, std::int64_t, refx::bf16, refx::f16, float, double)");
   } else if constexpr (!is_extents<E>::value) {
     static_assert(is_extents<E>::value, "refx: the second argument of Ref must be refx::extents<...>");
   } else {
@@ -180,7 +183,9 @@ class Ref : public detail::ref_base {
   Ref() = default;
 
   /// Read-write to read-only: the only conversion between access modes.
-  operator Ref<const value_type, E, Space>() const requires(!read_only) {  // NOLINT: implicit widening on purpose
+  operator Ref<const value_type, E, Space>() const
+    requires(!read_only)
+  {  // NOLINT: implicit widening on purpose
     return Ref<const value_type, E, Space>::from_view(view());
   }
 
@@ -190,8 +195,8 @@ class Ref : public detail::ref_base {
     constexpr bool fits = sizeof...(I) <= rank;
     constexpr bool kinds = ((detail::index_kind<I> != detail::bad_index) && ...);
     static_assert(fits, "refx: more indices than the Ref's rank in .at(...)");
-    static_assert(kinds,
-                  "refx: .at(...) takes integers, integer Scalars, ds(start, size[, stride]), ds<N>(start) or refx::all");
+    static_assert(
+        kinds, "refx: .at(...) takes integers, integer Scalars, ds(start, size[, stride]), ds<N>(start) or refx::all");
     // ds<N> with N < 0 reported its own error: stop here, before extents<N>.
     constexpr bool sizes = (!detail::negative_fixed_slice<I> && ...);
     if constexpr (!fits || !kinds || !sizes) {

@@ -25,7 +25,7 @@ struct scoped_result<F, std::tuple<P...>> {
   using type = std::invoke_result_t<F, P...>;
 };
 
-/// Traces `body(params...)` into a new block owned by a scope op. 
+/// Traces `body(params...)` into a new block owned by a scope op.
 template <class Params, class F>
 auto trace_scope(F& body, const std::vector<Shape>& shapes, SourceLoc loc) {
   using R = typename scoped_result<F, Params>::type;
@@ -73,8 +73,7 @@ H allocate(const Shape& shape = {}, refx::source_location loc = refx::source_loc
   using E = typename param_traits<H>::extents_type;
   if (s.rank() == 0 && E::rank != 0) {
     if constexpr (detail::is_static_extents<E>()) s = static_shape<E>();
-    else
-      trace_error(loc, "allocate of a dynamic-extent Ref needs its shape");
+    else trace_error(loc, "allocate of a dynamic-extent Ref needs its shape");
   }
   const ValueType types[] = {param_traits<H>::type(s)};
   const ValueId v = t.record(prim::allocate, {}, {}, {}, types, {}, {}, loc).front();
@@ -90,7 +89,8 @@ auto run_scoped(F&& body, refx::source_location loc = refx::source_location::cur
 
 /// As above, with one shape per parameter (for dynamic extents).
 template <class F>
-auto run_scoped(const std::vector<Shape>& shapes, F&& body, refx::source_location loc = refx::source_location::current()) {
+auto run_scoped(const std::vector<Shape>& shapes, F&& body,
+                refx::source_location loc = refx::source_location::current()) {
   static_assert(detail::is_callable_kind_v<F>,
                 "refx: run_scoped takes a body: a lambda whose parameters are the scratch Refs and semaphores it "
                 "allocates, e.g. run_scoped([&](VmemRef<float, 128> tmp, DmaSemaphore sem) { ... }); a Ref or Value "
@@ -98,33 +98,34 @@ auto run_scoped(const std::vector<Shape>& shapes, F&& body, refx::source_locatio
   if constexpr (!detail::is_callable_kind_v<F>) {
     return;
   } else {
-  static_assert(detail::has_deducible_params<F>,
-                "refx: run_scoped needs a body with explicit parameter types (Ref<...>, semaphores), not auto");
-  if constexpr (!detail::has_deducible_params<F>) {
-    return;
-  } else if constexpr (!detail::check_params<typename detail::callable_args<F>::type>()) {
-    return;  // not reached: the check failed to compile
-  } else {
-  using Params = typename detail::callable_args<F>::type;
-  using R = typename detail::scoped_result<F&, Params>::type;
-  static_assert(!detail::returns_ref<R>,
-                "refx: a run_scoped body must not return a Ref (or anything holding one); its Refs end with the "
-                "scope. Return Values read with load() instead");
-  static_assert(detail::results<R>::supported || !std::is_class_v<R> || detail::returns_ref<R>,
-                "refx: a run_scoped body returns void, a Value or a std::tuple of Values, not a struct: if the struct "
-                "holds one of the scope's Refs, that Ref ends with the scope. Return Values read with load() in a "
-                "std::tuple instead");
-  static_assert(detail::results<R>::supported || std::is_class_v<R>,
-                "refx: a run_scoped body returns void, a Value or a std::tuple of Values");
-  if constexpr (detail::returns_ref<R> || !detail::results<R>::supported) {
-    return;  // not reached: a check above failed to compile
-  } else {
-  auto [block, scope, params, out] = detail::trace_scope<Params>(body, shapes, loc);
-  auto& t = detail::Tracer::current();
-  const auto outs = detail::close_scope(t, block, scope, {}, std::move(out), loc);
-  if constexpr (!std::is_void_v<R>) return detail::results<R>::rebuild(outs);
-  }
-  }
+    static_assert(detail::has_deducible_params<F>,
+                  "refx: run_scoped needs a body with explicit parameter types (Ref<...>, semaphores), not auto");
+    if constexpr (!detail::has_deducible_params<F>) {
+      return;
+    } else if constexpr (!detail::check_params<typename detail::callable_args<F>::type>()) {
+      return;  // not reached: the check failed to compile
+    } else {
+      using Params = typename detail::callable_args<F>::type;
+      using R = typename detail::scoped_result<F&, Params>::type;
+      static_assert(!detail::returns_ref<R>,
+                    "refx: a run_scoped body must not return a Ref (or anything holding one); its Refs end with the "
+                    "scope. Return Values read with load() instead");
+      static_assert(
+          detail::results<R>::supported || !std::is_class_v<R> || detail::returns_ref<R>,
+          "refx: a run_scoped body returns void, a Value or a std::tuple of Values, not a struct: if the struct "
+          "holds one of the scope's Refs, that Ref ends with the scope. Return Values read with load() in a "
+          "std::tuple instead");
+      static_assert(detail::results<R>::supported || std::is_class_v<R>,
+                    "refx: a run_scoped body returns void, a Value or a std::tuple of Values");
+      if constexpr (detail::returns_ref<R> || !detail::results<R>::supported) {
+        return;  // not reached: a check above failed to compile
+      } else {
+        auto [block, scope, params, out] = detail::trace_scope<Params>(body, shapes, loc);
+        auto& t = detail::Tracer::current();
+        const auto outs = detail::close_scope(t, block, scope, {}, std::move(out), loc);
+        if constexpr (!std::is_void_v<R>) return detail::results<R>::rebuild(outs);
+      }
+    }
   }
 }
 
@@ -137,7 +138,8 @@ std::tuple<Value<T, E>...> run_state(const std::tuple<Value<T, E>...>& init, F&&
   static_assert(!detail::returns_ref<R>,
                 "refx: a run_state body must not return a Ref (or anything holding one); run_state returns the "
                 "Refs' final contents for you");
-  static_assert(std::is_void_v<R>, "refx: a run_state body returns nothing; run_state returns the Refs' final contents");
+  static_assert(std::is_void_v<R>,
+                "refx: a run_state body returns nothing; run_state returns the Refs' final contents");
   auto& t = detail::Tracer::current(loc);
   std::vector<ValueId> inits;
   detail::results<std::tuple<Value<T, E>...>>::ids(init, inits);

@@ -105,10 +105,12 @@ void semaphore_wait(const Semaphore<K, E>& sem, const Scalar<std::int32_t>& valu
 
 /// The current count of `sem` (does not change it).
 template <SemaphoreKind K, class E>
-Scalar<std::int32_t> semaphore_read(const Semaphore<K, E>& sem, refx::source_location loc = refx::source_location::current()) {
+Scalar<std::int32_t> semaphore_read(const Semaphore<K, E>& sem,
+                                    refx::source_location loc = refx::source_location::current()) {
   static_assert(E::rank == 0, "refx: semaphore_read needs one semaphore; index the array with .at(i)");
   const ViewId views[] = {sem.view()};
-  return detail::wrap<std::int32_t, extents<>>(detail::Tracer::current(loc).bind1(prim::semaphore_read, {}, views, {}, loc));
+  return detail::wrap<std::int32_t, extents<>>(
+      detail::Tracer::current(loc).bind1(prim::semaphore_read, {}, views, {}, loc));
 }
 
 /// Not a semaphore: one sentence instead of "no matching function".

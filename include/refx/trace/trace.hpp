@@ -23,7 +23,8 @@ template <class F>
 Graph trace(F&& kernel, const TraceOptions& options, refx::source_location loc = refx::source_location::current());
 
 template <class F>
-Graph trace(F&& kernel, const std::vector<Shape>& shapes = {}, refx::source_location loc = refx::source_location::current()) {
+Graph trace(F&& kernel, const std::vector<Shape>& shapes = {},
+            refx::source_location loc = refx::source_location::current()) {
   return trace(std::forward<F>(kernel), TraceOptions{shapes, nullptr, -1}, loc);
 }
 
@@ -34,17 +35,17 @@ Graph trace(F&& kernel, const TraceOptions& options, refx::source_location loc) 
   } else if constexpr (!detail::check_params<typename detail::callable_args<F>::type>()) {
     return Graph{};  // not reached: the check failed to compile
   } else {
-  using Params = typename detail::callable_args<F>::type;
-  using R = decltype(std::apply(kernel, std::declval<Params>()));
-  static_assert(!detail::returns_ref<R>, "refx: a kernel must not return a Ref; write results into its output Refs");
-  static_assert(std::is_void_v<R>, "refx: a kernel returns nothing; write results into its output Refs");
-  detail::Tracer tracer;
-  tracer.set_mesh(options.mesh);
-  tracer.set_collective_id(options.collective_id);
-  detail::ActiveTrace active(tracer);
-  Params params = detail::param_maker<Params>::make(tracer, options.shapes, 0, loc);
-  std::apply(kernel, params);
-  return std::move(tracer).take();
+    using Params = typename detail::callable_args<F>::type;
+    using R = decltype(std::apply(kernel, std::declval<Params>()));
+    static_assert(!detail::returns_ref<R>, "refx: a kernel must not return a Ref; write results into its output Refs");
+    static_assert(std::is_void_v<R>, "refx: a kernel returns nothing; write results into its output Refs");
+    detail::Tracer tracer;
+    tracer.set_mesh(options.mesh);
+    tracer.set_collective_id(options.collective_id);
+    detail::ActiveTrace active(tracer);
+    Params params = detail::param_maker<Params>::make(tracer, options.shapes, 0, loc);
+    std::apply(kernel, params);
+    return std::move(tracer).take();
   }
 }
 

@@ -56,7 +56,7 @@ class Value : public detail::value_base {
   {
     auto& t = detail::Tracer::current(loc);
     const std::int64_t bits = is_floating_v<T> ? std::bit_cast<std::int64_t>(static_cast<double>(literal))
-                                                          : static_cast<std::int64_t>(literal);
+                                               : static_cast<std::int64_t>(literal);
     const std::int64_t attrs[] = {static_cast<std::int64_t>(dtype_v<T>), bits};
     id_ = t.bind1(prim::constant, {}, {}, attrs, loc);
     trace_ = t.serial();
@@ -87,10 +87,11 @@ class Value : public detail::value_base {
              !detail::integer_lossless_v<U, T>)
   Value(U, refx::source_location = refx::source_location::current()) {  // NOLINT: implicit, to be rejected
     if constexpr (sizeof(T) >= 4 && sizeof(U) > sizeof(T)) {
-      static_assert(detail::dependent_false<U>,
-                    "refx: an integer wider than 32 bits (std::int64_t, std::size_t) where a 32-bit integer is expected "
-                    "(a device id, loop bound, semaphore count or increment, step or index) would be narrowed; convert "
-                    "it explicitly with static_cast<std::int32_t>(...)");
+      static_assert(
+          detail::dependent_false<U>,
+          "refx: an integer wider than 32 bits (std::int64_t, std::size_t) where a 32-bit integer is expected "
+          "(a device id, loop bound, semaphore count or increment, step or index) would be narrowed; convert "
+          "it explicitly with static_cast<std::int32_t>(...)");
     } else if constexpr (sizeof(U) > sizeof(T)) {
       static_assert(detail::dependent_false<U>,
                     "refx: an integer wider than the Scalar's 8-bit element type (i8 or u8) would be narrowed; write "
@@ -202,9 +203,10 @@ T literal_as(U literal, std::string_view what, std::string_view where, SourceLoc
     using S = std::conditional_t<std::is_signed_v<U>, std::make_signed_t<U>, std::make_unsigned_t<U>>;
     const S v = static_cast<S>(literal);
     if (!std::in_range<T>(v))
-      throw TraceError(fmt::format("refx: the integer {} does not fit the {} elements {} (it would become {}); use a "
-                                   "wider element type or a value in range ({} {})",
-                                   v, dtype_v<T>, what, static_cast<T>(v), where, loc));
+      throw TraceError(
+          fmt::format("refx: the integer {} does not fit the {} elements {} (it would become {}); use a "
+                      "wider element type or a value in range ({} {})",
+                      v, dtype_v<T>, what, static_cast<T>(v), where, loc));
   }
   return static_cast<T>(literal);
 }
@@ -236,8 +238,8 @@ struct operand_traits<Value<T, E>> {
 };
 
 template <class A, class B>
-concept binary_operands = (is_value_v<A> || is_value_v<B>) &&
-                          (is_value_v<A> || is_number_v<A>) && (is_value_v<B> || is_number_v<B>);
+concept binary_operands = (is_value_v<A> || is_value_v<B>) && (is_value_v<A> || is_number_v<A>) &&
+                          (is_value_v<B> || is_number_v<B>);
 
 template <class A, class B>
 using binary_element = std::conditional_t<operand_traits<A>::is_value, typename operand_traits<A>::element,
@@ -267,8 +269,9 @@ auto binary(const Primitive& p, const A& a, const B& b) {
   using TB = operand_traits<B>;
   using T = binary_element<A, B>;
   if constexpr (TA::is_value && TB::is_value) {
-    static_assert(std::is_same_v<typename TA::element, typename TB::element>,
-                  "refx: both operands of an arithmetic op must have one element type; convert one with refx::cast<T>(v)");
+    static_assert(
+        std::is_same_v<typename TA::element, typename TB::element>,
+        "refx: both operands of an arithmetic op must have one element type; convert one with refx::cast<T>(v)");
   }
   using EA = typename TA::ext;
   using EB = typename TB::ext;
@@ -287,46 +290,80 @@ auto binary(const Primitive& p, const A& a, const B& b) {
 }  // namespace detail
 
 // ---- arithmetic, comparison and logic operators
-template <class A, class B> requires detail::binary_operands<A, B>
-auto operator+(const A& a, const B& b) { return detail::binary<false>(prim::add, a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
-auto operator-(const A& a, const B& b) { return detail::binary<false>(prim::sub, a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
-auto operator*(const A& a, const B& b) { return detail::binary<false>(prim::mul, a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
-auto operator/(const A& a, const B& b) { return detail::binary<false>(prim::div, a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
+template <class A, class B>
+  requires detail::binary_operands<A, B>
+auto operator+(const A& a, const B& b) {
+  return detail::binary<false>(prim::add, a, b);
+}
+template <class A, class B>
+  requires detail::binary_operands<A, B>
+auto operator-(const A& a, const B& b) {
+  return detail::binary<false>(prim::sub, a, b);
+}
+template <class A, class B>
+  requires detail::binary_operands<A, B>
+auto operator*(const A& a, const B& b) {
+  return detail::binary<false>(prim::mul, a, b);
+}
+template <class A, class B>
+  requires detail::binary_operands<A, B>
+auto operator/(const A& a, const B& b) {
+  return detail::binary<false>(prim::div, a, b);
+}
+template <class A, class B>
+  requires detail::binary_operands<A, B>
 auto operator%(const A& a, const B& b) {
   static_assert(std::is_integral_v<detail::binary_element<A, B>> && !std::is_same_v<detail::binary_element<A, B>, bool>,
                 "refx: % needs integer operands");
   return detail::binary<false>(prim::rem, a, b);
 }
-template <class A, class B> requires detail::binary_operands<A, B>
-auto operator==(const A& a, const B& b) { return detail::binary<true>(prim::eq, a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
-auto operator!=(const A& a, const B& b) { return detail::binary<true>(prim::ne, a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
-auto operator<(const A& a, const B& b) { return detail::binary<true>(prim::lt, a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
-auto operator<=(const A& a, const B& b) { return detail::binary<true>(prim::le, a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
-auto operator>(const A& a, const B& b) { return detail::binary<true>(prim::gt, a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
-auto operator>=(const A& a, const B& b) { return detail::binary<true>(prim::ge, a, b); }
+template <class A, class B>
+  requires detail::binary_operands<A, B>
+auto operator==(const A& a, const B& b) {
+  return detail::binary<true>(prim::eq, a, b);
+}
+template <class A, class B>
+  requires detail::binary_operands<A, B>
+auto operator!=(const A& a, const B& b) {
+  return detail::binary<true>(prim::ne, a, b);
+}
+template <class A, class B>
+  requires detail::binary_operands<A, B>
+auto operator<(const A& a, const B& b) {
+  return detail::binary<true>(prim::lt, a, b);
+}
+template <class A, class B>
+  requires detail::binary_operands<A, B>
+auto operator<=(const A& a, const B& b) {
+  return detail::binary<true>(prim::le, a, b);
+}
+template <class A, class B>
+  requires detail::binary_operands<A, B>
+auto operator>(const A& a, const B& b) {
+  return detail::binary<true>(prim::gt, a, b);
+}
+template <class A, class B>
+  requires detail::binary_operands<A, B>
+auto operator>=(const A& a, const B& b) {
+  return detail::binary<true>(prim::ge, a, b);
+}
 /// & | ^: logical on bool Values (comparisons), bitwise on integer Values.
-template <class A, class B> requires detail::binary_operands<A, B>
+template <class A, class B>
+  requires detail::binary_operands<A, B>
 auto operator&(const A& a, const B& b) {
   static_assert(std::is_integral_v<detail::binary_element<A, B>>,
                 "refx: & | ^ combine bool values (comparisons) or integer values (bitwise), not floating point");
   return detail::binary<false>(prim::logical_and, a, b);
 }
-template <class A, class B> requires detail::binary_operands<A, B>
+template <class A, class B>
+  requires detail::binary_operands<A, B>
 auto operator|(const A& a, const B& b) {
   static_assert(std::is_integral_v<detail::binary_element<A, B>>,
                 "refx: & | ^ combine bool values (comparisons) or integer values (bitwise), not floating point");
   return detail::binary<false>(prim::logical_or, a, b);
 }
-template <class A, class B> requires detail::binary_operands<A, B>
+template <class A, class B>
+  requires detail::binary_operands<A, B>
 auto operator^(const A& a, const B& b) {
   static_assert(std::is_integral_v<detail::binary_element<A, B>>,
                 "refx: & | ^ combine bool values (comparisons) or integer values (bitwise), not floating point");
@@ -338,7 +375,8 @@ namespace detail {
 /// the same element type, or a literal that the element type holds).
 template <class A, class B>
 auto shift(const Primitive& p, const A& a, const B& b) {
-  static_assert(is_integer_v<binary_element<A, B>>, "refx: shifts need integer values (bool and floating point have no bits to shift)");
+  static_assert(is_integer_v<binary_element<A, B>>,
+                "refx: shifts need integer values (bool and floating point have no bits to shift)");
   static_assert(!is_floating_v<A> && !is_floating_v<B>,
                 "refx: a shift amount must be an integer; write an integer literal (or an integer Value)");
   return binary<false>(p, a, b);

@@ -60,8 +60,9 @@ class Mpi final : public Remote {
       MPI_Query_thread(&provided);
     }
     if (provided < MPI_THREAD_MULTIPLE)
-      throw Error("refx: the MPI transport needs MPI_THREAD_MULTIPLE (initialize MPI with MPI_Init_thread, or let "
-                  "refx initialize it)");
+      throw Error(
+          "refx: the MPI transport needs MPI_THREAD_MULTIPLE (initialize MPI with MPI_Init_thread, or let "
+          "refx initialize it)");
     MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
     MPI_Comm_rank(comm_, &p_.rank);
     MPI_Comm_size(comm_, &p_.ranks);
@@ -321,9 +322,7 @@ class Mpi final : public Remote {
         if (auto l = find(number)) l->remote_finished(outcome, text, totals);
         break;
       }
-      case Kind::bye:
-        ++byes_;
-        break;
+      case Kind::bye: ++byes_; break;
     }
   }
 
@@ -548,7 +547,7 @@ class Mpi final : public Remote {
   bool owns_mpi_ = false;
   std::mutex mutex_;  // guards out_, launches_, early_, stopping_
   std::condition_variable cv_;
-  std::mutex drive_;  // held for a pass of poll_once, by whichever thread drives
+  std::mutex drive_;                     // held for a pass of poll_once, by whichever thread drives
   std::atomic<std::thread::id> driver_;  // a host thread driving progress (help), or none; changed under mutex_
   std::atomic<std::chrono::steady_clock::time_point> helped_at_{};  // its last call
   std::deque<Out> out_;
@@ -558,8 +557,8 @@ class Mpi final : public Remote {
   // The driving thread's (under drive_), down to byes_.
   std::vector<std::byte> msg_;
   std::list<Posted> posted_;
-  Buffer part_;                                                           // a segment of a combining copy
-  std::map<std::int64_t, Round> rounds_;                                  // rank 0
+  Buffer part_;                                                        // a segment of a combining copy
+  std::map<std::int64_t, Round> rounds_;                               // rank 0
   std::map<std::int64_t, std::vector<std::optional<Report>>> finals_;  // finished reports per launch
   std::int64_t ended_ = 0;                                             // every launch up to this one has ended here
   int byes_ = 0;

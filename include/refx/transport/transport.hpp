@@ -57,8 +57,9 @@ struct Placement {
   /// Empty, or why a mesh of `devices` cannot be placed.
   std::string check(std::int32_t devices) const {
     if (ranks == 1 || (devices >= ranks && devices % ranks == 0)) return {};
-    return "refx: a mesh of " + std::to_string(devices) + " devices cannot be split into equal contiguous blocks over " +
-           std::to_string(ranks) + " MPI ranks; run with a number of ranks that divides the mesh size";
+    return "refx: a mesh of " + std::to_string(devices) +
+           " devices cannot be split into equal contiguous blocks over " + std::to_string(ranks) +
+           " MPI ranks; run with a number of ranks that divides the mesh size";
   }
 };
 
@@ -219,7 +220,15 @@ struct Reader {
 };
 
 inline void put_report(Writer& w, const Report& r) {
-  w.put(r.launch).put(r.seq).put(r.probe).put(r.idle).put(r.finished).put(r.sent).put(r.received).put(r.bytes_copied).put(r.copies);
+  w.put(r.launch)
+      .put(r.seq)
+      .put(r.probe)
+      .put(r.idle)
+      .put(r.finished)
+      .put(r.sent)
+      .put(r.received)
+      .put(r.bytes_copied)
+      .put(r.copies);
   w.str(r.error).str(r.parked).str(r.unbalanced);
 }
 inline Report get_report(Reader& rd) {

@@ -96,9 +96,10 @@ class IntArg {
                     "(a shift or collective id) is expected may not fit (a value above 2^63 - 1 would become "
                     "negative); convert it explicitly with static_cast<std::int64_t>(...)");
     } else if constexpr (What == IntArgKind::shift) {
-      static_assert(detail::dependent_false<U>,
-                    "refx: a shift along an axis is an integer number of positions (e.g. +1 or -1), not a floating-point "
-                    "number or bool; convert it explicitly with static_cast<std::int64_t>(...)");
+      static_assert(
+          detail::dependent_false<U>,
+          "refx: a shift along an axis is an integer number of positions (e.g. +1 or -1), not a floating-point "
+          "number or bool; convert it explicitly with static_cast<std::int64_t>(...)");
     } else {
       static_assert(detail::dependent_false<U>,
                     "refx: a collective id is an integer (e.g. 0), not a floating-point number or bool; convert it "

@@ -85,15 +85,18 @@ inline void copy_abstract(AbstractContext& c) {
   if (c.num_attrs() != 3) c.fail("takes three attributes (descriptor, reduce, remote), got {}", c.num_attrs());
   if (c.attr(1) < 0 || c.attr(1) > 2) c.fail("reduce attribute {} is not none (0), sum (1) or max (2)", c.attr(1));
   if (c.num_views() < 3 || c.num_views() > 4)
-    c.fail("takes a source, a destination, a receive semaphore and (remote) a send semaphore, got {} Refs", c.num_views());
+    c.fail("takes a source, a destination, a receive semaphore and (remote) a send semaphore, got {} Refs",
+           c.num_views());
   if (c.num_inputs() > 1) c.fail("takes at most one operand (the target device), got {}", c.num_inputs());
   if (c.num_inputs() == 1) expect_i32_scalar(c, 0, "the device id");
   const ValueType &src = c.view_ref(0), &dst = c.view_ref(1);
   if (src.is_semaphore() || dst.is_semaphore()) c.fail("cannot copy semaphores");
   for (std::size_t v = 0; v < 2; ++v)
     if (c.view_dtype(v) != c.view_ref(v).dtype)
-      c.fail("cannot copy through a bitcast Ref view (the {} is a {} view of a {} Ref); copy the Refs themselves "
-             "and bitcast the destination", v == 0 ? "source" : "destination", c.view_dtype(v), c.view_ref(v).dtype);
+      c.fail(
+          "cannot copy through a bitcast Ref view (the {} is a {} view of a {} Ref); copy the Refs themselves "
+          "and bitcast the destination",
+          v == 0 ? "source" : "destination", c.view_dtype(v), c.view_ref(v).dtype);
   if (src.dtype != dst.dtype) c.fail("source and destination element types differ ({} and {})", src.dtype, dst.dtype);
   if (c.attr(1) != 0 && src.dtype == DType::pred) c.fail("a combining copy needs numeric elements, not bool");
   if (!(c.view_shape(0) == c.view_shape(1)))
@@ -134,8 +137,7 @@ inline void copy_wait_abstract(AbstractContext& c) {
   expect_semaphore(c, 2, true, "a copy wait");
   const auto side = static_cast<prim::WaitSide>(c.attr(1));
   // Completion makes the destination readable (recv) / the source reusable (send).
-  if (side == prim::WaitSide::recv)
-    c.add_effect(effect_write, c.view(1));
+  if (side == prim::WaitSide::recv) c.add_effect(effect_write, c.view(1));
   else c.add_effect(effect_read, c.view(0));
   c.add_effect(effect_semaphore, c.view(2));
 }
@@ -170,12 +172,16 @@ namespace refx::prim {
 // Constant-initialised (no dynamic initialisation): usable from any static
 // initializer, whatever the order of translation units.
 namespace defs {
-inline constexpr Primitive semaphore_signal = Primitive{"semaphore_signal", detail::signal_abstract, detail::signal_impl};
+inline constexpr Primitive semaphore_signal =
+    Primitive{"semaphore_signal", detail::signal_abstract, detail::signal_impl};
 inline constexpr Primitive semaphore_wait = Primitive{"semaphore_wait", detail::wait_abstract, detail::wait_impl};
 inline constexpr Primitive semaphore_read = Primitive{"semaphore_read", detail::read_abstract, detail::read_impl};
-inline constexpr Primitive barrier_semaphore = Primitive{"barrier_semaphore", detail::barrier_abstract, detail::barrier_impl};
-inline constexpr Primitive dma_start = Primitive{"dma_start", detail::copy_abstract, detail::copy_start_impl, detail::copy_print};
-inline constexpr Primitive dma_wait = Primitive{"dma_wait", detail::copy_wait_abstract, detail::copy_wait_impl, detail::copy_print};
+inline constexpr Primitive barrier_semaphore =
+    Primitive{"barrier_semaphore", detail::barrier_abstract, detail::barrier_impl};
+inline constexpr Primitive dma_start =
+    Primitive{"dma_start", detail::copy_abstract, detail::copy_start_impl, detail::copy_print};
+inline constexpr Primitive dma_wait =
+    Primitive{"dma_wait", detail::copy_wait_abstract, detail::copy_wait_impl, detail::copy_print};
 }  // namespace defs
 REFX_DECL constinit const Primitive& semaphore_signal = defs::semaphore_signal;
 REFX_DECL constinit const Primitive& semaphore_wait = defs::semaphore_wait;

@@ -26,7 +26,8 @@ namespace refx::prim {
 // initializer, whatever the order of translation units.
 namespace defs {
 inline constexpr Primitive scope = Primitive{"scope", nullptr, nullptr, nullptr, nullptr, ControlKind::scope, nullptr};
-inline constexpr Primitive fori_loop = Primitive{"fori_loop", nullptr, nullptr, nullptr, nullptr, ControlKind::loop, nullptr};
+inline constexpr Primitive fori_loop =
+    Primitive{"fori_loop", nullptr, nullptr, nullptr, nullptr, ControlKind::loop, nullptr};
 inline constexpr Primitive when = Primitive{"when", nullptr, nullptr, nullptr, nullptr, ControlKind::cond, nullptr};
 inline constexpr Primitive allocate =
     Primitive{"allocate", nullptr, detail::allocate_impl, nullptr, nullptr, ControlKind::none, nullptr, true};

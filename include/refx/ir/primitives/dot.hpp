@@ -50,10 +50,12 @@ inline void dot_abstract(AbstractContext& c) {
   if (c.num_attrs() == 2 && (c.attr(1) & ~prim::dot_trans_b) != 0)
     c.fail("the transposes attribute is {}; it is a bit set of prim::dot_trans_b", c.attr(1));
   if (!prim::dot_result_fits(a.dtype, result))
-    c.fail("cannot give {} results for {} operands; the preferred element type must be at least as wide as the operands, "
-           "and floating for floating operands",
-           result, a.dtype);
-  if (a.shape.rank() != 2 || b.shape.rank() != 2) c.fail("dot takes two matrices, got shapes {} and {}", a.shape, b.shape);
+    c.fail(
+        "cannot give {} results for {} operands; the preferred element type must be at least as wide as the operands, "
+        "and floating for floating operands",
+        result, a.dtype);
+  if (a.shape.rank() != 2 || b.shape.rank() != 2)
+    c.fail("dot takes two matrices, got shapes {} and {}", a.shape, b.shape);
   const bool trans_b = c.num_attrs() == 2 && (c.attr(1) & prim::dot_trans_b) != 0;
   if (a.shape[1] != b.shape[trans_b ? 1 : 0])
     c.fail("contracting dimensions differ: {} x {}{}", a.shape, b.shape, trans_b ? " transposed" : "");
@@ -141,7 +143,8 @@ namespace refx::prim {
 // Constant-initialised (no dynamic initialisation): usable from any static
 // initializer, whatever the order of translation units.
 namespace defs {
-inline constexpr Primitive dot = Primitive{"dot", detail::dot_abstract, detail::dot_impl, detail::dot_print, nullptr, ControlKind::none, nullptr};
+inline constexpr Primitive dot =
+    Primitive{"dot", detail::dot_abstract, detail::dot_impl, detail::dot_print, nullptr, ControlKind::none, nullptr};
 }  // namespace defs
 REFX_DECL constinit const Primitive& dot = defs::dot;
 #endif  // REFX_DEFINITIONS

@@ -89,7 +89,8 @@ inline ExecStatus print_impl(ExecContext& ctx, const Op& op) {
   try {
     text = format_values(ctx, op, ctx.graph().string(prim::host_effect_attrs(ctx.graph(), op).payload));
   } catch (const fmt::format_error& e) {  // only with fmt::runtime(...): literals are checked at compile time
-    throw RuntimeError(fmt::format("refx: debug_print at {}: the format does not fit the values: {}", op.loc, e.what()));
+    throw RuntimeError(
+        fmt::format("refx: debug_print at {}: the format does not fit the values: {}", op.loc, e.what()));
   }
   auto e = std::make_unique<PrintEffect>(std::move(text));
   e->ordered = prim::host_effect_attrs(ctx.graph(), op).ordered;
@@ -136,10 +137,10 @@ namespace prim {
 // Constant-initialised (no dynamic initialisation): usable from any static
 // initializer, whatever the order of translation units.
 namespace defs {
-inline constexpr Primitive debug_print = Primitive{"debug_print", refx::detail::print_abstract, refx::detail::print_impl,
-                               refx::detail::print_print};
-inline constexpr Primitive io_callback = Primitive{"io_callback", refx::detail::callback_abstract, refx::detail::callback_impl,
-                               refx::detail::callback_print};
+inline constexpr Primitive debug_print =
+    Primitive{"debug_print", refx::detail::print_abstract, refx::detail::print_impl, refx::detail::print_print};
+inline constexpr Primitive io_callback = Primitive{"io_callback", refx::detail::callback_abstract,
+                                                   refx::detail::callback_impl, refx::detail::callback_print};
 }  // namespace defs
 REFX_DECL constinit const Primitive& debug_print = defs::debug_print;
 REFX_DECL constinit const Primitive& io_callback = defs::io_callback;

@@ -222,8 +222,8 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
   const bool store_direct = mode == prim::FusedOut::store && view_dense[loads];
   // ... and the one it writes (prefetched for writing).
   const std::byte* out_stream = out_value != nullptr ? out_value
-                                : store_direct      ? store->buffer->data() + store->offset * out_es
-                                                    : nullptr;
+                                : store_direct       ? store->buffer->data() + store->offset * out_es
+                                                     : nullptr;
   const std::size_t read_streams = num_streams;
   if (n > prim::fused_tile && out_stream != nullptr) streams[num_streams++] = {out_stream, out_es};
   std::int64_t streamed = 0;
@@ -261,9 +261,7 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
           f.step[u] = static_cast<std::int64_t>(size_of(in.dtype()));
           break;
         }
-        case prim::FusedSource::member:
-          f.base[u] = scratch + m[idx].slot;
-          break;
+        case prim::FusedSource::member: f.base[u] = scratch + m[idx].slot; break;
         case prim::FusedSource::scalar:
           f.base[u] = scratch + scalar_slot[idx];
           if (f.inputs == 2 && f.scalar_at < 0) {
@@ -280,7 +278,9 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
         }
       }
     }
-    if (f.sfn != nullptr) f.base[static_cast<std::size_t>(f.scalar_at)] = ctx.in(op, static_cast<std::size_t>(sources[f.scalar_at] & 0xffffffff)).data();
+    if (f.sfn != nullptr)
+      f.base[static_cast<std::size_t>(f.scalar_at)] =
+          ctx.in(op, static_cast<std::size_t>(sources[f.scalar_at] & 0xffffffff)).data();
     at += 4 + static_cast<std::size_t>(f.inputs);
   }
 
@@ -288,8 +288,7 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
   // straight to memory (a refx::map between its loads and its store) needs
   // no tile buffers: it runs over all n elements in one call, unless the
   // loop prefetches.
-  bool whole = members == 1 && num_streams == 0 && m[0].sfn == nullptr &&
-               (out_value != nullptr || store_direct);
+  bool whole = members == 1 && num_streams == 0 && m[0].sfn == nullptr && (out_value != nullptr || store_direct);
   for (std::size_t l = 0; l < loads; ++l) whole = whole && view_dense[l];
   for (std::size_t j = 0; whole && j < static_cast<std::size_t>(m[0].inputs); ++j) whole = m[0].step[j] != 0;
   const std::int64_t tile = whole ? std::max<std::int64_t>(n, 1) : prim::fused_tile;
@@ -321,7 +320,8 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
         if (out_value != nullptr) out = out_value + b * out_es;
         else if (store_direct) out = store->buffer->data() + (store->offset + b) * out_es;
       }
-      if (f.sfn != nullptr) f.sfn(ptrs[f.scalar_at == 0 ? 1 : 0], ptrs[static_cast<std::size_t>(f.scalar_at)], out, len);
+      if (f.sfn != nullptr)
+        f.sfn(ptrs[f.scalar_at == 0 ? 1 : 0], ptrs[static_cast<std::size_t>(f.scalar_at)], out, len);
       else f.fn(f.in, ptrs.data(), out, len);
     }
     if (store != nullptr && !store_direct)
@@ -354,12 +354,17 @@ inline std::vector<std::int64_t> fused_attrs(const Graph& g, std::span<const Fus
     bytes = (bytes + tile * static_cast<std::int64_t>(size_of(t)) + 63) & ~std::int64_t{63};
     return at;
   };
-  std::vector<std::int64_t> a{static_cast<std::int64_t>(members.size()), static_cast<std::int64_t>(mode),
-                              static_cast<std::int64_t>(loads.size()), n, 0, static_cast<std::int64_t>(inputs.size())};
+  std::vector<std::int64_t> a{static_cast<std::int64_t>(members.size()),
+                              static_cast<std::int64_t>(mode),
+                              static_cast<std::int64_t>(loads.size()),
+                              n,
+                              0,
+                              static_cast<std::int64_t>(inputs.size())};
   std::vector<char> scalar(inputs.size(), 0);
   for (const FusedMemberSpec& m : members)
     for (std::int64_t s : m.sources)
-      if (static_cast<FusedSource>(s >> 32) == FusedSource::scalar) scalar[static_cast<std::size_t>(s & 0xffffffff)] = 1;
+      if (static_cast<FusedSource>(s >> 32) == FusedSource::scalar)
+        scalar[static_cast<std::size_t>(s & 0xffffffff)] = 1;
   for (std::size_t i = 0; i < inputs.size(); ++i) a.push_back(scalar[i] ? reserve(g.type(inputs[i]).dtype) : -1);
   for (ViewId v : loads) a.push_back(reserve(g.type(g.view(v).ref).dtype));
   for (const FusedMemberSpec& m : members) {
@@ -407,8 +412,8 @@ namespace refx::prim {
 // Constant-initialised (no dynamic initialisation): usable from any static
 // initializer, whatever the order of translation units.
 namespace defs {
-inline constexpr Primitive fused =
-    Primitive{"fused", detail::fused_abstract, detail::fused_impl, detail::fused_print, nullptr, ControlKind::none, nullptr};
+inline constexpr Primitive fused = Primitive{
+    "fused", detail::fused_abstract, detail::fused_impl, detail::fused_print, nullptr, ControlKind::none, nullptr};
 }  // namespace defs
 REFX_DECL constinit const Primitive& fused = defs::fused;
 #endif  // REFX_DEFINITIONS

@@ -15,7 +15,8 @@ namespace refx::detail {
 // attrs: [rank, dims...]
 inline void reshape_abstract(AbstractContext& c) {
   const ValueType& in = c.input(0);
-  if (in.is_ref()) c.fail("reshape takes a value; read the Ref with load() first (or reshape the Ref: ref.reshape<...>())");
+  if (in.is_ref())
+    c.fail("reshape takes a value; read the Ref with load() first (or reshape the Ref: ref.reshape<...>())");
   ValueType t = in;
   t.shape = c.shape_attrs(0);
   if (t.shape.num_elements() != in.shape.num_elements())

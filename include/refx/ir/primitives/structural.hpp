@@ -48,7 +48,8 @@ inline void iota_abstract(AbstractContext& c) {
   const auto dt = c.dtype_attr(0);
   if (dt == DType::pred) c.fail("iota needs a numeric element type");
   const Shape s = c.shape_attrs(2);
-  if (c.attr(1) < 0 || c.attr(1) >= static_cast<std::int64_t>(s.rank())) c.fail("dimension {} is not in a rank-{} shape", c.attr(1), s.rank());
+  if (c.attr(1) < 0 || c.attr(1) >= static_cast<std::int64_t>(s.rank()))
+    c.fail("dimension {} is not in a rank-{} shape", c.attr(1), s.rank());
   c.add_output(ValueType{dt, ValueKind::array, MemorySpace::vmem, SemaphoreKind::none, s});
 }
 inline ExecStatus iota_impl(ExecContext& ctx, const Op& op) {
@@ -294,8 +295,9 @@ inline ExecStatus index_check_impl(ExecContext& ctx, const Op& op) {
   return ExecStatus::done;
 }
 
-constexpr Primitive simple(std::string_view name, void (*abstract)(AbstractContext&), ExecStatus (*impl)(ExecContext&, const Op&),
-                        void (*print)(const Graph&, const Op&, std::string&) = nullptr) {
+constexpr Primitive simple(std::string_view name, void (*abstract)(AbstractContext&),
+                           ExecStatus (*impl)(ExecContext&, const Op&),
+                           void (*print)(const Graph&, const Op&, std::string&) = nullptr) {
   return Primitive{name, abstract, impl, print, nullptr, ControlKind::none, nullptr};
 }
 
@@ -307,16 +309,23 @@ namespace refx::prim {
 // Constant-initialised (no dynamic initialisation): usable from any static
 // initializer, whatever the order of translation units.
 namespace defs {
-inline constexpr Primitive constant = detail::simple("constant", detail::constant_abstract, detail::constant_impl, detail::constant_print);
+inline constexpr Primitive constant =
+    detail::simple("constant", detail::constant_abstract, detail::constant_impl, detail::constant_print);
 inline constexpr Primitive iota = detail::simple("iota", detail::iota_abstract, detail::iota_impl);
 inline constexpr Primitive broadcast = detail::simple("broadcast", detail::broadcast_abstract, detail::broadcast_impl);
 inline constexpr Primitive cast = detail::simple("convert", detail::cast_abstract, detail::cast_impl);
-inline constexpr Primitive reduce_sum = detail::simple("reduce_sum", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::sum>);
-inline constexpr Primitive reduce_max = detail::simple("reduce_max", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::max>);
-inline constexpr Primitive reduce_min = detail::simple("reduce_min", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::min>);
-inline constexpr Primitive axis_index = detail::simple("axis_index", detail::axis_abstract, detail::axis_impl<false>, detail::axis_print);
-inline constexpr Primitive index_check = detail::simple("index_check", detail::index_check_abstract, detail::index_check_impl);
-inline constexpr Primitive axis_size = detail::simple("axis_size", detail::axis_abstract, detail::axis_impl<true>, detail::axis_print);
+inline constexpr Primitive reduce_sum =
+    detail::simple("reduce_sum", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::sum>);
+inline constexpr Primitive reduce_max =
+    detail::simple("reduce_max", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::max>);
+inline constexpr Primitive reduce_min =
+    detail::simple("reduce_min", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::min>);
+inline constexpr Primitive axis_index =
+    detail::simple("axis_index", detail::axis_abstract, detail::axis_impl<false>, detail::axis_print);
+inline constexpr Primitive index_check =
+    detail::simple("index_check", detail::index_check_abstract, detail::index_check_impl);
+inline constexpr Primitive axis_size =
+    detail::simple("axis_size", detail::axis_abstract, detail::axis_impl<true>, detail::axis_print);
 }  // namespace defs
 REFX_DECL constinit const Primitive& constant = defs::constant;
 REFX_DECL constinit const Primitive& iota = defs::iota;

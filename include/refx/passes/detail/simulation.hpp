@@ -139,7 +139,7 @@ class Simulator {
   }
 
   void cond(OpId o, const Op& op) {
-    block(g_.bodies(op)[0]);  // the path where the body runs
+    block(g_.bodies(op)[0]);                                   // the path where the body runs
     for (ValueId s : facts_.summary(o).semaphores) forget(s);  // ... merged with the one where it does not
   }
 
@@ -175,14 +175,14 @@ class Simulator {
       std::sort(first.begin(), first.end(), by_key);
       std::sort(second.begin(), second.end(), by_key);
       steady = first.size() == second.size() &&
-               std::equal(first.begin(), first.end(), second.begin(), [](const InFlight& a, const InFlight& b) {
-                 return a.key() == b.key();
-               });
+               std::equal(first.begin(), first.end(), second.begin(),
+                          [](const InFlight& a, const InFlight& b) { return a.key() == b.key(); });
     }
     for (auto& [s, c] : sems_)
       if (auto it = delta.find(s); it != delta.end()) c.value += remaining * it->second;
     if (!steady)
-      for (ValueId s : facts_.summary(o).semaphores) std::erase_if(inflight_, [&](const InFlight& f) { return f.sem == s; });
+      for (ValueId s : facts_.summary(o).semaphores)
+        std::erase_if(inflight_, [&](const InFlight& f) { return f.sem == s; });
   }
 
   // ---- leaf ops
@@ -267,9 +267,8 @@ class Simulator {
     const std::int64_t elem = static_offset(g_, v[2]);
     const std::int64_t bytes = bytes_of(v[side == prim::WaitSide::recv ? 1 : 0]);
     // Which copy completes: this descriptor's, else the oldest on that semaphore element.
-    auto match = std::find_if(inflight_.begin(), inflight_.end(), [&](const InFlight& f) {
-      return f.desc == a[0] && f.side == side && f.sem == sem;
-    });
+    auto match = std::find_if(inflight_.begin(), inflight_.end(),
+                              [&](const InFlight& f) { return f.desc == a[0] && f.side == side && f.sem == sem; });
     if (match == inflight_.end())
       match = std::find_if(inflight_.begin(), inflight_.end(), [&](const InFlight& f) {
         return f.sem == sem && (f.elem < 0 || elem < 0 || f.elem == elem);
@@ -281,14 +280,15 @@ class Simulator {
         const auto key = std::pair(a[0], a[1]);
         auto prev = last_wait_.find(key);
         if (prev != last_wait_.end())
-          throw VerifyError(fmt::format("refx: verify: the copy made at {} is waited twice: at {} and again at {}; the "
-                                        "second wait can never be satisfied",
-                                        desc_loc(a[0], op.loc), g_.op(prev->second).loc, op.loc));
-        throw VerifyError(fmt::format("refx: verify: the wait at {} (descriptor made at {}) waits for {} bytes on {}, but "
-                                      "only {} bytes of copies are in flight on it (copies started at {}); it would "
-                                      "wait forever",
-                                      op.loc, desc_loc(a[0], op.loc), bytes, semaphore_name(g_, sem), c->value,
-                                      op_lines(sem, prim::dma_start)));
+          throw VerifyError(
+              fmt::format("refx: verify: the copy made at {} is waited twice: at {} and again at {}; the "
+                          "second wait can never be satisfied",
+                          desc_loc(a[0], op.loc), g_.op(prev->second).loc, op.loc));
+        throw VerifyError(fmt::format(
+            "refx: verify: the wait at {} (descriptor made at {}) waits for {} bytes on {}, but "
+            "only {} bytes of copies are in flight on it (copies started at {}); it would "
+            "wait forever",
+            op.loc, desc_loc(a[0], op.loc), bytes, semaphore_name(g_, sem), c->value, op_lines(sem, prim::dma_start)));
       }
       c->value -= bytes;
     }
@@ -300,8 +300,7 @@ class Simulator {
     Count* c = count(sem);
     if (c == nullptr || !c->known) return;
     std::int64_t inc = 0;
-    if (!passes::constant_int(g_, g_.inputs(op)[0], inc))
-      c->known = false;
+    if (!passes::constant_int(g_, g_.inputs(op)[0], inc)) c->known = false;
     else c->value += inc;
   }
 
@@ -315,10 +314,10 @@ class Simulator {
       return;
     }
     if (c->value < value && !peer_signalled_[static_cast<std::size_t>(sem)])
-      throw VerifyError(fmt::format("refx: verify: semaphore_wait at {} waits for {} on {}, which only this device "
-                                    "signals and which holds {} at that point (signals at {}); it would wait forever",
-                                    op.loc, value, semaphore_name(g_, sem), c->value,
-                                    op_lines(sem, prim::semaphore_signal)));
+      throw VerifyError(
+          fmt::format("refx: verify: semaphore_wait at {} waits for {} on {}, which only this device "
+                      "signals and which holds {} at that point (signals at {}); it would wait forever",
+                      op.loc, value, semaphore_name(g_, sem), c->value, op_lines(sem, prim::semaphore_signal)));
     c->value -= value;
   }
 
@@ -333,23 +332,25 @@ class Simulator {
             throw VerifyError(fmt::format(
                 "refx: verify: the copy started at {} (descriptor made at {}) is never waited ({} side) before {}: "
                 "{} ends with {} bytes; wait on it ({})",
-                g_.op(f.start).loc, desc_loc(f.desc, g_.op(f.start).loc), f.side == prim::WaitSide::recv ? "receive" : "send",
-                when, semaphore_name(g_, sem), c.value, f.side == prim::WaitSide::recv ? "wait / wait_recv" : "wait_send"));
-        throw VerifyError(fmt::format("refx: verify: {} ends with {} bytes of copies never waited when {} (copies "
-                                      "started at {}; waits at {})",
-                                      semaphore_name(g_, sem), c.value, when, op_lines(sem, prim::dma_start),
-                                      op_lines(sem, prim::dma_wait)));
+                g_.op(f.start).loc, desc_loc(f.desc, g_.op(f.start).loc),
+                f.side == prim::WaitSide::recv ? "receive" : "send", when, semaphore_name(g_, sem), c.value,
+                f.side == prim::WaitSide::recv ? "wait / wait_recv" : "wait_send"));
+        throw VerifyError(fmt::format(
+            "refx: verify: {} ends with {} bytes of copies never waited when {} (copies "
+            "started at {}; waits at {})",
+            semaphore_name(g_, sem), c.value, when, op_lines(sem, prim::dma_start), op_lines(sem, prim::dma_wait)));
       }
-      throw VerifyError(fmt::format("refx: verify: {} is waited for {} more bytes than its copies bring when {} (waits "
-                                    "at {}; copies started at {}): a wait would block forever",
-                                    semaphore_name(g_, sem), -c.value, when, op_lines(sem, prim::dma_wait),
-                                    op_lines(sem, prim::dma_start)));
+      throw VerifyError(fmt::format(
+          "refx: verify: {} is waited for {} more bytes than its copies bring when {} (waits "
+          "at {}; copies started at {}): a wait would block forever",
+          semaphore_name(g_, sem), -c.value, when, op_lines(sem, prim::dma_wait), op_lines(sem, prim::dma_start)));
     }
-    throw VerifyError(fmt::format("refx: verify: the signals and waits on {} do not balance when {}: {} {} than waited "
-                                  "(signals at {}; waits at {}); every signal must be waited",
-                                  semaphore_name(g_, sem), when, c.value > 0 ? c.value : -c.value,
-                                  c.value > 0 ? "more signalled" : "less signalled", op_lines(sem, prim::semaphore_signal),
-                                  op_lines(sem, prim::semaphore_wait)));
+    throw VerifyError(
+        fmt::format("refx: verify: the signals and waits on {} do not balance when {}: {} {} than waited "
+                    "(signals at {}; waits at {}); every signal must be waited",
+                    semaphore_name(g_, sem), when, c.value > 0 ? c.value : -c.value,
+                    c.value > 0 ? "more signalled" : "less signalled", op_lines(sem, prim::semaphore_signal),
+                    op_lines(sem, prim::semaphore_wait)));
   }
 
   struct PairHash {

@@ -29,8 +29,8 @@ struct CopyJob {
   bool offered = false;                  // pool tasks were queued for it
   std::int64_t* recv_counter = nullptr;  // the semaphores it advances
   std::int64_t* send_counter = nullptr;
-  std::int32_t race_thread = -1;         // its thread in the race detector
-  TimelineCopy* trace = nullptr;         // its timeline record, when one is recording
+  std::int32_t race_thread = -1;  // its thread in the race detector
+  TimelineCopy* trace = nullptr;  // its timeline record, when one is recording
 };
 
 /// Copies (or combines) elements [begin, end) of two contiguous views.

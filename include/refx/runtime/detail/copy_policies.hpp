@@ -50,7 +50,8 @@ void run_chunks(CopyJob& job, const WorkerPool& pool, Last&& last) {
   const std::int64_t n = job.src.elements();
   for (int c; (c = job.next.fetch_add(1, std::memory_order_relaxed)) < job.chunks;) {
     const std::int64_t b = c * job.per, e = std::min(n, b + job.per);
-    timed_copy(job.trace, static_cast<std::size_t>(c), pool, [&] { copy_contiguous(job.src, job.dst, job.reduce, b, e); });
+    timed_copy(job.trace, static_cast<std::size_t>(c), pool,
+               [&] { copy_contiguous(job.src, job.dst, job.reduce, b, e); });
     if (job.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) last();
   }
 }

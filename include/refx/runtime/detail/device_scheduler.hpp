@@ -222,7 +222,7 @@ class DeviceScheduler {
   std::deque<std::int32_t> ready_;  // queued devices, in order (see push_locked)
   int runners_ = 0;                 // run_ready tasks queued or running
   int max_runners_ = 0;
-  int active_ = 0;    // devices queued or running
+  int active_ = 0;  // devices queued or running
   int parked_ = 0;
   int inflight_ = 0;  // copies being executed by pool tasks
 };

@@ -90,7 +90,7 @@ class EffectSequencer {
     std::int64_t seq = 0;                     // the next slot to perform is (seq, dev)
     std::int32_t dev = 0;
     std::int64_t buffered = 0;
-    bool broken = false;                      // an effect failed: the rest of the chain is dropped
+    bool broken = false;  // an effect failed: the rest of the chain is dropped
   };
 
   // The next effect of chain `c` in (sequence, device) order, if its turn has

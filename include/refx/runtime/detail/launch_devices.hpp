@@ -105,7 +105,9 @@ inline std::int64_t& Launch::counter(std::int32_t device, ValueId sem, std::int6
   const ValueInfo& info = g.value(sem);
   // Only barrier semaphores live in the runtime; allocate()'s and scopes' live on the device.
   const bool barrier = info.producer != no_id && g.op(info.producer).prim == &prim::barrier_semaphore;
-  Buffer* storage = barrier ? &host_.barrier(device, prim::barrier_semaphore_attrs(g, g.op(info.producer)).collective_id) : this->device(device).ctx->storage(sem);
+  Buffer* storage = barrier
+                        ? &host_.barrier(device, prim::barrier_semaphore_attrs(g, g.op(info.producer)).collective_id)
+                        : this->device(device).ctx->storage(sem);
   return storage->data<std::int64_t>()[index];
 }
 
@@ -120,8 +122,9 @@ inline void Launch::signal(std::int32_t self, std::int32_t target, ValueId sem, 
       std::lock_guard lock(sched_.mutex());
       ++sent_;  // counted before it can be received (quiescence detection)
     }
-    ctx_.remote->signal(host_.owner(target, program().mesh.size()),
-                        transport::RemoteSignal{dispatch_.number, self, target, static_cast<std::int32_t>(sem), index, inc});
+    ctx_.remote->signal(
+        host_.owner(target, program().mesh.size()),
+        transport::RemoteSignal{dispatch_.number, self, target, static_cast<std::int32_t>(sem), index, inc});
     return;
   }
   std::lock_guard lock(sched_.mutex());

@@ -35,8 +35,8 @@ inline std::exception_ptr Launch::wait_for_inputs() {
       }
     } catch (...) {
       if (dep.input && !failure)
-        failure = std::make_exception_ptr(RuntimeError(fmt::format(
-            "refx: kernel '{}': input {} comes from a call that failed", program().name, dep.index)));
+        failure = std::make_exception_ptr(RuntimeError(
+            fmt::format("refx: kernel '{}': input {} comes from a call that failed", program().name, dep.index)));
     }
   }
   ctx_.inputs.clear();

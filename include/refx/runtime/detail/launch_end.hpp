@@ -17,8 +17,8 @@ inline void Launch::fail_locked(std::exception_ptr error, bool remote) {
   if (ctx_.remote && !remote) {
     // Release every other rank's devices now; the coordinator reports this
     // rank's cause (the lowest rank's, if several failed on their own).
-    local_error_ = fmt::format("{} [MPI rank {}]", message_of(error_, "refx: unknown exception"),
-                               ctx_.remote->placement().rank);
+    local_error_ =
+        fmt::format("{} [MPI rank {}]", message_of(error_, "refx: unknown exception"), ctx_.remote->placement().rank);
     ctx_.remote->failed(dispatch_.number, local_error_);
   }
 }
@@ -82,10 +82,10 @@ inline void Launch::complete(std::unique_lock<std::mutex>& lock, std::exception_
 inline std::exception_ptr Launch::check_exit_invariants() {
   std::string problems = unbalanced_lines();
   if (problems.empty()) return nullptr;
-  return std::make_exception_ptr(RuntimeError(fmt::format(
-      "refx: kernel '{}' ended with semaphores not back to 0 (every signal must be waited and every copy "
-      "waited):\n{}",
-      program().name, problems)));
+  return std::make_exception_ptr(RuntimeError(
+      fmt::format("refx: kernel '{}' ended with semaphores not back to 0 (every signal must be waited and every copy "
+                  "waited):\n{}",
+                  program().name, problems)));
 }
 
 inline std::string Launch::unbalanced_lines() {

@@ -52,15 +52,16 @@ inline void Launch::remote_copy(std::int32_t self, const Op&, const CopyRequest&
     ++sent_;
     sched_.copy_started_locked();  // until the source may be reused: then the sender's semaphore rises
   }
-  ctx_.remote->copy(host_.owner(r.target, program().mesh.size()), c, data, packed, [l = shared_from_this(), send_counter, self, bytes = c.bytes] {
-    std::unique_lock lock(l->sched_.mutex());
-    if (send_counter) {
-      *send_counter += bytes;
-      l->sched_.wake_locked(self, send_counter);
-    }
-    l->sched_.copy_ended_locked();
-    l->finish_if_idle(lock);
-  });
+  ctx_.remote->copy(host_.owner(r.target, program().mesh.size()), c, data, packed,
+                    [l = shared_from_this(), send_counter, self, bytes = c.bytes] {
+                      std::unique_lock lock(l->sched_.mutex());
+                      if (send_counter) {
+                        *send_counter += bytes;
+                        l->sched_.wake_locked(self, send_counter);
+                      }
+                      l->sched_.copy_ended_locked();
+                      l->finish_if_idle(lock);
+                    });
 }
 
 inline void Launch::remote_signal(const transport::RemoteSignal& s) {
@@ -103,7 +104,8 @@ inline void Launch::remote_landed(const transport::RemoteCopy& c, Buffer* data) 
   finish_if_idle(lock);
 }
 
-inline void Launch::remote_combine(const transport::RemoteCopy& c, std::int64_t first, Buffer& part, std::int64_t bytes) {
+inline void Launch::remote_combine(const transport::RemoteCopy& c, std::int64_t first, Buffer& part,
+                                   std::int64_t bytes) {
   const auto& dev = devices_[static_cast<std::size_t>(c.target)];
   if (!dev) return;
   const auto es = static_cast<std::int64_t>(size_of(part.dtype()));
@@ -144,17 +146,15 @@ inline transport::Report Launch::report_locked(std::int64_t probe) {
   return r;
 }
 
-inline void Launch::remote_finished(transport::Outcome outcome, const std::string& text, const transport::Totals& totals) {
+inline void Launch::remote_finished(transport::Outcome outcome, const std::string& text,
+                                    const transport::Totals& totals) {
   std::unique_lock lock(sched_.mutex());
   if (completed_) return;
   std::exception_ptr error;
   const int ranks = ctx_.remote->placement().ranks;
   switch (outcome) {
-    case transport::Outcome::ok:
-      break;
-    case transport::Outcome::failed:
-      error = std::make_exception_ptr(RuntimeError(text));
-      break;
+    case transport::Outcome::ok: break;
+    case transport::Outcome::failed: error = std::make_exception_ptr(RuntimeError(text)); break;
     case transport::Outcome::deadlock:
       error = std::make_exception_ptr(RuntimeError(fmt::format(
           "refx: deadlock in kernel '{}' on mesh {} over {} MPI ranks: no device can make progress, no copy is in "

@@ -29,7 +29,6 @@
 
 namespace refx::detail {
 
-
 /// Nanoseconds on the steady clock since the process's first recording.
 inline std::int64_t timeline_now() noexcept {
   static const auto epoch = std::chrono::steady_clock::now();
@@ -56,8 +55,8 @@ struct TimelineCopy {
   std::int32_t source = 0, target = 0;
   std::int64_t bytes = 0;
   CopyReduce reduce = CopyReduce::none;
-  std::int64_t started = 0;      // when dma_start handed it over
-  std::size_t start_slice = 0;   // the dma_start slice on the source device's lane
+  std::int64_t started = 0;     // when dma_start handed it over
+  std::size_t start_slice = 0;  // the dma_start slice on the source device's lane
   std::vector<Piece> pieces;
 
   /// Splits the record into `n` chunks of `chunk_bytes` (the last one shorter).
@@ -111,7 +110,9 @@ class LaunchTimeline {
   };
 
   LaunchTimeline(std::shared_ptr<const Program> program, std::uint64_t runtime, unsigned workers)
-      : program_(std::move(program)), runtime_(runtime), workers_(workers),
+      : program_(std::move(program)),
+        runtime_(runtime),
+        workers_(workers),
         lanes_(static_cast<std::size_t>(program_->mesh.size())) {}
 
   void set_number(std::int64_t n) noexcept { number_ = n; }

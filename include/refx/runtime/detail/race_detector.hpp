@@ -73,7 +73,7 @@ class RaceDetector {
   struct Access {
     std::int32_t thread;
     std::shared_ptr<const Clock> clock;
-    std::int64_t lo, hi;                  // element interval touched (inclusive)
+    std::int64_t lo, hi;                 // element interval touched (inclusive)
     std::vector<std::int64_t> elements;  // exact set when small, sorted
     bool write;
     std::string what;

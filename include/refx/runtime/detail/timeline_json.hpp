@@ -78,8 +78,8 @@ inline std::int64_t inside(std::int64_t t, std::int64_t begin, std::int64_t end)
   return end - begin < 2 ? begin : std::clamp(t, begin + 1, end - 1);
 }
 
-inline void launch_json(const LaunchTimeline& t, std::string& out, std::set<std::pair<std::uint64_t, std::int64_t>>& lanes,
-                        std::int64_t& next_flow) {
+inline void launch_json(const LaunchTimeline& t, std::string& out,
+                        std::set<std::pair<std::uint64_t, std::int64_t>>& lanes, std::int64_t& next_flow) {
   const Program& p = t.program();
   const Graph& g = p.graph;
   const std::uint64_t pid = t.runtime();
@@ -101,25 +101,28 @@ inline void launch_json(const LaunchTimeline& t, std::string& out, std::set<std:
     lanes.emplace(pid, static_cast<std::int64_t>(d));
     // The launch encloses the device's ops by a nanosecond each side, so that
     // viewers nest them whatever order they sort equal timestamps in.
-    event(fmt::format(R"({{"ph":"X","cat":"kernel","name":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{{"launch":{},"mesh":{}{}}}}})",
-                      kernel, pid, d, json_us(l.first - 1), json_us(l.last - l.first + 2), t.number(),
-                      json_quoted(p.mesh.describe()), t.error().empty() ? "" : ",\"error\":" + json_quoted(t.error())));
+    event(fmt::format(
+        R"({{"ph":"X","cat":"kernel","name":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{{"launch":{},"mesh":{}{}}}}})",
+        kernel, pid, d, json_us(l.first - 1), json_us(l.last - l.first + 2), t.number(), json_quoted(p.mesh.describe()),
+        t.error().empty() ? "" : ",\"error\":" + json_quoted(t.error())));
     for (const LaunchTimeline::OpSlice& s : l.slices)
-      event(fmt::format(R"({{"ph":"X","cat":"op","name":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{{"op":{},"source":{}{}}}}})",
-                        name_of(s.op), pid, d, json_us(s.begin), json_us(s.end - s.begin),
-                        json_quoted(s.op->prim->name), json_quoted(fmt::format("{}", s.op->loc)),
-                        s.parked ? ",\"parked\":true" : ""));
+      event(fmt::format(
+          R"({{"ph":"X","cat":"op","name":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{{"op":{},"source":{}{}}}}})",
+          name_of(s.op), pid, d, json_us(s.begin), json_us(s.end - s.begin), json_quoted(s.op->prim->name),
+          json_quoted(fmt::format("{}", s.op->loc)), s.parked ? ",\"parked\":true" : ""));
     for (const TimelineCopy& c : l.copies) {
-      const std::string_view kind = c.reduce == CopyReduce::sum ? "copy+sum" : c.reduce == CopyReduce::max ? "copy+max" : "copy";
+      const std::string_view kind = c.reduce == CopyReduce::sum   ? "copy+sum"
+                                    : c.reduce == CopyReduce::max ? "copy+max"
+                                                                  : "copy";
       for (std::size_t i = 0; i < c.pieces.size(); ++i) {
         const TimelineCopy::Piece& piece = c.pieces[i];
         if (piece.end < 0) continue;
         const std::int64_t tid = copy_lane_tid(piece.lane);
         lanes.emplace(pid, tid);
-        event(fmt::format(R"({{"ph":"X","cat":"copy","name":"{} {}->{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{"bytes":{},"copy_bytes":{},"chunk":"{}/{}","from_device":{},"to_device":{},"source":{},"kernel":{}}}}})",
-                          kind, c.source, c.target, pid, tid, json_us(piece.begin), json_us(piece.end - piece.begin),
-                          piece.bytes, c.bytes, i + 1, c.pieces.size(), c.source, c.target,
-                          json_quoted(fmt::format("{}", c.op->loc)), kernel));
+        event(fmt::format(
+            R"({{"ph":"X","cat":"copy","name":"{} {}->{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{"bytes":{},"copy_bytes":{},"chunk":"{}/{}","from_device":{},"to_device":{},"source":{},"kernel":{}}}}})",
+            kind, c.source, c.target, pid, tid, json_us(piece.begin), json_us(piece.end - piece.begin), piece.bytes,
+            c.bytes, i + 1, c.pieces.size(), c.source, c.target, json_quoted(fmt::format("{}", c.op->loc)), kernel));
       }
     }
   }

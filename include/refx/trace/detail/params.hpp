@@ -58,28 +58,39 @@ template <class F>
   requires(!std::is_same_v<F, std::remove_cvref_t<F>>)
 struct callable_args<F> : callable_args<std::remove_cvref_t<F>> {};
 template <class R, class... A>
-struct callable_args<R (*)(A...)> { using type = std::tuple<std::remove_cvref_t<A>...>; };
+struct callable_args<R (*)(A...)> {
+  using type = std::tuple<std::remove_cvref_t<A>...>;
+};
 template <class R, class... A>
-struct callable_args<R(A...)> { using type = std::tuple<std::remove_cvref_t<A>...>; };
+struct callable_args<R(A...)> {
+  using type = std::tuple<std::remove_cvref_t<A>...>;
+};
 template <class C, class R, class... A>
-struct callable_args<R (C::*)(A...)> { using type = std::tuple<std::remove_cvref_t<A>...>; };
+struct callable_args<R (C::*)(A...)> {
+  using type = std::tuple<std::remove_cvref_t<A>...>;
+};
 template <class C, class R, class... A>
-struct callable_args<R (C::*)(A...) const> { using type = std::tuple<std::remove_cvref_t<A>...>; };
+struct callable_args<R (C::*)(A...) const> {
+  using type = std::tuple<std::remove_cvref_t<A>...>;
+};
 template <class C, class R, class... A>
-struct callable_args<R (C::*)(A...) noexcept> { using type = std::tuple<std::remove_cvref_t<A>...>; };
+struct callable_args<R (C::*)(A...) noexcept> {
+  using type = std::tuple<std::remove_cvref_t<A>...>;
+};
 template <class C, class R, class... A>
-struct callable_args<R (C::*)(A...) const noexcept> { using type = std::tuple<std::remove_cvref_t<A>...>; };
+struct callable_args<R (C::*)(A...) const noexcept> {
+  using type = std::tuple<std::remove_cvref_t<A>...>;
+};
 
 template <class F>
-concept has_deducible_params =
-    std::is_function_v<std::remove_pointer_t<std::remove_cvref_t<F>>> || requires { &std::remove_cvref_t<F>::operator(); };
+concept has_deducible_params = std::is_function_v<std::remove_pointer_t<std::remove_cvref_t<F>>> ||
+                               requires { &std::remove_cvref_t<F>::operator(); };
 
 /// F could be a kernel or body: a function, a function pointer or a class
 /// (a lambda); not a Ref, a Value, a number or a string.
 template <class F>
-inline constexpr bool is_callable_kind_v =
-    std::is_function_v<std::remove_pointer_t<std::remove_cvref_t<F>>> ||
-    (std::is_class_v<std::remove_cvref_t<F>> && !is_ref_v<F> && !is_value_v<F>);
+inline constexpr bool is_callable_kind_v = std::is_function_v<std::remove_pointer_t<std::remove_cvref_t<F>>> ||
+                                           (std::is_class_v<std::remove_cvref_t<F>> && !is_ref_v<F> && !is_value_v<F>);
 
 /// The checks of a kernel given to trace / kernel; false stops the caller
 /// (`if constexpr`) before it compiles on into follow-on errors.
@@ -139,7 +150,8 @@ struct param_maker<std::tuple<P...>> {
                   "{} shapes given for {} parameters", shapes.size(), sizeof...(P));
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
       return std::tuple<P...>{make_one<P>(t, shapes, I, scope, loc)...};
-    }(std::index_sequence_for<P...>{});
+    }
+    (std::index_sequence_for<P...>{});
   }
 
   template <class H>
@@ -147,10 +159,8 @@ struct param_maker<std::tuple<P...>> {
     using E = typename param_traits<H>::extents_type;
     Shape s;
     if (shapes.empty()) {
-      if constexpr (!is_static_extents<E>())
-        trace_error(loc, "parameter {} has dynamic extents; pass its shape", i);
-      else
-        s = static_shape<E>();
+      if constexpr (!is_static_extents<E>()) trace_error(loc, "parameter {} has dynamic extents; pass its shape", i);
+      else s = static_shape<E>();
     } else {
       s = shapes[i];
       bool ok = s.rank() == E::rank;

@@ -4,7 +4,6 @@
 // load / store / accum, which take a Ref and say so when given a Value.
 // Part of trace/ref.hpp, which includes it at its end (so it includes nothing back).
 
-
 namespace refx {
 
 // A Ref given where a Value is needed (exp(x) for exp(x.load())): each Value
@@ -51,7 +50,8 @@ detail::loaded_t<R> sqrt(const R&, Rest&&...) {
 template <class R, class... Rest>
   requires is_ref_v<R>
 detail::loaded_t<R> rsqrt(const R&, Rest&&...) {
-  static_assert(detail::dependent_false<R>, "refx: rsqrt takes a Value, not a Ref; read the Ref first: rsqrt(x.load())");
+  static_assert(detail::dependent_false<R>,
+                "refx: rsqrt takes a Value, not a Ref; read the Ref first: rsqrt(x.load())");
   return {};
 }
 template <class R, class... Rest>
@@ -63,7 +63,8 @@ detail::loaded_t<R> tanh(const R&, Rest&&...) {
 template <class R, class... Rest>
   requires is_ref_v<R>
 detail::loaded_t<R> logistic(const R&, Rest&&...) {
-  static_assert(detail::dependent_false<R>, "refx: logistic takes a Value, not a Ref; read the Ref first: logistic(x.load())");
+  static_assert(detail::dependent_false<R>,
+                "refx: logistic takes a Value, not a Ref; read the Ref first: logistic(x.load())");
   return {};
 }
 template <class R, class... Rest>
@@ -75,25 +76,29 @@ detail::loaded_t<R> abs(const R&, Rest&&...) {
 template <class R, class... Rest>
   requires is_ref_v<R>
 detail::loaded_t<R> transpose(const R&, Rest&&...) {
-  static_assert(detail::dependent_false<R>, "refx: transpose takes a Value, not a Ref; read the Ref first: transpose(x.load())");
+  static_assert(detail::dependent_false<R>,
+                "refx: transpose takes a Value, not a Ref; read the Ref first: transpose(x.load())");
   return {};
 }
 template <std::size_t Axis, class R, class... Rest>
   requires is_ref_v<R>
 detail::loaded_t<R> reduce_sum(const R&, Rest&&...) {
-  static_assert(detail::dependent_false<R>, "refx: reduce_sum takes a Value, not a Ref; read the Ref first: reduce_sum<axis>(x.load())");
+  static_assert(detail::dependent_false<R>,
+                "refx: reduce_sum takes a Value, not a Ref; read the Ref first: reduce_sum<axis>(x.load())");
   return {};
 }
 template <std::size_t Axis, class R, class... Rest>
   requires is_ref_v<R>
 detail::loaded_t<R> reduce_max(const R&, Rest&&...) {
-  static_assert(detail::dependent_false<R>, "refx: reduce_max takes a Value, not a Ref; read the Ref first: reduce_max<axis>(x.load())");
+  static_assert(detail::dependent_false<R>,
+                "refx: reduce_max takes a Value, not a Ref; read the Ref first: reduce_max<axis>(x.load())");
   return {};
 }
 template <std::size_t Axis, class R, class... Rest>
   requires is_ref_v<R>
 detail::loaded_t<R> reduce_min(const R&, Rest&&...) {
-  static_assert(detail::dependent_false<R>, "refx: reduce_min takes a Value, not a Ref; read the Ref first: reduce_min<axis>(x.load())");
+  static_assert(detail::dependent_false<R>,
+                "refx: reduce_min takes a Value, not a Ref; read the Ref first: reduce_min<axis>(x.load())");
   return {};
 }
 template <class U, class R, class... Rest>
@@ -107,7 +112,8 @@ Value<U, typename detail::loaded_t<R>::extents_type> cast(const R&, Rest&&...) {
 template <class A, class B, class... Rest>
   requires(is_ref_v<A> || is_ref_v<B>)
 detail::ref_operand_result_t<A, B> dot(const A&, const B&, Rest&&...) {
-  static_assert(detail::dependent_false<A>, "refx: dot multiplies Values, not Refs; read the Refs first: dot(a.load(), b.load())");
+  static_assert(detail::dependent_false<A>,
+                "refx: dot multiplies Values, not Refs; read the Refs first: dot(a.load(), b.load())");
   return {};
 }
 template <class C, class A, class B, class... Rest>
@@ -123,119 +129,136 @@ auto select(const C&, const A&, const B&, Rest&&...) {
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator+(const A&, const B&) {
-  static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  static_assert(
+      detail::dependent_false<A>,
+      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator-(const A&, const B&) {
-  static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  static_assert(
+      detail::dependent_false<A>,
+      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator*(const A&, const B&) {
-  static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  static_assert(
+      detail::dependent_false<A>,
+      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator/(const A&, const B&) {
-  static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  static_assert(
+      detail::dependent_false<A>,
+      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator%(const A&, const B&) {
-  static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  static_assert(
+      detail::dependent_false<A>,
+      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator&(const A&, const B&) {
-  static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  static_assert(
+      detail::dependent_false<A>,
+      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator|(const A&, const B&) {
-  static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  static_assert(
+      detail::dependent_false<A>,
+      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator^(const A&, const B&) {
-  static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  static_assert(
+      detail::dependent_false<A>,
+      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator<(const A&, const B&) {
-  static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  static_assert(
+      detail::dependent_false<A>,
+      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator<=(const A&, const B&) {
-  static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  static_assert(
+      detail::dependent_false<A>,
+      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator>(const A&, const B&) {
-  static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  static_assert(
+      detail::dependent_false<A>,
+      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator>=(const A&, const B&) {
-  static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  static_assert(
+      detail::dependent_false<A>,
+      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator==(const A&, const B&) {
-  static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  static_assert(
+      detail::dependent_false<A>,
+      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 template <class A, class B>
   requires detail::ref_operands<A, B>
 detail::ref_operand_result_t<A, B> operator!=(const A&, const B&) {
-  static_assert(detail::dependent_false<A>,
-                "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
+  static_assert(
+      detail::dependent_false<A>,
+      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
   return {};
 }
 
 /// Free-function spellings of the Ref operations (as in Pallas' ref_get / ref_set).
 template <class R>
 auto load(const R& ref, refx::source_location loc = refx::source_location::current()) {
-  static_assert(is_ref_v<R>, "refx: expected a Ref here but got something else (a Value is immutable; "
-                             "store it into a Ref first)");
+  static_assert(is_ref_v<R>,
+                "refx: expected a Ref here but got something else (a Value is immutable; "
+                "store it into a Ref first)");
   if constexpr (is_ref_v<R>) return ref.load(loc);
 }
 template <class R, class V>
 void store(const R& ref, const V& v, refx::source_location loc = refx::source_location::current()) {
-  static_assert(is_ref_v<R>, "refx: expected a Ref here but got something else (a Value is immutable; "
-                             "store it into a Ref first)");
+  static_assert(is_ref_v<R>,
+                "refx: expected a Ref here but got something else (a Value is immutable; "
+                "store it into a Ref first)");
   if constexpr (is_ref_v<R>) ref.store(detail::StoreArg<typename R::element_type, typename R::extents_type>(v, loc));
 }
 template <class R, class V>
 void accum(const R& ref, const V& v, refx::source_location loc = refx::source_location::current()) {
-  static_assert(is_ref_v<R>, "refx: expected a Ref here but got something else (a Value is immutable; "
-                             "store it into a Ref first)");
+  static_assert(is_ref_v<R>,
+                "refx: expected a Ref here but got something else (a Value is immutable; "
+                "store it into a Ref first)");
   if constexpr (is_ref_v<R>) ref.accum(detail::StoreArg<typename R::element_type, typename R::extents_type>(v, loc));
 }
 

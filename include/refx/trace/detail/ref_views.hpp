@@ -4,7 +4,6 @@
 // reinterpret_view presents a view's bytes as other elements or extents.
 // Part of trace/ref.hpp, which includes it at its end, after declaring both (so it includes nothing back).
 
-
 namespace refx {
 
 inline ViewId detail::make_view(ViewId parent_id, std::span<const IndexEntry> entries) {
@@ -15,9 +14,10 @@ inline ViewId detail::make_view(ViewId parent_id, std::span<const IndexEntry> en
     throw TraceError(fmt::format("refx: .at(...) on an empty (default-constructed) Ref (near {})", t.near()));
   const View parent = g.view(parent_id);
   if (parent.layout != no_id)
-    throw TraceError(fmt::format("refx: .at(...) on a reshaped or bitcast Ref view (near {}); index the Ref first, then "
-                                 "reshape or bitcast the indexed view",
-                                 t.near()));
+    throw TraceError(
+        fmt::format("refx: .at(...) on a reshaped or bitcast Ref view (near {}); index the Ref first, then "
+                    "reshape or bitcast the indexed view",
+                    t.near()));
   std::string error;  // reported, with the user's line, by the op that uses the view
   std::array<DimIndex, max_rank> dims{};
   const auto pd = g.dims(parent);
@@ -56,8 +56,8 @@ inline ViewId detail::make_view(ViewId parent_id, std::span<const IndexEntry> en
       // A traced start is checked against this parent dimension at run time
       // unless the parent spans the base Ref's whole dimension (then the
       // check of the composed view against the base is the same check).
-      const bool whole = di.start.is_static() && di.start.constant == 0 && di.stride == 1 &&
-                         di.size == g.type(parent.ref).shape[d];
+      const bool whole =
+          di.start.is_static() && di.start.constant == 0 && di.stride == 1 && di.size == g.type(parent.ref).shape[d];
       if (!x.start.is_static() && !whole) {
         const std::int64_t attrs[] = {static_cast<std::int64_t>(d), size, x.stride, di.size};
         s = t.bind1(prim::index_check, std::span<const ValueId>(&s, 1), {}, attrs, t.near());
@@ -107,7 +107,8 @@ inline ViewId detail::reinterpret_view(ViewId parent_id, DType to, const Shape* 
     const std::size_t sf = size_of(g.view_dtype(parent_id)), st = size_of(to);
     if (sf != st) {
       const std::size_t r = from.rank();
-      const bool last_contiguous = dense || foot.rank() == 0 || foot[foot.rank() - 1] <= 1 || strides[foot.rank() - 1] == 1;
+      const bool last_contiguous =
+          dense || foot.rank() == 0 || foot[foot.rank() - 1] <= 1 || strides[foot.rank() - 1] == 1;
       if (r == 0 || !last_contiguous)
         trace_error(loc,
                     "Ref::bitcast: a {} view of {} elements is not contiguous along its last dimension, which a "
@@ -127,8 +128,7 @@ inline ViewId detail::reinterpret_view(ViewId parent_id, DType to, const Shape* 
     std::array<DimIndex, max_rank> dims{};
     std::ranges::copy(g.dims(parent), dims.begin());  // (add_view appends to the pool the span points into)
     v = g.add_view(parent.ref, std::span<const DimIndex>(dims.data(), parent.rank));
-  } else
-    v = g.add_reinterpreted_view(parent_id, ViewLayout{to, shape});
+  } else v = g.add_reinterpreted_view(parent_id, ViewLayout{to, shape});
   t.inherit_view_error(parent_id, v, {});
   return v;
 }

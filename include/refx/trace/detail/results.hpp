@@ -33,8 +33,10 @@ struct results<std::tuple<V...>> {
     std::apply([&](const auto&... v) { (out.push_back(v.id()), ...); }, t);
   }
   static std::tuple<V...> rebuild(std::span<const ValueId> ids) {
-    return [&]<std::size_t... I>(std::index_sequence<I...>) { return std::tuple<V...>{results<V>::rebuild(ids.subspan(I, 1))...}; }(
-        std::index_sequence_for<V...>{});
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return std::tuple<V...>{results<V>::rebuild(ids.subspan(I, 1))...};
+    }
+    (std::index_sequence_for<V...>{});
   }
 };
 

@@ -116,7 +116,8 @@ class Tracer {
   std::vector<ValueId> out_scratch_;
   std::unordered_map<ViewId, std::string> view_errors_;
   bool effects_traced_ = false;
-  static std::size_t pure_hash(const Primitive& p, std::span<const ValueId> inputs, std::span<const std::int64_t> attrs) {
+  static std::size_t pure_hash(const Primitive& p, std::span<const ValueId> inputs,
+                               std::span<const std::int64_t> attrs) {
     std::size_t h = 0xcbf29ce484222325ULL ^ reinterpret_cast<std::uintptr_t>(&p);
     const auto mix = [&](std::uint64_t x) { h = (h ^ x) * 0x100000001b3ULL; };
     mix(inputs.size());
@@ -145,7 +146,8 @@ class Tracer {
       if (inputs.empty()) return by_hash_add(hash, op);
       const auto v = static_cast<std::size_t>(inputs.front());
       if (v >= newest_.size()) newest_.resize(std::max(2 * newest_.size(), v + 1), no_id);
-      if (static_cast<std::size_t>(op) >= older_.size()) older_.resize(std::max(2 * older_.size(), static_cast<std::size_t>(op) + 1), no_id);
+      if (static_cast<std::size_t>(op) >= older_.size())
+        older_.resize(std::max(2 * older_.size(), static_cast<std::size_t>(op) + 1), no_id);
       older_[static_cast<std::size_t>(op)] = newest_[v];
       newest_[v] = op;
     }
@@ -208,11 +210,12 @@ REFX_DECL Tracer::Tracer() : block_open_{1}, scope_alive_{1} {
 }
 
 REFX_DECL void Tracer::foreign_handle() const {
-  throw TraceError(fmt::format("refx: a Ref, Value, semaphore or copy descriptor made by another trace (another "
-                               "kernel, or an earlier compile) is used here (near {}); a handle is valid only in the "
-                               "trace that made it: pass the data in as a kernel argument instead of keeping the "
-                               "handle",
-                               near()));
+  throw TraceError(
+      fmt::format("refx: a Ref, Value, semaphore or copy descriptor made by another trace (another "
+                  "kernel, or an earlier compile) is used here (near {}); a handle is valid only in the "
+                  "trace that made it: pass the data in as a kernel argument instead of keeping the "
+                  "handle",
+                  near()));
 }
 
 REFX_DECL Tracer*& Tracer::current_slot() noexcept {

@@ -2,41 +2,62 @@
 // The named operations on Values (value.hpp has the type and its operators):
 // shifts, pow, min / max, not, the unary functions, select, cast, reductions,
 // dot, full / iota / broadcast / reshape / transpose, and the mesh-position
-// scalars (axis_index, axis_size, at_kernel_entry). Part of trace/value.hpp, which includes it at its end (so it includes nothing back).
-
+// scalars (axis_index, axis_size, at_kernel_entry). Part of trace/value.hpp, which includes it at its end (so it
+// includes nothing back).
 
 namespace refx {
 
 /// XLA's shifts: by the bit width or more, shift_left and shift_right_logical
 /// give 0 and shift_right_arithmetic gives 0 or -1 (the sign filled in). The
 /// amount is read as unsigned (a negative amount shifts everything out).
-template <class A, class B> requires detail::binary_operands<A, B>
-auto shift_left(const A& a, const B& b) { return detail::shift(prim::shift_left, a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
-auto shift_right_logical(const A& a, const B& b) { return detail::shift(prim::shift_right_logical, a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
-auto shift_right_arithmetic(const A& a, const B& b) { return detail::shift(prim::shift_right_arithmetic, a, b); }
+template <class A, class B>
+  requires detail::binary_operands<A, B>
+auto shift_left(const A& a, const B& b) {
+  return detail::shift(prim::shift_left, a, b);
+}
+template <class A, class B>
+  requires detail::binary_operands<A, B>
+auto shift_right_logical(const A& a, const B& b) {
+  return detail::shift(prim::shift_right_logical, a, b);
+}
+template <class A, class B>
+  requires detail::binary_operands<A, B>
+auto shift_right_arithmetic(const A& a, const B& b) {
+  return detail::shift(prim::shift_right_arithmetic, a, b);
+}
 
 /// Elementwise a^b of floating-point values (a literal exponent is allowed).
-template <class A, class B> requires detail::binary_operands<A, B>
+template <class A, class B>
+  requires detail::binary_operands<A, B>
 auto pow(const A& a, const B& b) {
   static_assert(is_floating_v<detail::binary_element<A, B>>, "refx: pow needs floating-point values; cast them first");
   return detail::binary<false>(prim::pow, a, b);
 }
 /// Elementwise minimum / maximum of two values (or a value and a literal).
-template <class A, class B> requires detail::binary_operands<A, B>
-auto min(const A& a, const B& b) { return detail::binary<false>(prim::min, a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
-auto max(const A& a, const B& b) { return detail::binary<false>(prim::max, a, b); }
+template <class A, class B>
+  requires detail::binary_operands<A, B>
+auto min(const A& a, const B& b) {
+  return detail::binary<false>(prim::min, a, b);
+}
+template <class A, class B>
+  requires detail::binary_operands<A, B>
+auto max(const A& a, const B& b) {
+  return detail::binary<false>(prim::max, a, b);
+}
 
 template <class T, class E>
-Value<T, E> operator-(const Value<T, E>& a) { return detail::wrap<T, E>(detail::apply(prim::neg, {a.id()})); }
+Value<T, E> operator-(const Value<T, E>& a) {
+  return detail::wrap<T, E>(detail::apply(prim::neg, {a.id()}));
+}
 template <class E>
-Value<bool, E> operator!(const Value<bool, E>& a) { return detail::wrap<bool, E>(detail::apply(prim::logical_not, {a.id()})); }
+Value<bool, E> operator!(const Value<bool, E>& a) {
+  return detail::wrap<bool, E>(detail::apply(prim::logical_not, {a.id()}));
+}
 /// Bitwise not of an integer Value (logical not of a bool one).
 template <class T, class E>
 Value<T, E> operator~(const Value<T, E>& a) {
-  static_assert(std::is_integral_v<T>, "refx: ~ flips the bits of integer values (or negates bool ones), not floating point");
+  static_assert(std::is_integral_v<T>,
+                "refx: ~ flips the bits of integer values (or negates bool ones), not floating point");
   return detail::wrap<T, E>(detail::apply(prim::logical_not, {a.id()}));
 }
 template <class T, class E>
@@ -86,7 +107,8 @@ auto select(const C& c, const A& a, const B& b, refx::source_location loc = refx
   }();
   static_assert(bool_cond, "refx: select's condition must be a bool Value (a comparison)");
   constexpr bool one_type = [] {
-    if constexpr (is_value_v<A> && is_value_v<B>) return std::is_same_v<typename A::element_type, typename B::element_type>;
+    if constexpr (is_value_v<A> && is_value_v<B>)
+      return std::is_same_v<typename A::element_type, typename B::element_type>;
     else return true;
   }();
   static_assert(one_type,
@@ -94,18 +116,18 @@ auto select(const C& c, const A& a, const B& b, refx::source_location loc = refx
   if constexpr (!bool_cond || !one_type) {
     return Value<float>{};  // not reached: a check above failed to compile
   } else {
-  using T = detail::binary_element<A, B>;
-  using E = detail::binary_extents<typename detail::operand_traits<C>::ext,
-                                   detail::binary_extents<typename detail::operand_traits<A>::ext,
-                                                          typename detail::operand_traits<B>::ext>>;
-  ValueId ic = c.id(), ia = detail::operand<T>(a), ib = detail::operand<T>(b);
-  auto& g = detail::Tracer::current(loc).graph();
-  Shape s;
-  for (ValueId v : {ic, ia, ib})
-    if (g.type(v).shape.rank() > s.rank()) s = g.type(v).shape;
-  for (ValueId* v : {&ic, &ia, &ib})
-    if (g.type(*v).shape.rank() == 0 && s.rank() != 0) *v = detail::broadcast_to(*v, s, loc);
-  return detail::wrap<T, E>(detail::apply(prim::select, {ic, ia, ib}, {}, loc));
+    using T = detail::binary_element<A, B>;
+    using E = detail::binary_extents<
+        typename detail::operand_traits<C>::ext,
+        detail::binary_extents<typename detail::operand_traits<A>::ext, typename detail::operand_traits<B>::ext>>;
+    ValueId ic = c.id(), ia = detail::operand<T>(a), ib = detail::operand<T>(b);
+    auto& g = detail::Tracer::current(loc).graph();
+    Shape s;
+    for (ValueId v : {ic, ia, ib})
+      if (g.type(v).shape.rank() > s.rank()) s = g.type(v).shape;
+    for (ValueId* v : {&ic, &ia, &ib})
+      if (g.type(*v).shape.rank() == 0 && s.rank() != 0) *v = detail::broadcast_to(*v, s, loc);
+    return detail::wrap<T, E>(detail::apply(prim::select, {ic, ia, ib}, {}, loc));
   }
 }
 
@@ -187,7 +209,8 @@ auto dot(const Value<T, EA>& a, const Value<T, EB>& b, refx::source_location loc
 }
 /// Matrix product of (m, k) and the transpose of (n, k): `a @ b.T`.
 template <class Out = void, class T, class EA, class EB>
-auto dot(const Value<T, EA>& a, const Value<T, EB>& b, trans_b_t, refx::source_location loc = refx::source_location::current()) {
+auto dot(const Value<T, EA>& a, const Value<T, EB>& b, trans_b_t,
+         refx::source_location loc = refx::source_location::current()) {
   return detail::traced_dot<Out, true>(a, b, loc);
 }
 /// Operands of two element types: an error that says so. The return type is
@@ -197,7 +220,8 @@ auto dot(const Value<T, EA>& a, const Value<T, EB>& b, trans_b_t, refx::source_l
 template <class Out = void, class TA, class TB, class EA, class EB, class... Rest>
   requires(!std::is_same_v<TA, TB>)
 auto dot(const Value<TA, EA>&, const Value<TB, EB>&, Rest&&...) {
-  static_assert(std::is_same_v<TA, TB>, "refx: dot's operands have different element types; convert one with refx::cast<T>(v)");
+  static_assert(std::is_same_v<TA, TB>,
+                "refx: dot's operands have different element types; convert one with refx::cast<T>(v)");
   using R = std::conditional_t<std::is_void_v<Out>, TA, Out>;
   constexpr bool trans_b = (std::is_same_v<std::remove_cvref_t<Rest>, trans_b_t> || ...);
   if constexpr (EA::rank == 2 && EB::rank == 2 && Element<R>) {
@@ -215,9 +239,13 @@ Value<T, extents<Dims...>> full(T v, refx::source_location loc = refx::source_lo
   return full<T>(TypedShape<extents<Dims...>>{Shape{Dims...}}, v, loc);
 }
 template <Element T, class E>
-Value<T, E> zeros(TypedShape<E> s, refx::source_location loc = refx::source_location::current()) { return full<T>(s, T{}, loc); }
+Value<T, E> zeros(TypedShape<E> s, refx::source_location loc = refx::source_location::current()) {
+  return full<T>(s, T{}, loc);
+}
 template <Element T, std::int64_t... Dims>
-Value<T, extents<Dims...>> zeros(refx::source_location loc = refx::source_location::current()) { return full<T, Dims...>(T{}, loc); }
+Value<T, extents<Dims...>> zeros(refx::source_location loc = refx::source_location::current()) {
+  return full<T, Dims...>(T{}, loc);
+}
 
 /// Element indices along dimension `dim` of shape `s`.
 template <Element T, class E>
@@ -234,7 +262,8 @@ Value<T, extents<Dims...>> iota(std::size_t dim, refx::source_location loc = ref
 
 /// A scalar broadcast to shape `s`.
 template <class T, class E>
-Value<T, E> broadcast(const Scalar<T>& v, TypedShape<E> s, refx::source_location loc = refx::source_location::current()) {
+Value<T, E> broadcast(const Scalar<T>& v, TypedShape<E> s,
+                      refx::source_location loc = refx::source_location::current()) {
   return detail::wrap<T, E>(detail::broadcast_to(v.id(), s.shape, loc));
 }
 

@@ -11,6 +11,7 @@
 #include <refx/config.hpp>
 #include <refx/ir/primitive.hpp>
 
+// clang-format off
 #if REFX_DEFINITIONS && !defined(REFX_BUILTIN_LIST_DEFINED) && \
     defined(REFX_BUILTINS_COMM_DEFINED) && \
     defined(REFX_BUILTINS_CONTROL_DEFINED) && \
@@ -86,3 +87,4 @@ inline constexpr const Primitive* builtin_primitive_array[] = {
 REFX_DECL constinit const std::span<const Primitive* const> builtin_primitives = builtin_primitive_array;
 }  // namespace refx::detail
 #endif  // REFX_DEFINITIONS
+// clang-format on

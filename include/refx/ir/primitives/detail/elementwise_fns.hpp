@@ -10,8 +10,11 @@
 
 namespace refx::detail {
 
+// (clang-format 15 would break the line after "template")
+// clang-format off
 template <class F, class T>
 concept accepts = F::template accepts<T>;
+// clang-format on
 
 // Signed integer arithmetic wraps around (two's complement), as in XLA: it is
 // done in the unsigned type, so overflow is neither undefined behaviour nor a
@@ -28,6 +31,8 @@ T wrap_neg(T a) {
   }
 }
 
+// One functor a line, as a table (clang-format would spread each over eight).
+// clang-format off
 struct Neg { template <class T> static constexpr bool accepts = !std::is_same_v<T, bool>; template <class T> T operator()(T a) const { return wrap_neg(a); } };
 struct Abs { template <class T> static constexpr bool accepts = !std::is_same_v<T, bool>; template <class T> T operator()(T a) const {
   if constexpr (std::is_floating_point_v<T>) return std::fabs(a);  // abs(-0.0) is +0.0
@@ -111,5 +116,6 @@ struct Lt { template <class T> static constexpr bool accepts = numeric<T>; templ
 struct Le { template <class T> static constexpr bool accepts = numeric<T>; template <class T> bool operator()(T a, T b) const { return a <= b; } };
 struct Gt { template <class T> static constexpr bool accepts = numeric<T>; template <class T> bool operator()(T a, T b) const { return a > b; } };
 struct Ge { template <class T> static constexpr bool accepts = numeric<T>; template <class T> bool operator()(T a, T b) const { return a >= b; } };
+// clang-format on
 
 }  // namespace refx::detail
