@@ -64,13 +64,9 @@ void hand_written(VmemRef<const T, kM, kK> a, VmemRef<const T, kK, Cols> b, Vmem
 
 // Small integers: every product and sum is exact in bf16 inputs and f32 sums.
 template <class T>
-T a_in(int d, std::int64_t i) {
-  return T((d * 7 + i) % 5 - 2);
-}
+T a_in(int d, std::int64_t i) { return T((d * 7 + i) % 5 - 2); }
 template <class T>
-T b_in(int d, std::int64_t i) {
-  return T((d + 3 * i) % 7 - 3);
-}
+T b_in(int d, std::int64_t i) { return T((d + 3 * i) % 7 - 3); }
 
 /// Rows of out (every 61st, on every device) equal all_gather(a) @ b_d computed on the host.
 template <class T, std::int64_t Cols>
@@ -105,26 +101,24 @@ bool run(bool with_hand_written) {
   const Mesh mesh{{"x", kN}};
   const Array a = Array::generate<T>(kN, Shape{kM, kK}, a_in<T>);
   const Array b = Array::generate<T>(kN, Shape{kK, Cols}, b_in<T>);
-  const Executable lib =
-      kernel([](VmemRef<const T, kM, kK> lhs, VmemRef<const T, kK, Cols> rhs, VmemRef<float, kN * kM, Cols> out) {
-        collectives::collective_matmul(lhs, rhs, out, "x");
-      }).compile(mesh);
+  const Executable lib = kernel([](VmemRef<const T, kM, kK> lhs, VmemRef<const T, kK, Cols> rhs,
+                                   VmemRef<float, kN * kM, Cols> out) { collectives::collective_matmul(lhs, rhs, out, "x"); })
+                             .compile(mesh);
   // The two halves of the work, alone.
-  const Executable local =
-      kernel([](VmemRef<const T, kM, kK> lhs, VmemRef<const T, kK, Cols> rhs, VmemRef<float, kN * kM, Cols> out) {
-        const auto r = rhs.load();
-        for (int s = 0; s < kN; ++s) out.at(ds(s * kM, kM)).store(dot<float>(lhs.load(), r));
-      }).compile(mesh);
+  const Executable local = kernel([](VmemRef<const T, kM, kK> lhs, VmemRef<const T, kK, Cols> rhs,
+                                     VmemRef<float, kN * kM, Cols> out) {
+                             const auto r = rhs.load();
+                             for (int s = 0; s < kN; ++s) out.at(ds(s * kM, kM)).store(dot<float>(lhs.load(), r));
+                           }).compile(mesh);
   const Executable gather = kernel([](VmemRef<const T, kM, kK> lhs, VmemRef<T, kN, kM, kK> all) {
                               collectives::all_gather(lhs, all, "x");
                             }).compile(mesh);
   const std::string_view type = name_of(dtype_v<T>);
   bool ok = correct<T, Cols>(lib(a, b)[0]);
   const double t_lib = best_ms(lib, a, b), t_local = best_ms(local, a, b), t_gather = best_ms(gather, a);
-  fmt::print(
-      "collectives::collective_matmul {:>4} b={}x{}: {}  {:7.2f} ms/call; alone: products {:7.2f} ms, "
-      "all-gather {:6.2f} ms; overlap {:.2f}\n",
-      type, kK, Cols, ok ? "ok" : "WRONG", t_lib, t_local, t_gather, t_lib / std::max(t_local, t_gather));
+  fmt::print("collectives::collective_matmul {:>4} b={}x{}: {}  {:7.2f} ms/call; alone: products {:7.2f} ms, "
+             "all-gather {:6.2f} ms; overlap {:.2f}\n",
+             type, kK, Cols, ok ? "ok" : "WRONG", t_lib, t_local, t_gather, t_lib / std::max(t_local, t_gather));
   if (with_hand_written) {
     const Executable mine = kernel(hand_written<T, Cols>).name("collective_matmul").compile(mesh);
     const bool mine_ok = correct<T, Cols>(mine(a, b)[0]);

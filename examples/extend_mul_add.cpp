@@ -92,8 +92,7 @@ void scale_into_abstract(AbstractContext& c) {
   if (ref.is_semaphore() || ref.space == MemorySpace::hbm) c.fail("needs a Vmem or Smem Ref");
   if (!is_floating(ref.dtype) || c.input(0).dtype != ref.dtype)
     c.fail("needs floating-point operands of one type, got {} and a {} Ref", c.input(0).dtype, ref.dtype);
-  if (!(c.input(0).shape == c.view_shape(0)))
-    c.fail("shape {} does not fit region {}", c.input(0).shape, c.view_shape(0));
+  if (!(c.input(0).shape == c.view_shape(0))) c.fail("shape {} does not fit region {}", c.input(0).shape, c.view_shape(0));
   c.add_effect(effect_write, c.view(0));
 }
 
@@ -185,7 +184,9 @@ int main() {
   Buffer x = Buffer::from(s, xs), y = Buffer::from(s, ys), z = Buffer::from(s, zs);
 
   // [snippet:kernel]
-  auto g = trace([](Tile x, Tile y, Tile z, OutTile out) { out.store(mul_add(x.load(), y.load(), z.load())); });
+  auto g = trace([](Tile x, Tile y, Tile z, OutTile out) {
+    out.store(mul_add(x.load(), y.load(), z.load()));
+  });
   fmt::print("{}", g);
   // [/snippet]
   Buffer out(DType::f32, s);
@@ -217,10 +218,9 @@ int main() {
        extend::count_ops(rows_g, "scale_into") == 1;
 
   // [snippet:compile-with-pass]
-  const Executable fused =
-      kernel([](Tile x, Tile y, Tile z, OutTile out) { out.store(x.load() * y.load() + z.load()); })
-          .passes({.fuse = false, .user_passes = {fuse_mul_add}})
-          .compile(Mesh{{"x", 1}});
+  const Executable fused = kernel([](Tile x, Tile y, Tile z, OutTile out) { out.store(x.load() * y.load() + z.load()); })
+                               .passes({.fuse = false, .user_passes = {fuse_mul_add}})
+                               .compile(Mesh{{"x", 1}});
   fmt::print("after the pass: {} mul_add, {} mul, {} add\n", extend::count_ops(fused.graph(), mul_add_p),
              extend::count_ops(fused.graph(), prim::mul), extend::count_ops(fused.graph(), prim::add));
   // [/snippet]

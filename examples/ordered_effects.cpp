@@ -35,14 +35,11 @@ int main() {
   // f: an ordered callback on device 0 that takes a few milliseconds.
   auto f = kernel([&](VmemRef<const std::int32_t, 1> step) {
              when(axis_index("x") == 0, [&] {
-               io_callback(
-                   ordered,
-                   [&](std::int32_t k) {
-                     std::this_thread::sleep_for(std::chrono::milliseconds(4));
-                     std::lock_guard lock(mu);
-                     log.push_back(fmt::format("f{}", k));
-                   },
-                   step.at(0).load());
+               io_callback(ordered, [&](std::int32_t k) {
+                 std::this_thread::sleep_for(std::chrono::milliseconds(4));
+                 std::lock_guard lock(mu);
+                 log.push_back(fmt::format("f{}", k));
+               }, step.at(0).load());
              });
            })
                .name("f")
@@ -51,13 +48,10 @@ int main() {
   // g: an ordered callback on device 1, fast.
   auto g = kernel([&](VmemRef<const std::int32_t, 1> step) {
              when(axis_index("x") == 1, [&] {
-               io_callback(
-                   ordered,
-                   [&](std::int32_t k) {
-                     std::lock_guard lock(mu);
-                     log.push_back(fmt::format("g{}", k));
-                   },
-                   step.at(0).load());
+               io_callback(ordered, [&](std::int32_t k) {
+                 std::lock_guard lock(mu);
+                 log.push_back(fmt::format("g{}", k));
+               }, step.at(0).load());
              });
            })
                .name("g")
@@ -82,13 +76,14 @@ int main() {
 
   // Ordered prints from both devices in a loop: (iteration, device) order.
   // [snippet:progress]
-  auto progress =
-      kernel([](VmemRef<const std::int32_t, 1>) {
-        auto me = axis_index("x");
-        fori_loop(0, 3, [&](Scalar<std::int32_t> i) { debug_print(ordered, "  iteration {} on device {}", i, me); });
-      })
-          .name("progress")
-          .compile(mesh);
+  auto progress = kernel([](VmemRef<const std::int32_t, 1>) {
+                    auto me = axis_index("x");
+                    fori_loop(0, 3, [&](Scalar<std::int32_t> i) {
+                      debug_print(ordered, "  iteration {} on device {}", i, me);
+                    });
+                  })
+                      .name("progress")
+                      .compile(mesh);
   progress(Array::generate<std::int32_t>(2, Shape{1}, [](int, std::int64_t) { return 0; }));
   effects_barrier();
   // [/snippet]

@@ -44,10 +44,9 @@ const auto ppermute_add_one = [](HbmRef<const float, kRows, kCols> x, HbmRef<flo
     copy.start();  // remote copy in flight
 
     const auto rows = [](std::int64_t i) { return std::array{i, std::int64_t{0}}; };
-    emit_pipeline(grid(kRows / kBlockRows),
-                  [](VmemRef<const float, kBlockRows, kCols> xb, VmemRef<float, kBlockRows, kCols> zb) {
-                    zb.store(xb.load() + 1.0f);  // z = x + 1, block by block
-                  })(in(x, block<kBlockRows, kCols>(rows)), out(z, block<kBlockRows, kCols>(rows)));
+    emit_pipeline(grid(kRows / kBlockRows), [](VmemRef<const float, kBlockRows, kCols> xb, VmemRef<float, kBlockRows, kCols> zb) {
+      zb.store(xb.load() + 1.0f);  // z = x + 1, block by block
+    })(in(x, block<kBlockRows, kCols>(rows)), out(z, block<kBlockRows, kCols>(rows)));
 
     copy.wait_send();
     copy.wait_recv();
@@ -64,9 +63,7 @@ int check(const std::vector<Array>& out) {
     for (std::size_t i = 0; i < y.size(); ++i) {
       const auto e = static_cast<std::int64_t>(i);
       if (y[i] != value(from, e) || z[i] != value(d, e) + 1.0f) {
-        if (wrong++ < 5)
-          fmt::print("device {} element {}: y {} (want {}), z {} (want {})\n", d, i, y[i], value(from, e), z[i],
-                     value(d, e) + 1.0f);
+        if (wrong++ < 5) fmt::print("device {} element {}: y {} (want {}), z {} (want {})\n", d, i, y[i], value(from, e), z[i], value(d, e) + 1.0f);
       }
     }
   }
@@ -93,8 +90,7 @@ int main() {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   fmt::print("ppermute_add_one: {} devices, {} KiB per device, {} blocks: {} (checked mode: no race)\n", kDevices,
-             kRows * kCols * 4 / 1024, kRows / kBlockRows,
-             wrong == 0 ? "ok" : fmt::format("WRONG ({} elements)", wrong));
+             kRows * kCols * 4 / 1024, kRows / kBlockRows, wrong == 0 ? "ok" : fmt::format("WRONG ({} elements)", wrong));
   fmt::print("ppermute_add_one: {:.1f} us per call (remote copy overlapping the pipeline)\n", secs / reps * 1e6);
   return wrong == 0 ? 0 : 1;
 }

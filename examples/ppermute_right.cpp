@@ -61,9 +61,7 @@ int main() {
     const int from = (d + kDevices - 1) % kDevices;
     for (std::size_t i = 0; i < got.size(); ++i)
       if (got[i] != value(from, static_cast<std::int64_t>(i))) {
-        if (wrong++ < 5)
-          fmt::print("device {} element {}: got {}, want {}\n", d, i, got[i],
-                     value(from, static_cast<std::int64_t>(i)));
+        if (wrong++ < 5) fmt::print("device {} element {}: got {}, want {}\n", d, i, got[i], value(from, static_cast<std::int64_t>(i)));
       }
   }
 

@@ -86,8 +86,7 @@ bool report(const char* what, bool ok, double seconds) {
 
 int main() {
   const Mesh mesh{{"x", kN}};
-  const Array x =
-      Array::generate<float>(kN, Shape{kBlock}, [](int d, std::int64_t i) { return d * 1000.0f + i % 997; });
+  const Array x = Array::generate<float>(kN, Shape{kBlock}, [](int d, std::int64_t i) { return d * 1000.0f + i % 997; });
 
   // The hand-written ring.
   const Executable mine = kernel(ring_all_gather).name("ring_all_gather").compile(mesh);

@@ -73,8 +73,7 @@ int main() {
   // The runtime's byte counter: every chunk crossed N - 1 links in each half,
   // 2 (N-1) x in all -- the minimum, so no defensive copy was made.
   const std::int64_t minimum = 2 * (kN - 1) * kElems * static_cast<std::int64_t>(sizeof(float));
-  fmt::print(
-      "ring all_reduce: {}  N={} x={} KiB  {:8.1f} us/op  busbw {:6.2f} GB/s  copied {} KiB/call (minimum {} KiB)\n",
-      ok ? "ok" : "WRONG", kN, kElems * sizeof(float) / 1024, t * 1e6, busbw, bytes / 1024, minimum / 1024);
+  fmt::print("ring all_reduce: {}  N={} x={} KiB  {:8.1f} us/op  busbw {:6.2f} GB/s  copied {} KiB/call (minimum {} KiB)\n",
+             ok ? "ok" : "WRONG", kN, kElems * sizeof(float) / 1024, t * 1e6, busbw, bytes / 1024, minimum / 1024);
   return ok && bytes == minimum ? 0 : 1;
 }

@@ -38,8 +38,7 @@ CopyVolume copy_volume(const Graph& g) {
     repeats.resize(static_cast<std::size_t>(depth));  // leave the bodies we are no longer in
     if (op.prim == &prim::dma_start) {
       const ViewId src = g.views(op)[0];
-      const std::int64_t bytes =
-          g.view_elements(src) * static_cast<std::int64_t>(size_of(g.type(g.view(src).ref).dtype));
+      const std::int64_t bytes = g.view_elements(src) * static_cast<std::int64_t>(size_of(g.type(g.view(src).ref).dtype));
       (g.attrs(op)[2] != 0 ? v.remote_bytes : v.local_bytes) += bytes;
       ++v.copies;
       v.exact = v.exact && std::find(repeats.begin(), repeats.end(), true) == repeats.end();
@@ -93,8 +92,8 @@ int main() {
   // [snippet:check]
   const Executable exe = kernel(all_gather).name("all_gather").compile(mesh);
   const CopyVolume v = copy_volume(exe.graph());
-  fmt::print("all_gather: {} copies, {} B local + {} B remote per device{}\n", v.copies, v.local_bytes, v.remote_bytes,
-             v.exact ? "" : " (at least)");
+  fmt::print("all_gather: {} copies, {} B local + {} B remote per device{}\n", v.copies, v.local_bytes,
+             v.remote_bytes, v.exact ? "" : " (at least)");
 
   const std::int64_t before = Runtime::global().totals().bytes_copied;
   exe(x)[0].block_until_ready();

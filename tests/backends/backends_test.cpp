@@ -51,19 +51,13 @@ TEST_P(OnEveryBackend, AllReduceRingBidirectional) {
   EXPECT_TRUE(all_reduce(GetParam(), refx::collectives::Algorithm::ring, refx::collectives::Direction::bidirectional));
 }
 TEST_P(OnEveryBackend, AllReduceDirect) {
-  EXPECT_TRUE(
-      all_reduce(GetParam(), refx::collectives::Algorithm::direct, refx::collectives::Direction::unidirectional));
+  EXPECT_TRUE(all_reduce(GetParam(), refx::collectives::Algorithm::direct, refx::collectives::Direction::unidirectional));
 }
 TEST_P(OnEveryBackend, AllReduceOneShot) {
-  EXPECT_TRUE(
-      all_reduce(GetParam(), refx::collectives::Algorithm::one_shot, refx::collectives::Direction::unidirectional));
+  EXPECT_TRUE(all_reduce(GetParam(), refx::collectives::Algorithm::one_shot, refx::collectives::Direction::unidirectional));
 }
-TEST_P(OnEveryBackend, ReduceScatterRing) {
-  EXPECT_TRUE(reduce_scatter(GetParam(), refx::collectives::Algorithm::ring));
-}
-TEST_P(OnEveryBackend, ReduceScatterDirect) {
-  EXPECT_TRUE(reduce_scatter(GetParam(), refx::collectives::Algorithm::direct));
-}
+TEST_P(OnEveryBackend, ReduceScatterRing) { EXPECT_TRUE(reduce_scatter(GetParam(), refx::collectives::Algorithm::ring)); }
+TEST_P(OnEveryBackend, ReduceScatterDirect) { EXPECT_TRUE(reduce_scatter(GetParam(), refx::collectives::Algorithm::direct)); }
 TEST_P(OnEveryBackend, AllToAll) { EXPECT_TRUE(all_to_all(GetParam())); }
 
 // The lockstep interpreter itself must be able to fail: a wait nothing
@@ -71,7 +65,9 @@ TEST_P(OnEveryBackend, AllToAll) { EXPECT_TRUE(all_to_all(GetParam())); }
 TEST(LockstepInterpreter, ReportsADeadlock) {
   const refx::Mesh mesh{{"x", 2}};
   const refx::Graph g = refx::trace(
-      [](refx::VmemRef<float, 4>) { refx::run_scoped([&](refx::RegularSemaphore s) { refx::semaphore_wait(s, 1); }); },
+      [](refx::VmemRef<float, 4>) {
+        refx::run_scoped([&](refx::RegularSemaphore s) { refx::semaphore_wait(s, 1); });
+      },
       refx::TraceOptions{{refx::Shape{4}}, &mesh, -1});
   refx::Buffer a(refx::DType::f32, refx::Shape{4}), b(refx::DType::f32, refx::Shape{4});
   std::vector<std::vector<refx::Buffer*>> args{{&a}, {&b}};

@@ -47,9 +47,10 @@ TEST_P(AllGather, RingAndDirectAlgorithms) {
     const auto host = inputs<T>(c.n, c.block);
     const Array x = array_of(host, Shape{c.block});
     for (Algorithm alg : {Algorithm::ring, Algorithm::direct}) {
-      const Executable exe = kernel([alg](Ref<const T, extents<dyn>, Hbm> x, Ref<T, extents<dyn, dyn>, Hbm> out) {
-                               collectives::all_gather(x, out, "x", alg);
-                             }).compile(Mesh{{"x", c.n}}, {Shape{c.block}, Shape{c.n, c.block}});
+      const Executable exe =
+          kernel([alg](Ref<const T, extents<dyn>, Hbm> x, Ref<T, extents<dyn, dyn>, Hbm> out) {
+            collectives::all_gather(x, out, "x", alg);
+          }).compile(Mesh{{"x", c.n}}, {Shape{c.block}, Shape{c.n, c.block}});
       EXPECT_TRUE(gathered(exe(x)[0], host)) << name_of(alg);
     }
   });
@@ -65,13 +66,13 @@ TEST_P(AllGather, InPlaceRingAndDirect) {
     const auto garbage = inputs<T>(c.n, c.n * c.block, 9);
     for (Algorithm alg : {Algorithm::automatic, Algorithm::ring, Algorithm::direct}) {
       std::vector<std::vector<T>> start = garbage;
-      for (int d = 0; d < c.n; ++d) std::copy(host[d].begin(), host[d].end(), start[d].begin() + d * c.block);
+      for (int d = 0; d < c.n; ++d)
+        std::copy(host[d].begin(), host[d].end(), start[d].begin() + d * c.block);
       Array x = array_of(start, Shape{c.n, c.block});
       const Executable exe = alg == Algorithm::automatic
-                                 ? collectives::all_gather_program<T>(Mesh{{"x", c.n}}, c.block, {.in_place = true})
-                                 : kernel([alg](Ref<T, extents<dyn, dyn>, Hbm> x) {
-                                     collectives::all_gather_in_place(x, "x", alg);
-                                   }).compile(Mesh{{"x", c.n}}, {Shape{c.n, c.block}});
+          ? collectives::all_gather_program<T>(Mesh{{"x", c.n}}, c.block, {.in_place = true})
+          : kernel([alg](Ref<T, extents<dyn, dyn>, Hbm> x) { collectives::all_gather_in_place(x, "x", alg); })
+                .compile(Mesh{{"x", c.n}}, {Shape{c.n, c.block}});
       exe.call_in_place({x});
       EXPECT_TRUE(gathered(x, host)) << name_of(alg);
     }

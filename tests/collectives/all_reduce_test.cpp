@@ -70,10 +70,12 @@ struct AlgDir {
   Algorithm alg;
   Direction dir;
 };
-const AlgDir kAlgDirs[] = {
-    {Algorithm::ring, Direction::unidirectional},      {Algorithm::ring, Direction::bidirectional},
-    {Algorithm::direct, Direction::unidirectional},    {Algorithm::one_shot, Direction::unidirectional},
-    {Algorithm::automatic, Direction::unidirectional}, {Algorithm::automatic, Direction::bidirectional}};
+const AlgDir kAlgDirs[] = {{Algorithm::ring, Direction::unidirectional},
+                           {Algorithm::ring, Direction::bidirectional},
+                           {Algorithm::direct, Direction::unidirectional},
+                           {Algorithm::one_shot, Direction::unidirectional},
+                           {Algorithm::automatic, Direction::unidirectional},
+                           {Algorithm::automatic, Direction::bidirectional}};
 
 /// Every ring size x every size x every algorithm and direction; the element
 /// type, the op and in/out of place rotate so that each appears everywhere.
@@ -83,8 +85,8 @@ std::vector<Case> sweep() {
   for (int n : kRingSizes)
     for (std::int64_t m : sizes_for(n))
       for (const AlgDir& ad : kAlgDirs) {
-        out.push_back({n, m, kElems[static_cast<std::size_t>(k % 4)], (k / 4) % 2 ? ReduceOp::max : ReduceOp::sum,
-                       ad.dir, ad.alg, k % 3 != 0});
+        out.push_back({n, m, kElems[static_cast<std::size_t>(k % 4)], (k / 4) % 2 ? ReduceOp::max : ReduceOp::sum, ad.dir,
+                       ad.alg, k % 3 != 0});
         ++k;
       }
   return out;

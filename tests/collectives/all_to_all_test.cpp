@@ -17,7 +17,8 @@ constexpr auto case_name = &block_case_name;
 template <class T>
 std::vector<T> transposed(const std::vector<std::vector<T>>& host, int d, std::int64_t block) {
   std::vector<T> want;
-  for (const auto& xj : host) want.insert(want.end(), xj.begin() + d * block, xj.begin() + (d + 1) * block);
+  for (const auto& xj : host)
+    want.insert(want.end(), xj.begin() + d * block, xj.begin() + (d + 1) * block);
   return want;
 }
 
@@ -35,8 +36,7 @@ TEST_P(AllToAll, SlotJOfDeviceDIsBlockDOfDeviceJ) {
       ASSERT_TRUE(matches(out.to_host<T>(d), transposed(host, d, c.block), "device " + std::to_string(d)));
     // Applying it again undoes it.
     const Array back = exe(out)[0];
-    for (int d = 0; d < c.n; ++d)
-      ASSERT_TRUE(matches(back.to_host<T>(d), host[d], "twice, device " + std::to_string(d)));
+    for (int d = 0; d < c.n; ++d) ASSERT_TRUE(matches(back.to_host<T>(d), host[d], "twice, device " + std::to_string(d)));
   });
 }
 
@@ -56,15 +56,13 @@ TEST(AllToAllInKernel, RankThreeVmemRefs) {
   Watchdog dog(kTestLimit, "all_to_all in a kernel");
   for (int n : {1, 3, 4}) {
     const std::int64_t rows = 2, cols = 3, block = rows * cols;
-    auto exe =
-        kernel([](Ref<const double, extents<dyn, dyn, dyn>, Vmem> x, Ref<double, extents<dyn, dyn, dyn>, Vmem> out) {
-          collectives::all_to_all(x, out, "x");
-        }).compile(Mesh{{"x", n}}, {Shape{n, rows, cols}, Shape{n, rows, cols}});
+    auto exe = kernel([](Ref<const double, extents<dyn, dyn, dyn>, Vmem> x, Ref<double, extents<dyn, dyn, dyn>, Vmem> out) {
+                 collectives::all_to_all(x, out, "x");
+               }).compile(Mesh{{"x", n}}, {Shape{n, rows, cols}, Shape{n, rows, cols}});
     const auto host = inputs<double>(n, n * block, 9);
     const Array out = exe(array_of(host, Shape{n, rows, cols}))[0];
     for (int d = 0; d < n; ++d)
-      ASSERT_TRUE(matches(out.to_host<double>(d), transposed(host, d, block),
-                          "N" + std::to_string(n) + " device " + std::to_string(d)));
+      ASSERT_TRUE(matches(out.to_host<double>(d), transposed(host, d, block), "N" + std::to_string(n) + " device " + std::to_string(d)));
   }
 }
 

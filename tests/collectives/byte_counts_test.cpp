@@ -20,8 +20,8 @@
 // slot, the result into out); the direct one copies each own chunk of x into
 // out (+m s in all); the direct reduce_scatter (automatic for small x) copies
 // each own chunk into its slot and the result out ((N+1) m s in all).
-// Because every chunk is sent the same number of times, the totals are exact for sizes not divisible by N (and smaller
-// than N) too; copy counts are checked where every chunk is non-empty.
+// Because every chunk is sent the same number of times, the totals are exact for sizes not divisible by N (and smaller than N) too;
+// copy counts are checked where every chunk is non-empty.
 
 #include <gtest/gtest.h>
 
@@ -66,10 +66,7 @@ class ByteCounts : public ::testing::TestWithParam<Case> {
   Mesh mesh() const { return Mesh{{"x", n()}}; }
   /// 240 elements split into non-empty chunks (and lane halves) for every N here.
   bool chunks_non_empty() const { return m() % (2 * n()) == 0; }
-  Array make_input(Shape s) {
-    return Array::generate<T>(
-        n(), s, [](int d, std::int64_t i) { return input<T>(d, i); }, rt_);
-  }
+  Array make_input(Shape s) { return Array::generate<T>(n(), s, [](int d, std::int64_t i) { return input<T>(d, i); }, rt_); }
 
   /// Expects kCalls times `bytes` (and `copies`, where every chunk is non-empty).
   void expect(const LaunchStats& got, std::int64_t bytes, std::int64_t copies) {
@@ -81,8 +78,7 @@ class ByteCounts : public ::testing::TestWithParam<Case> {
 
   /// An in-place all-reduce kernel with an explicit algorithm.
   Executable all_reduce_kernel(Algorithm alg, Direction dir) {
-    return kernel([=](Vec<T> x) { collectives::all_reduce(x, "x", ReduceOp::sum, dir, alg); })
-        .compile(mesh(), {Shape{m()}}, rt_);
+    return kernel([=](Vec<T> x) { collectives::all_reduce(x, "x", ReduceOp::sum, dir, alg); }).compile(mesh(), {Shape{m()}}, rt_);
   }
 
   Runtime rt_{RuntimeOptions{}};
@@ -99,9 +95,8 @@ TEST_P(ByteCounts, AllGather) {
 TEST_P(ByteCounts, AllGatherInPlace) {
   for (Algorithm alg : {Algorithm::ring, Algorithm::direct}) {
     SCOPED_TRACE(name_of(alg));
-    const auto exe = kernel([=](Ref<T, extents<dyn, dyn>, Hbm> x) {
-                       collectives::all_gather_in_place(x, "x", alg);
-                     }).compile(mesh(), {Shape{n(), m()}}, rt_);
+    const auto exe = kernel([=](Ref<T, extents<dyn, dyn>, Hbm> x) { collectives::all_gather_in_place(x, "x", alg); })
+                         .compile(mesh(), {Shape{n(), m()}}, rt_);
     Array x = make_input(Shape{n(), m()});
     const auto got = measure(rt_, [&] {
       exe.call_in_place({x});
@@ -123,10 +118,7 @@ TEST_P(ByteCounts, RingAllReduceInPlace) {
     SCOPED_TRACE(name_of(dir));
     const auto exe = all_reduce_kernel(Algorithm::ring, dir);
     Array x = make_input(Shape{m()});
-    const auto got = measure(rt_, [&] {
-      exe.call_in_place({x});
-      x.block_until_ready();
-    });
+    const auto got = measure(rt_, [&] { exe.call_in_place({x}); x.block_until_ready(); });
     const int lanes = dir == Direction::bidirectional ? 2 : 1;
     expect(got, 2 * (n() - 1) * m() * S, lanes * 2 * n() * (n() - 1));
   }
@@ -135,20 +127,14 @@ TEST_P(ByteCounts, RingAllReduceInPlace) {
 TEST_P(ByteCounts, DirectAllReduceInPlace) {
   const auto exe = all_reduce_kernel(Algorithm::direct, Direction::unidirectional);
   Array x = make_input(Shape{m()});
-  const auto got = measure(rt_, [&] {
-    exe.call_in_place({x});
-    x.block_until_ready();
-  });
+  const auto got = measure(rt_, [&] { exe.call_in_place({x}); x.block_until_ready(); });
   expect(got, 3 * (n() - 1) * m() * S, 3 * n() * (n() - 1));
 }
 
 TEST_P(ByteCounts, OneShotAllReduceInPlace) {
   const auto exe = all_reduce_kernel(Algorithm::one_shot, Direction::unidirectional);
   Array x = make_input(Shape{m()});
-  const auto got = measure(rt_, [&] {
-    exe.call_in_place({x});
-    x.block_until_ready();
-  });
+  const auto got = measure(rt_, [&] { exe.call_in_place({x}); x.block_until_ready(); });
   expect(got, n() > 1 ? n() * (n() + 1) * m() * S : 0, n() > 1 ? n() * (n() + 1) : 0);
 }
 
@@ -164,7 +150,7 @@ TEST_P(ByteCounts, DirectAndOneShotAllReduceOutOfPlace) {
       exe.call_in_place({x, out});
       out.block_until_ready();
     });
-    if (n() == 1) expect(got, m() * S, 1);                                                         // out = x
+    if (n() == 1) expect(got, m() * S, 1);  // out = x
     else if (alg == Algorithm::one_shot) expect(got, n() * (n() + 1) * m() * S, n() * (n() + 1));  // as in place
     else expect(got, 3 * (n() - 1) * m() * S + m() * S, 3 * n() * (n() - 1) + n());  // + own chunk of x into out
   }
@@ -185,8 +171,7 @@ TEST_P(ByteCounts, AllReduceProgramOutOfPlace) {
     const auto exe = collectives::all_reduce_program<T>(mesh(), m(), {.direction = dir}, rt_);
     const Array x = make_input(Shape{m()});
     const auto got = measure(rt_, [&] { exe(x)[0].block_until_ready(); });
-    const bool ring =
-        n() == 2 ? m() * S > collectives::one_shot_max_bytes : n() > 2 && m() * S >= collectives::direct_max_bytes;
+    const bool ring = n() == 2 ? m() * S > collectives::one_shot_max_bytes : n() > 2 && m() * S >= collectives::direct_max_bytes;
     const int lanes = dir == Direction::bidirectional ? 2 : 1;
     if (ring) {
       expect(got, 3 * (n() - 1) * m() * S, lanes * 3 * n() * (n() - 1));
@@ -203,10 +188,7 @@ TEST_P(ByteCounts, AllReduceProgramOutOfPlace) {
 TEST_P(ByteCounts, AllReduceProgramInPlace) {
   const auto exe = collectives::all_reduce_program<T>(mesh(), m(), {.in_place = true}, rt_);
   Array x = make_input(Shape{m()});
-  const auto got = measure(rt_, [&] {
-    exe.call_in_place({x});
-    x.block_until_ready();
-  });
+  const auto got = measure(rt_, [&] { exe.call_in_place({x}); x.block_until_ready(); });
   const auto [bytes, copies] = automatic_all_reduce(n(), m(), true);
   expect(got, bytes, copies);
 }
@@ -216,10 +198,7 @@ TEST_P(ByteCounts, ReduceScatterInPlace) {
     SCOPED_TRACE(name_of(dir));
     const auto exe = collectives::reduce_scatter_program<T>(mesh(), m(), {.direction = dir, .in_place = true}, rt_);
     Array x = make_input(Shape{m()});
-    const auto got = measure(rt_, [&] {
-      exe.call_in_place({x});
-      x.block_until_ready();
-    });
+    const auto got = measure(rt_, [&] { exe.call_in_place({x}); x.block_until_ready(); });
     const int lanes = dir == Direction::bidirectional ? 2 : 1;
     expect(got, (n() - 1) * m() * S, lanes * n() * (n() - 1));
   }
@@ -230,10 +209,8 @@ TEST_P(ByteCounts, ReduceScatterOutOfPlace) {
   const Array x = make_input(Shape{m()});
   const auto got = measure(rt_, [&] { exe(x)[0].block_until_ready(); });
   const std::int64_t bytes = m() * S;
-  if (n() > 2 ? bytes < collectives::reduce_scatter_direct_max_bytes
-              : n() == 2 && bytes <= collectives::one_shot_max_bytes) {
-    // Direct: the other devices' chunks ((N-1) m in all), each device's own chunk into its slot (m), the result -> out
-    // (m).
+  if (n() > 2 ? bytes < collectives::reduce_scatter_direct_max_bytes : n() == 2 && bytes <= collectives::one_shot_max_bytes) {
+    // Direct: the other devices' chunks ((N-1) m in all), each device's own chunk into its slot (m), the result -> out (m).
     expect(got, (n() + 1) * m() * S, n() * (n() - 1) + 2 * n());
   } else {
     // The ring from x into scratch (2 (N-1) m: blocks, then own chunks added), each device's chunk -> out (m in all).
@@ -242,9 +219,8 @@ TEST_P(ByteCounts, ReduceScatterOutOfPlace) {
 }
 
 TEST_P(ByteCounts, Ppermute) {
-  const auto exe = kernel([](Vec<const T> x, Vec<T> y) {
-                     ppermute_done(ppermute_start(x, y, "x", 1));
-                   }).compile(mesh(), {Shape{m()}, Shape{m()}}, rt_);
+  const auto exe = kernel([](Vec<const T> x, Vec<T> y) { ppermute_done(ppermute_start(x, y, "x", 1)); })
+                       .compile(mesh(), {Shape{m()}, Shape{m()}}, rt_);
   const Array x = make_input(Shape{m()});
   const auto got = measure(rt_, [&] { exe(x)[0].block_until_ready(); });
   expect(got, n() * m() * S, n());
@@ -259,10 +235,7 @@ TEST_P(ByteCounts, AllReduceInsideAUserKernel) {
                      x.store(x.load() + 1.0f);
                    }).compile(mesh(), {}, rt_);
   Array x = make_input(Shape{rows});
-  const auto got = measure(rt_, [&] {
-    exe.call_in_place({x});
-    x.block_until_ready();
-  });
+  const auto got = measure(rt_, [&] { exe.call_in_place({x}); x.block_until_ready(); });
   EXPECT_EQ(got.bytes_copied, kCalls * 2 * (n() - 1) * rows * S);
 }
 
@@ -270,9 +243,8 @@ TEST_P(ByteCounts, CollectiveMatmul) {
   const std::int64_t rows = m() % 7 + 1, k = 5, cols = 2;
   using M = Ref<T, extents<dyn, dyn>, Vmem>;
   using CM = Ref<const T, extents<dyn, dyn>, Vmem>;
-  const auto exe = kernel([](CM a, CM b, M out) {
-                     collectives::collective_matmul(a, b, out, "x");
-                   }).compile(mesh(), {Shape{rows, k}, Shape{k, cols}, Shape{n() * rows, cols}}, rt_);
+  const auto exe = kernel([](CM a, CM b, M out) { collectives::collective_matmul(a, b, out, "x"); })
+                       .compile(mesh(), {Shape{rows, k}, Shape{k, cols}, Shape{n() * rows, cols}}, rt_);
   const Array a = make_input(Shape{rows, k}), b = make_input(Shape{k, cols});
   const auto got = measure(rt_, [&] { exe(a, b)[0].block_until_ready(); });
   expect(got, n() * (n() - 1) * rows * k * S, n() * (n() - 1));

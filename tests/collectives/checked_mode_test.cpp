@@ -48,15 +48,13 @@ TEST_P(CheckedMode, RingAndDirectAllReduce) {
   for (Algorithm alg : {Algorithm::ring, Algorithm::direct})
     for (Direction dir : {Direction::unidirectional, Direction::bidirectional}) {
       SCOPED_TRACE(std::string(name_of(alg)) + " " + name_of(dir));
-      const auto exe = kernel([=](Vec<std::int32_t> x) {
-                         collectives::all_reduce(x, "x", ReduceOp::sum, dir, alg);
-                       }).compile(mesh(), {Shape{m}}, rt_);
+      const auto exe = kernel([=](Vec<std::int32_t> x) { collectives::all_reduce(x, "x", ReduceOp::sum, dir, alg); })
+                           .compile(mesh(), {Shape{m}}, rt_);
       const auto host = inputs<std::int32_t>(n(), m);
       Array x = array_of(host, Shape{m}, rt_);
       exe.call_in_place({x});
       const auto want = reduce(host, ReduceOp::sum);
-      for (int d = 0; d < n(); ++d)
-        ASSERT_TRUE(matches(x.to_host<std::int32_t>(d), want, "device " + std::to_string(d)));
+      for (int d = 0; d < n(); ++d) ASSERT_TRUE(matches(x.to_host<std::int32_t>(d), want, "device " + std::to_string(d)));
     }
 }
 
@@ -76,8 +74,7 @@ TEST_P(CheckedMode, RingAllReduceAndReduceScatterOutOfPlace) {
     for (int d = 0; d < n(); ++d) {
       ASSERT_TRUE(matches(outs[0].to_host<std::int32_t>(d), sum, "all_reduce, device " + std::to_string(d)));
       const Chunk k = chunk_of(m, n(), d);
-      ASSERT_TRUE(matches(outs[1].to_host<std::int32_t>(d), 0, max, k.start, k.len,
-                          "reduce_scatter, device " + std::to_string(d)));
+      ASSERT_TRUE(matches(outs[1].to_host<std::int32_t>(d), 0, max, k.start, k.len, "reduce_scatter, device " + std::to_string(d)));
     }
   }
 }
@@ -86,8 +83,7 @@ TEST_P(CheckedMode, ReduceScatterInPlace) {
   const std::int64_t m = 11;
   for (Direction dir : {Direction::unidirectional, Direction::bidirectional}) {
     SCOPED_TRACE(name_of(dir));
-    const auto exe = collectives::reduce_scatter_program<std::int32_t>(
-        mesh(), m, {.op = ReduceOp::max, .direction = dir, .in_place = true}, rt_);
+    const auto exe = collectives::reduce_scatter_program<std::int32_t>(mesh(), m, {.op = ReduceOp::max, .direction = dir, .in_place = true}, rt_);
     const auto host = inputs<std::int32_t>(n(), m);
     Array x = array_of(host, Shape{m}, rt_);
     exe.call_in_place({x});
@@ -133,17 +129,15 @@ TEST_P(CheckedMode, StatefulPermuteLoop) {
   const auto host = inputs<float>(n(), b);
   const Array y = exe(array_of(host, Shape{b}, rt_))[0];
   for (int d = 0; d < n(); ++d)
-    ASSERT_TRUE(matches(y.to_host<float>(d), host[static_cast<std::size_t>(permute_source(d, steps, n()))],
-                        "device " + std::to_string(d)));
+    ASSERT_TRUE(matches(y.to_host<float>(d), host[static_cast<std::size_t>(permute_source(d, steps, n()))], "device " + std::to_string(d)));
 }
 
 TEST_P(CheckedMode, CollectiveMatmul) {
   using M = Ref<float, extents<dyn, dyn>, Vmem>;
   using CM = Ref<const float, extents<dyn, dyn>, Vmem>;
   const std::int64_t rows = 2, k = 3, cols = 2;
-  const auto exe = kernel([](CM a, CM b, M out) {
-                     collectives::collective_matmul(a, b, out, "x");
-                   }).compile(mesh(), {Shape{rows, k}, Shape{k, cols}, Shape{n() * rows, cols}}, rt_);
+  const auto exe = kernel([](CM a, CM b, M out) { collectives::collective_matmul(a, b, out, "x"); })
+                       .compile(mesh(), {Shape{rows, k}, Shape{k, cols}, Shape{n() * rows, cols}}, rt_);
   // Small integers: every product and sum is exact in float.
   auto small = [&](int salt) {
     auto v = inputs<std::int32_t>(n(), 6, salt);

@@ -24,8 +24,8 @@ struct Case {
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   const Case& c = info.param;
-  return "N" + std::to_string(c.n) + "_a" + std::to_string(c.m) + "x" + std::to_string(c.k) + "_b" +
-         std::to_string(c.k) + "x" + std::to_string(c.cols) + "_" + name_of(c.elem);
+  return "N" + std::to_string(c.n) + "_a" + std::to_string(c.m) + "x" + std::to_string(c.k) + "_b" + std::to_string(c.k) +
+         "x" + std::to_string(c.cols) + "_" + name_of(c.elem);
 }
 
 /// Matmul inputs: the usual ones for floats; for integers the int32 range,
@@ -37,8 +37,7 @@ std::vector<std::vector<T>> matmul_inputs(int n, std::int64_t elements, int salt
   } else {
     std::vector<std::vector<T>> out(static_cast<std::size_t>(n));
     for (int d = 0; d < n; ++d)
-      for (std::int64_t i = 0; i < elements; ++i)
-        out[static_cast<std::size_t>(d)].push_back(static_cast<T>(input<std::int32_t>(d, i, salt)));
+      for (std::int64_t i = 0; i < elements; ++i) out[static_cast<std::size_t>(d)].push_back(static_cast<T>(input<std::int32_t>(d, i, salt)));
     return out;
   }
 }
@@ -49,9 +48,8 @@ TEST_P(CollectiveMatmul, EqualsTheGatheredMatmul) {
   const Case c = GetParam();
   Watchdog dog(kTestLimit, case_name({c, 0}));
   with_elem(c.elem, [&]<class T>(std::type_identity<T>) {
-    auto exe = kernel([](Mat<const T> a, Mat<const T> b, Mat<T> out) {
-                 collectives::collective_matmul(a, b, out, "x");
-               }).compile(Mesh{{"x", c.n}}, {Shape{c.m, c.k}, Shape{c.k, c.cols}, Shape{c.n * c.m, c.cols}});
+    auto exe = kernel([](Mat<const T> a, Mat<const T> b, Mat<T> out) { collectives::collective_matmul(a, b, out, "x"); })
+                   .compile(Mesh{{"x", c.n}}, {Shape{c.m, c.k}, Shape{c.k, c.cols}, Shape{c.n * c.m, c.cols}});
     const auto a = matmul_inputs<T>(c.n, c.m * c.k, 1);
     const auto b = matmul_inputs<T>(c.n, c.k * c.cols, 2);
     std::vector<T> gathered;
@@ -97,12 +95,10 @@ TEST(CollectiveMatmulMixed, Bf16InputsIntoF32Out) {
   constexpr std::int64_t m = 3, k = 8, cols = 5;
   for (int n : {1, 2, 4}) {
     Watchdog dog(kTestLimit, "bf16 -> f32, N" + std::to_string(n));
-    auto exe = kernel([](Mat<const bf16> a, Mat<const bf16> b, Mat<float> out) {
-                 collectives::collective_matmul(a, b, out, "x");
-               }).compile(Mesh{{"x", n}}, {Shape{m, k}, Shape{k, cols}, Shape{n * m, cols}});
+    auto exe = kernel([](Mat<const bf16> a, Mat<const bf16> b, Mat<float> out) { collectives::collective_matmul(a, b, out, "x"); })
+                   .compile(Mesh{{"x", n}}, {Shape{m, k}, Shape{k, cols}, Shape{n * m, cols}});
     auto value = [](int d, std::int64_t i, int salt) {
-      return static_cast<double>((d * 53 + i * 37 + salt * 11) % 255 - 127) / 128.0 +
-             0.0078125 * static_cast<double>(i % 2);
+      return static_cast<double>((d * 53 + i * 37 + salt * 11) % 255 - 127) / 128.0 + 0.0078125 * static_cast<double>(i % 2);
     };
     std::vector<std::vector<bf16>> a(static_cast<std::size_t>(n)), b(static_cast<std::size_t>(n));
     for (int d = 0; d < n; ++d) {
@@ -120,8 +116,7 @@ TEST(CollectiveMatmulMixed, Bf16InputsIntoF32Out) {
           double want = 0;
           for (std::int64_t p = 0; p < k; ++p)
             want += static_cast<double>(static_cast<float>(ad[static_cast<std::size_t>((i % m) * k + p)])) *
-                    static_cast<double>(
-                        static_cast<float>(b[static_cast<std::size_t>(d)][static_cast<std::size_t>(p * cols + j)]));
+                    static_cast<double>(static_cast<float>(b[static_cast<std::size_t>(d)][static_cast<std::size_t>(p * cols + j)]));
           const float g = got[static_cast<std::size_t>(i * cols + j)];
           EXPECT_EQ(static_cast<double>(g), want) << "device " << d << ", out[" << i << "][" << j << "]";
           any_not_bf16 = any_not_bf16 || static_cast<float>(bf16(g)) != g;

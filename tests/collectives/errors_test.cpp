@@ -138,9 +138,7 @@ TEST(ShapeErrors, ReduceScatterOutputTooShort) {
 // (Static extents that differ do not compile: the copy's static_assert.)
 TEST(ShapeErrors, AllReduceOutOfPlaceShapesDiffer) {
   const int at = __LINE__ + 1;
-  auto k = kernel([](Ref<const float, extents<dyn>, Hbm> x, Ref<float, extents<dyn>, Hbm> out) {
-    collectives::all_reduce(x, out, "x");
-  });
+  auto k = kernel([](Ref<const float, extents<dyn>, Hbm> x, Ref<float, extents<dyn>, Hbm> out) { collectives::all_reduce(x, out, "x"); });
   try {
     (void)k.compile(kMesh, {Shape{10}, Shape{8}});
     ADD_FAILURE() << "expected refx::TraceError, the kernel compiled";
@@ -188,14 +186,10 @@ TEST(NoMesh, EveryCollectiveNeedsAMesh) {
   }));
   EXPECT_TRUE(needs_a_mesh([](HbmRef<const float, 8> x, HbmRef<float, 8> y) { collectives::all_reduce(x, y, "x"); }));
   EXPECT_TRUE(needs_a_mesh([](HbmRef<float, 8> x) { collectives::reduce_scatter_in_place(x, "x"); }));
-  EXPECT_TRUE(
-      needs_a_mesh([](HbmRef<const float, 8> x, HbmRef<float, 2> y) { collectives::reduce_scatter(x, y, "x"); }));
-  EXPECT_TRUE(
-      needs_a_mesh([](HbmRef<const float, 8> x, HbmRef<float, 4, 8> y) { collectives::all_gather(x, y, "x"); }));
-  EXPECT_TRUE(
-      needs_a_mesh([](HbmRef<const float, 4, 2> x, HbmRef<float, 4, 2> y) { collectives::all_to_all(x, y, "x"); }));
-  EXPECT_TRUE(needs_a_mesh(
-      [](VmemRef<const float, 8> x, VmemRef<float, 8> y) { ppermute_done(ppermute_start(x, y, "x", 1)); }));
+  EXPECT_TRUE(needs_a_mesh([](HbmRef<const float, 8> x, HbmRef<float, 2> y) { collectives::reduce_scatter(x, y, "x"); }));
+  EXPECT_TRUE(needs_a_mesh([](HbmRef<const float, 8> x, HbmRef<float, 4, 8> y) { collectives::all_gather(x, y, "x"); }));
+  EXPECT_TRUE(needs_a_mesh([](HbmRef<const float, 4, 2> x, HbmRef<float, 4, 2> y) { collectives::all_to_all(x, y, "x"); }));
+  EXPECT_TRUE(needs_a_mesh([](VmemRef<const float, 8> x, VmemRef<float, 8> y) { ppermute_done(ppermute_start(x, y, "x", 1)); }));
   EXPECT_TRUE(needs_a_mesh([](VmemRef<const float, 2, 3> a, VmemRef<const float, 3, 5> b, VmemRef<float, 8, 5> out) {
     collectives::collective_matmul(a, b, out, "x");
   }));

@@ -44,26 +44,16 @@ struct Variant {
 
 constexpr auto uni = Direction::unidirectional, bi = Direction::bidirectional;
 const Variant kVariants[] = {
-    {Coll::all_reduce, Algorithm::ring, uni, false},
-    {Coll::all_reduce, Algorithm::ring, bi, false},
-    {Coll::all_reduce, Algorithm::ring, uni, true},
-    {Coll::all_reduce, Algorithm::ring, bi, true},
-    {Coll::all_reduce, Algorithm::direct, uni, false},
-    {Coll::all_reduce, Algorithm::direct, uni, true},
-    {Coll::all_reduce, Algorithm::one_shot, uni, false},
-    {Coll::all_reduce, Algorithm::one_shot, uni, true},
-    {Coll::reduce_scatter, Algorithm::ring, uni, false},
-    {Coll::reduce_scatter, Algorithm::ring, bi, false},
-    {Coll::reduce_scatter, Algorithm::ring, uni, true},
-    {Coll::reduce_scatter, Algorithm::ring, bi, true},
-    {Coll::reduce_scatter, Algorithm::direct, uni, false},
-    {Coll::all_gather, Algorithm::ring, uni, false},
-    {Coll::all_gather, Algorithm::ring, uni, true},
-    {Coll::all_gather, Algorithm::direct, uni, false},
-    {Coll::all_gather, Algorithm::direct, uni, true},
-    {Coll::all_to_all},
-    {Coll::collective_matmul},
-    {Coll::ppermute},
+    {Coll::all_reduce, Algorithm::ring, uni, false},      {Coll::all_reduce, Algorithm::ring, bi, false},
+    {Coll::all_reduce, Algorithm::ring, uni, true},       {Coll::all_reduce, Algorithm::ring, bi, true},
+    {Coll::all_reduce, Algorithm::direct, uni, false},    {Coll::all_reduce, Algorithm::direct, uni, true},
+    {Coll::all_reduce, Algorithm::one_shot, uni, false},  {Coll::all_reduce, Algorithm::one_shot, uni, true},
+    {Coll::reduce_scatter, Algorithm::ring, uni, false},  {Coll::reduce_scatter, Algorithm::ring, bi, false},
+    {Coll::reduce_scatter, Algorithm::ring, uni, true},   {Coll::reduce_scatter, Algorithm::ring, bi, true},
+    {Coll::reduce_scatter, Algorithm::direct, uni, false}, {Coll::all_gather, Algorithm::ring, uni, false},
+    {Coll::all_gather, Algorithm::ring, uni, true},       {Coll::all_gather, Algorithm::direct, uni, false},
+    {Coll::all_gather, Algorithm::direct, uni, true},     {Coll::all_to_all},
+    {Coll::collective_matmul},                            {Coll::ppermute},
 };
 
 struct Case {
@@ -140,7 +130,7 @@ void check(const Case& c) {
   switch (c.v.coll) {
     case Coll::all_reduce: {
       const std::vector<Array> results = call_many(collectives::all_reduce_program<T>(mesh, m, o), c.v.in_place,
-                                                   [&] { return std::vector<Array>{array_of(host, Shape{m})}; });
+                                     [&] { return std::vector<Array>{array_of(host, Shape{m})}; });
       const auto want = reduce(host, c.op);
       for (int i = 0; i < kCalls; ++i) {
         for (int d = 0; d < n; ++d) ASSERT_TRUE(matches(results[i].to_host<T>(d), want, at(i, d)));
@@ -150,7 +140,7 @@ void check(const Case& c) {
     }
     case Coll::reduce_scatter: {
       const std::vector<Array> results = call_many(collectives::reduce_scatter_program<T>(mesh, m, o), c.v.in_place,
-                                                   [&] { return std::vector<Array>{array_of(host, Shape{m})}; });
+                                     [&] { return std::vector<Array>{array_of(host, Shape{m})}; });
       const auto want = reduce(host, c.op);
       for (int i = 0; i < kCalls; ++i)
         for (int d = 0; d < n; ++d) {
@@ -165,8 +155,7 @@ void check(const Case& c) {
       const std::vector<Array> results = call_many(collectives::all_gather_program<T>(mesh, m, o), c.v.in_place, [&] {
         if (!c.v.in_place) return std::vector<Array>{array_of(host, Shape{m})};
         // Row d holds device d's block, the other rows junk the gather must overwrite.
-        std::vector<std::vector<T>> rows(static_cast<std::size_t>(n),
-                                         std::vector<T>(static_cast<std::size_t>(n * m), T(-1)));
+        std::vector<std::vector<T>> rows(static_cast<std::size_t>(n), std::vector<T>(static_cast<std::size_t>(n * m), T(-1)));
         for (int d = 0; d < n; ++d) std::copy(host[d].begin(), host[d].end(), rows[d].begin() + d * m);
         return std::vector<Array>{array_of(rows, Shape{n, m})};
       });
@@ -176,9 +165,8 @@ void check(const Case& c) {
     }
     case Coll::all_to_all: {
       const auto x = inputs<T>(n, n * m, 3);
-      const std::vector<Array> results = call_many(collectives::all_to_all_program<T>(mesh, m, o), false, [&] {
-        return std::vector<Array>{array_of(x, Shape{n, m})};
-      });
+      const std::vector<Array> results = call_many(collectives::all_to_all_program<T>(mesh, m, o), false,
+                                     [&] { return std::vector<Array>{array_of(x, Shape{n, m})}; });
       for (int d = 0; d < n; ++d) {
         std::vector<T> want;  // block j of out is block d of device j's x
         for (const auto& xj : x) want.insert(want.end(), xj.begin() + d * m, xj.begin() + (d + 1) * m);
@@ -191,10 +179,9 @@ void check(const Case& c) {
       const auto a = small_integers<T>(n, rows * k, 1), b = small_integers<T>(n, k * cols, 2);
       std::vector<T> gathered;
       for (const auto& ad : a) gathered.insert(gathered.end(), ad.begin(), ad.end());
-      const std::vector<Array> results =
-          call_many(collectives::collective_matmul_program<T>(mesh, rows, k, cols, o), false, [&] {
-            return std::vector<Array>{array_of(a, Shape{rows, k}), array_of(b, Shape{k, cols})};
-          });
+      const std::vector<Array> results = call_many(collectives::collective_matmul_program<T>(mesh, rows, k, cols, o), false, [&] {
+        return std::vector<Array>{array_of(a, Shape{rows, k}), array_of(b, Shape{k, cols})};
+      });
       for (int d = 0; d < n; ++d) {
         const auto want = matmul(gathered, b[static_cast<std::size_t>(d)], n * rows, k, cols);
         for (int i = 0; i < kCalls; ++i) ASSERT_TRUE(matches(results[i].to_host<T>(d), want, at(i, d)));
@@ -205,15 +192,12 @@ void check(const Case& c) {
       const int shift = c.op == ReduceOp::sum ? 1 : -2;
       using V = Ref<T, extents<dyn>, Hbm>;
       using CV = Ref<const T, extents<dyn>, Hbm>;
-      const auto exe = kernel([shift](CV x, V y) {
-                         ppermute_done(ppermute_start(x, y, "x", shift));
-                       }).compile(mesh, {Shape{m}, Shape{m}});
-      const std::vector<Array> results =
-          call_many(exe, false, [&] { return std::vector<Array>{array_of(host, Shape{m})}; });
+      const auto exe = kernel([shift](CV x, V y) { ppermute_done(ppermute_start(x, y, "x", shift)); })
+                           .compile(mesh, {Shape{m}, Shape{m}});
+      const std::vector<Array> results = call_many(exe, false, [&] { return std::vector<Array>{array_of(host, Shape{m})}; });
       for (int d = 0; d < n; ++d)
         for (int i = 0; i < kCalls; ++i)
-          ASSERT_TRUE(
-              matches(results[i].to_host<T>(d), host[static_cast<std::size_t>(permute_source(d, shift, n))], at(i, d)));
+          ASSERT_TRUE(matches(results[i].to_host<T>(d), host[static_cast<std::size_t>(permute_source(d, shift, n))], at(i, d)));
       break;
     }
   }
@@ -241,22 +225,18 @@ TEST(ProgramOptions, AnAlgorithmAProgramDoesNotHaveIsAnError) {
     return "(no error)";
   };
   using collectives::ProgramOptions;
-  EXPECT_NE(message([&] {
-              return collectives::all_to_all_program<float>(mesh, 8, {.algorithm = Algorithm::ring});
-            }).find("refx: all_to_all_program has one algorithm"),
+  EXPECT_NE(message([&] { return collectives::all_to_all_program<float>(mesh, 8, {.algorithm = Algorithm::ring}); })
+                .find("refx: all_to_all_program has one algorithm"),
+            std::string::npos);
+  EXPECT_NE(message([&] { return collectives::collective_matmul_program<float>(mesh, 2, 2, 2, {.algorithm = Algorithm::direct}); })
+                .find("refx: collective_matmul_program has one algorithm"),
             std::string::npos);
   EXPECT_NE(message([&] {
-              return collectives::collective_matmul_program<float>(mesh, 2, 2, 2, {.algorithm = Algorithm::direct});
-            }).find("refx: collective_matmul_program has one algorithm"),
-            std::string::npos);
-  EXPECT_NE(message([&] {
-              return collectives::reduce_scatter_program<float>(mesh, 8,
-                                                                {.in_place = true, .algorithm = Algorithm::direct});
+              return collectives::reduce_scatter_program<float>(mesh, 8, {.in_place = true, .algorithm = Algorithm::direct});
             }).find("in place there is only the ring"),
             std::string::npos);
-  EXPECT_NE(message([&] {
-              return collectives::all_gather_program<float>(mesh, 8, {.algorithm = Algorithm::one_shot});
-            }).find("Algorithm::one_shot is an all_reduce algorithm"),
+  EXPECT_NE(message([&] { return collectives::all_gather_program<float>(mesh, 8, {.algorithm = Algorithm::one_shot}); })
+                .find("Algorithm::one_shot is an all_reduce algorithm"),
             std::string::npos);
 }
 

@@ -65,8 +65,7 @@ TEST_P(InKernel, ScaleThenAllReduceThenAddOne) {
       want.value[i] += 1.0f;
       want.tolerance[i] += std::numeric_limits<float>::epsilon() * (std::fabs(want.value[i]) + 1.0);
     }
-    for (int d = 0; d < c.n; ++d)
-      ASSERT_TRUE(matches(x.to_host<float>(d), want, "M" + std::to_string(M) + " device " + std::to_string(d)));
+    for (int d = 0; d < c.n; ++d) ASSERT_TRUE(matches(x.to_host<float>(d), want, "M" + std::to_string(M) + " device " + std::to_string(d)));
     EXPECT_TRUE(bitwise_identical_across_devices(x));
   };
   run(std::integral_constant<std::int64_t, kRows>{});
@@ -92,11 +91,9 @@ TEST_P(InKernel, AllReduceInAForiLoop) {
   for (int s = 0; s < kSteps; ++s) {
     const auto m = reduce(host, ReduceOp::max).value;
     for (int d = 0; d < c.n; ++d)
-      for (std::int64_t i = 0; i < kRows; ++i)
-        host[static_cast<std::size_t>(d)][static_cast<std::size_t>(i)] = m[static_cast<std::size_t>(i)] + d + 1;
+      for (std::int64_t i = 0; i < kRows; ++i) host[static_cast<std::size_t>(d)][static_cast<std::size_t>(i)] = m[static_cast<std::size_t>(i)] + d + 1;
   }
-  for (int d = 0; d < c.n; ++d)
-    ASSERT_TRUE(matches(x.to_host<std::int32_t>(d), host[static_cast<std::size_t>(d)], "device " + std::to_string(d)));
+  for (int d = 0; d < c.n; ++d) ASSERT_TRUE(matches(x.to_host<std::int32_t>(d), host[static_cast<std::size_t>(d)], "device " + std::to_string(d)));
 }
 
 INSTANTIATE_TEST_SUITE_P(Sweep, InKernel, ::testing::ValuesIn(cases()), case_name);
@@ -108,14 +105,13 @@ TEST(InKernelComposition, GatherReduceAllToAllInOneKernel) {
   Watchdog dog(kTestLimit, "composition");
   constexpr std::int64_t b = 4;
   for (int n : {1, 2, 3, 5}) {
-    auto exe =
-        kernel([](Ref<const std::int64_t, extents<b>, Vmem> x, Ref<std::int64_t, extents<b>, Vmem> sum,
-                  Ref<std::int64_t, extents<dyn, b>, Vmem> gathered, Ref<std::int64_t, extents<dyn, b>, Vmem> back) {
-          collectives::all_gather(x, gathered, "x");
-          sum.store(x.load());
-          collectives::all_reduce(sum, "x", ReduceOp::sum, Direction::unidirectional, Algorithm::ring);
-          collectives::all_to_all(gathered, back, "x");
-        }).compile(Mesh{{"x", n}}, {Shape{b}, Shape{b}, Shape{n, b}, Shape{n, b}});
+    auto exe = kernel([](Ref<const std::int64_t, extents<b>, Vmem> x, Ref<std::int64_t, extents<b>, Vmem> sum,
+                         Ref<std::int64_t, extents<dyn, b>, Vmem> gathered, Ref<std::int64_t, extents<dyn, b>, Vmem> back) {
+                 collectives::all_gather(x, gathered, "x");
+                 sum.store(x.load());
+                 collectives::all_reduce(sum, "x", ReduceOp::sum, Direction::unidirectional, Algorithm::ring);
+                 collectives::all_to_all(gathered, back, "x");
+               }).compile(Mesh{{"x", n}}, {Shape{b}, Shape{b}, Shape{n, b}, Shape{n, b}});
     const auto host = inputs<std::int64_t>(n, b);
     const std::vector<Array> out = exe(array_of(host, Shape{b}));
     const auto want_sum = reduce(host, ReduceOp::sum);
@@ -123,8 +119,7 @@ TEST(InKernelComposition, GatherReduceAllToAllInOneKernel) {
       ASSERT_TRUE(matches(out[0].to_host<std::int64_t>(d), want_sum, "sum, device " + std::to_string(d)));
       std::vector<std::int64_t> all, mine;
       for (const auto& h : host) all.insert(all.end(), h.begin(), h.end());
-      for (int j = 0; j < n; ++j)
-        mine.insert(mine.end(), host[static_cast<std::size_t>(d)].begin(), host[static_cast<std::size_t>(d)].end());
+      for (int j = 0; j < n; ++j) mine.insert(mine.end(), host[static_cast<std::size_t>(d)].begin(), host[static_cast<std::size_t>(d)].end());
       ASSERT_TRUE(matches(out[1].to_host<std::int64_t>(d), all, "gathered, device " + std::to_string(d)));
       ASSERT_TRUE(matches(out[2].to_host<std::int64_t>(d), mine, "all_to_all, device " + std::to_string(d)));
     }
@@ -152,10 +147,8 @@ TEST(InKernelMesh, AllReduceAlongOneAxisThenTheOther) {
     for (int d = 0; d < 6; ++d) {
       const int row = d / 3;
       const std::vector<std::vector<std::int32_t>> group(host.begin() + row * 3, host.begin() + row * 3 + 3);
-      ASSERT_TRUE(matches(a.to_host<std::int32_t>(d), reduce(group, ReduceOp::sum),
-                          std::string(name_of(alg)) + " along y, device " + std::to_string(d)));
-      ASSERT_TRUE(matches(b.to_host<std::int32_t>(d), total,
-                          std::string(name_of(alg)) + " along x then y, device " + std::to_string(d)));
+      ASSERT_TRUE(matches(a.to_host<std::int32_t>(d), reduce(group, ReduceOp::sum), std::string(name_of(alg)) + " along y, device " + std::to_string(d)));
+      ASSERT_TRUE(matches(b.to_host<std::int32_t>(d), total, std::string(name_of(alg)) + " along x then y, device " + std::to_string(d)));
     }
   }
 }
@@ -176,22 +169,19 @@ TEST(Attribution, EveryOpOfACollectiveIsAtTheCallersLine) {
     }
     return found;
   };
-  const auto gather =
-      kernel([](Block x, VmemRef<float, n, 8> out) { collectives::all_gather(x, out, "x"); }).compile(mesh);
+  const auto gather = kernel([](Block x, VmemRef<float, n, 8> out) { collectives::all_gather(x, out, "x"); }).compile(mesh);
   const auto ring = kernel([](Block x, VmemRef<float, 8> out) {
                       collectives::all_reduce(x, out, "x", ReduceOp::sum, Direction::bidirectional, Algorithm::ring);
                     }).compile(mesh);
-  const auto direct =
-      kernel([](Block x, VmemRef<float, 8> out) {
-        collectives::all_reduce(x, out, "x", ReduceOp::max, Direction::unidirectional, Algorithm::direct);
-      }).compile(mesh);
+  const auto direct = kernel([](Block x, VmemRef<float, 8> out) {
+                        collectives::all_reduce(x, out, "x", ReduceOp::max, Direction::unidirectional, Algorithm::direct);
+                      }).compile(mesh);
   const auto scatter = kernel([](VmemRef<const float, n * 2> x, VmemRef<float, 2> out) {
                          collectives::reduce_scatter(x, out, "x");
                        }).compile(mesh);
-  const auto matmul =
-      kernel([](VmemRef<const float, 2, 4> a, VmemRef<const float, 4, 3> b, VmemRef<float, n * 2, 3> out) {
-        collectives::collective_matmul(a, b, out, "x");
-      }).compile(mesh);
+  const auto matmul = kernel([](VmemRef<const float, 2, 4> a, VmemRef<const float, 4, 3> b, VmemRef<float, n * 2, 3> out) {
+                        collectives::collective_matmul(a, b, out, "x");
+                      }).compile(mesh);
   for (const auto* exe : {&gather, &ring, &direct, &scatter, &matmul}) {
     ASSERT_GT(exe->graph().num_ops(), 0u);
     EXPECT_EQ(refx_lines(exe->graph()), std::vector<std::string>{}) << to_text(exe->graph());
@@ -215,34 +205,31 @@ TEST(Attribution, PrintedGraphsNameNoRefxHeader) {
     return found;
   };
   std::vector<std::pair<std::string, Executable>> exes;
-  exes.emplace_back("all_reduce in place, one_shot",
-                    kernel([](VmemRef<float, 8> x) {
+  exes.emplace_back("all_reduce in place, one_shot", kernel([](VmemRef<float, 8> x) {
                       collectives::all_reduce(x, "x", ReduceOp::sum, Direction::unidirectional, Algorithm::one_shot);
                     }).compile(mesh));
   exes.emplace_back("all_reduce in place, ring", kernel([](VmemRef<float, 8> x) {
-                                                   collectives::all_reduce(x, "x", ReduceOp::sum,
-                                                                           Direction::bidirectional, Algorithm::ring);
-                                                 }).compile(mesh));
+                      collectives::all_reduce(x, "x", ReduceOp::sum, Direction::bidirectional, Algorithm::ring);
+                    }).compile(mesh));
   exes.emplace_back("all_gather, direct", kernel([](VmemRef<const float, 8> x, VmemRef<float, n, 8> out) {
-                                            collectives::all_gather(x, out, "x", Algorithm::direct);
-                                          }).compile(mesh));
+                      collectives::all_gather(x, out, "x", Algorithm::direct);
+                    }).compile(mesh));
   exes.emplace_back("all_gather_in_place", kernel([](VmemRef<float, n, 8> x) {
-                                             collectives::all_gather_in_place(x, "x", Algorithm::ring);
-                                           }).compile(mesh));
+                      collectives::all_gather_in_place(x, "x", Algorithm::ring);
+                    }).compile(mesh));
   exes.emplace_back("reduce_scatter, direct", kernel([](VmemRef<const float, n * 2> x, VmemRef<float, 2> out) {
-                                                collectives::reduce_scatter(x, out, "x", ReduceOp::sum,
-                                                                            Direction::unidirectional,
-                                                                            Algorithm::direct);
-                                              }).compile(mesh));
+                      collectives::reduce_scatter(x, out, "x", ReduceOp::sum, Direction::unidirectional,
+                                                  Algorithm::direct);
+                    }).compile(mesh));
   exes.emplace_back("reduce_scatter_in_place", kernel([](VmemRef<float, n * 2> x) {
-                                                 collectives::reduce_scatter_in_place(x, "x");
-                                               }).compile(mesh));
+                      collectives::reduce_scatter_in_place(x, "x");
+                    }).compile(mesh));
   exes.emplace_back("all_to_all", kernel([](VmemRef<const float, n, 2> x, VmemRef<float, n, 2> out) {
-                                    collectives::all_to_all(x, out, "x");
-                                  }).compile(mesh));
+                      collectives::all_to_all(x, out, "x");
+                    }).compile(mesh));
   exes.emplace_back("ppermute", kernel([](VmemRef<const float, 8> x, VmemRef<float, 8> y) {
-                                  ppermute_done(ppermute_start(x, y, "x", 1));
-                                }).compile(mesh));
+                      ppermute_done(ppermute_start(x, y, "x", 1));
+                    }).compile(mesh));
   exes.emplace_back("all_reduce_program", collectives::all_reduce_program<float>(mesh, 8));
   exes.emplace_back("all_gather_program", collectives::all_gather_program<float>(mesh, 8));
   exes.emplace_back("reduce_scatter_program", collectives::reduce_scatter_program<float>(mesh, 8));
@@ -278,10 +265,10 @@ TEST(KernelEntry, HoldsOnlyBeforeAnyEffectAtTheTopLevel) {
     x.store(v + 1.0f);
   });
   (void)k.compile(Mesh{{"x", 2}});
-  const std::vector<std::pair<std::string, bool>> want{{"top", true},          {"after a pure op", true},
-                                                       {"in a branch", false}, {"in a loop", false},
-                                                       {"in a scope", false},  {"after bodies without effects", true},
-                                                       {"after a read", false}};
+  const std::vector<std::pair<std::string, bool>> want{
+      {"top", true},           {"after a pure op", true}, {"in a branch", false},
+      {"in a loop", false},    {"in a scope", false},     {"after bodies without effects", true},
+      {"after a read", false}};
   EXPECT_EQ(seen, want);
 }
 
@@ -357,8 +344,7 @@ TEST(KernelEntry, AFirstCollectiveHasNoEntryBarrierALaterOneHasIt) {
   using Gathered = Ref<float, extents<n, 8>, Vmem>;
   for (Algorithm alg : {Algorithm::direct, Algorithm::ring}) {
     SCOPED_TRACE(name_of(alg));
-    const auto first =
-        kernel([alg](Block x, Gathered out) { collectives::all_gather(x, out, "x", alg); }).compile(mesh);
+    const auto first = kernel([alg](Block x, Gathered out) { collectives::all_gather(x, out, "x", alg); }).compile(mesh);
     const auto later = kernel([alg](Block x, Gathered out) {
                          (void)x.load();  // a read: no longer the kernel's entry
                          collectives::all_gather(x, out, "x", alg);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+
 #include "support/collectives_testing.hpp"
 
 namespace {
@@ -154,8 +155,7 @@ TEST_P(StatefulLoop, SlotKMod2HoldsTheBlockFromKStepsAway) {
     // other one still holds what this device sent in the last step.
     const auto& want_now = host[static_cast<std::size_t>(permute_source(d, c.steps * c.shift, c.n))];
     const auto& want_before = host[static_cast<std::size_t>(permute_source(d, (c.steps - 1) * c.shift, c.n))];
-    ASSERT_TRUE(
-        matches(got, now * kBlock, Expected<float>{want_now, {}}, 0, kBlock, "slot K%2, device " + std::to_string(d)));
+    ASSERT_TRUE(matches(got, now * kBlock, Expected<float>{want_now, {}}, 0, kBlock, "slot K%2, device " + std::to_string(d)));
     ASSERT_TRUE(matches(got, before * kBlock, Expected<float>{want_before, {}}, 0, kBlock,
                         "slot (K+1)%2, device " + std::to_string(d)));
   }
@@ -201,21 +201,19 @@ constexpr int kBiSteps = 5;
 TEST(StatefulLoopBidirectional, HalvesTravelInOppositeDirections) {
   Watchdog dog(kTestLimit, "bidirectional permute loop");
   for (int n : kRingSizes) {
-    auto exe =
-        kernel([](Ref<const std::int32_t, extents<kBiBlock>, Hbm> x, Ref<std::int32_t, extents<kBiBlock>, Hbm> y) {
-          run_scoped([&](DoubleBuffer<std::int32_t, kBiBlock> buf) {
-            sync_copy(x, buf.at(0));
-            for (int k = 0; k < kBiSteps; ++k) {
-              const auto from = buf.at(k % 2), to = buf.at((k + 1) % 2);
-              const auto right = ppermute_start(from.at(ds(0, kBiHalf)), to.at(ds(0, kBiHalf)), "x", 1);
-              const auto left = ppermute_start(from.at(ds(kBiHalf, kBiBlock - kBiHalf)),
-                                               to.at(ds(kBiHalf, kBiBlock - kBiHalf)), "x", -1);
-              ppermute_done(right);
-              ppermute_done(left);
-            }
-            sync_copy(buf.at(kBiSteps % 2), y);
-          });
-        }).compile(Mesh{{"x", n}});
+    auto exe = kernel([](Ref<const std::int32_t, extents<kBiBlock>, Hbm> x, Ref<std::int32_t, extents<kBiBlock>, Hbm> y) {
+                 run_scoped([&](DoubleBuffer<std::int32_t, kBiBlock> buf) {
+                   sync_copy(x, buf.at(0));
+                   for (int k = 0; k < kBiSteps; ++k) {
+                     const auto from = buf.at(k % 2), to = buf.at((k + 1) % 2);
+                     const auto right = ppermute_start(from.at(ds(0, kBiHalf)), to.at(ds(0, kBiHalf)), "x", 1);
+                     const auto left = ppermute_start(from.at(ds(kBiHalf, kBiBlock - kBiHalf)), to.at(ds(kBiHalf, kBiBlock - kBiHalf)), "x", -1);
+                     ppermute_done(right);
+                     ppermute_done(left);
+                   }
+                   sync_copy(buf.at(kBiSteps % 2), y);
+                 });
+               }).compile(Mesh{{"x", n}});
     const auto host = inputs<std::int32_t>(n, kBiBlock, 11);
     const Array y = exe(array_of(host, Shape{kBiBlock}))[0];
     for (int d = 0; d < n; ++d) {

@@ -71,14 +71,14 @@ TEST_P(ReduceScatterAlgorithms, RingAndDirectOutOfPlace) {
     const Array x = array_of(host, Shape{c.m});
     const std::int64_t rows = (c.m + c.n - 1) / c.n;
     for (Algorithm alg : {Algorithm::ring, Algorithm::direct}) {
-      const Executable exe = kernel([c, alg](Ref<const T, extents<dyn>, Hbm> x, Ref<T, extents<dyn>, Hbm> out) {
-                               collectives::reduce_scatter(x, out, "x", c.op, c.dir, alg);
-                             }).compile(Mesh{{"x", c.n}}, {Shape{c.m}, Shape{rows}});
+      const Executable exe =
+          kernel([c, alg](Ref<const T, extents<dyn>, Hbm> x, Ref<T, extents<dyn>, Hbm> out) {
+            collectives::reduce_scatter(x, out, "x", c.op, c.dir, alg);
+          }).compile(Mesh{{"x", c.n}}, {Shape{c.m}, Shape{rows}});
       const Array out = exe(x)[0];
       for (int d = 0; d < c.n; ++d) {
         const Chunk k = chunk_of(c.m, c.n, d);
-        ASSERT_TRUE(matches(out.to_host<T>(d), 0, want, k.start, k.len,
-                            std::string(name_of(alg)) + " device " + std::to_string(d)));
+        ASSERT_TRUE(matches(out.to_host<T>(d), 0, want, k.start, k.len, std::string(name_of(alg)) + " device " + std::to_string(d)));
       }
     }
   });

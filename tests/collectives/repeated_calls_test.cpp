@@ -59,8 +59,7 @@ TEST_P(BackToBack, AllReduceProgramIntoOneOutput) {
     for (int i = 0; i < kCalls; ++i) exe.call_in_place({i % 2 ? xb : xa, out});
     const auto want = reduce((kCalls - 1) % 2 ? b : a, ReduceOp::sum);  // what the last call reduced
     for (int d = 0; d < n; ++d)
-      ASSERT_TRUE(
-          matches(out.to_host<std::int32_t>(d), want, "m " + std::to_string(m) + ", device " + std::to_string(d)));
+      ASSERT_TRUE(matches(out.to_host<std::int32_t>(d), want, "m " + std::to_string(m) + ", device " + std::to_string(d)));
   }
 }
 
@@ -79,9 +78,8 @@ TEST_P(BackToBack, RingAllReduceBothDirections) {
     const auto want = reduce(host, ReduceOp::sum);
     for (int i = 0; i < kCalls; ++i) {
       for (int d = 0; d < n; ++d)
-        ASSERT_TRUE(
-            matches(xs[static_cast<std::size_t>(i)].to_host<float>(d), want,
-                    std::string(name_of(dir)) + " call " + std::to_string(i) + ", device " + std::to_string(d)));
+        ASSERT_TRUE(matches(xs[static_cast<std::size_t>(i)].to_host<float>(d), want,
+                            std::string(name_of(dir)) + " call " + std::to_string(i) + ", device " + std::to_string(d)));
       ASSERT_TRUE(bitwise_identical_across_devices(xs[static_cast<std::size_t>(i)]));
     }
   }
@@ -112,8 +110,7 @@ TEST_P(BackToBack, AllGatherReduceScatterAllToAll) {
       const std::string at = "call " + std::to_string(i) + ", device " + std::to_string(d);
       ASSERT_TRUE(matches(g[static_cast<std::size_t>(i)].to_host<std::int64_t>(d), all, "all_gather " + at));
       const Chunk k = chunk_of(m, n, d);
-      ASSERT_TRUE(matches(s[static_cast<std::size_t>(i)].to_host<std::int64_t>(d), 0, reduced, k.start, k.len,
-                          "reduce_scatter " + at));
+      ASSERT_TRUE(matches(s[static_cast<std::size_t>(i)].to_host<std::int64_t>(d), 0, reduced, k.start, k.len, "reduce_scatter " + at));
       std::vector<std::int64_t> want;
       for (const auto& xj : host2) want.insert(want.end(), xj.begin() + d * m, xj.begin() + (d + 1) * m);
       ASSERT_TRUE(matches(t[static_cast<std::size_t>(i)].to_host<std::int64_t>(d), want, "all_to_all " + at));
@@ -129,15 +126,13 @@ TEST_P(Chain, PermuteOutputFeedsTheNextCall) {
   const int n = GetParam();
   Watchdog dog(kTestLimit, "permute chain");
   const std::int64_t m = 9;
-  const auto exe = kernel([](Vec<const float> x, Vec<float> y) {
-                     ppermute_done(ppermute_start(x, y, "x", 1));
-                   }).compile(Mesh{{"x", n}}, {Shape{m}, Shape{m}});
+  const auto exe = kernel([](Vec<const float> x, Vec<float> y) { ppermute_done(ppermute_start(x, y, "x", 1)); })
+                       .compile(Mesh{{"x", n}}, {Shape{m}, Shape{m}});
   const auto host = inputs<float>(n, m);
   Array y = array_of(host, Shape{m});
   for (int i = 0; i < kCalls; ++i) y = exe(y)[0];
   for (int d = 0; d < n; ++d)
-    ASSERT_TRUE(matches(y.to_host<float>(d), host[static_cast<std::size_t>(permute_source(d, kCalls, n))],
-                        "device " + std::to_string(d)));
+    ASSERT_TRUE(matches(y.to_host<float>(d), host[static_cast<std::size_t>(permute_source(d, kCalls, n))], "device " + std::to_string(d)));
 }
 
 /// Integer-valued doubles: the first sum is exact, and from then on every
@@ -158,8 +153,7 @@ std::vector<double> chain_reference(const std::vector<std::vector<double>>& host
 std::vector<std::vector<double>> integer_valued(int n, std::int64_t m) {
   std::vector<std::vector<double>> out(static_cast<std::size_t>(n));
   for (int d = 0; d < n; ++d)
-    for (std::int64_t i = 0; i < m; ++i)
-      out[static_cast<std::size_t>(d)].push_back(static_cast<double>(input<std::int32_t>(d, i)));
+    for (std::int64_t i = 0; i < m; ++i) out[static_cast<std::size_t>(d)].push_back(static_cast<double>(input<std::int32_t>(d, i)));
   return out;
 }
 
@@ -170,19 +164,17 @@ TEST_P(Chain, AllReduceOutOfPlace) {
   const int n = GetParam();
   Watchdog dog(kTestLimit, "all_reduce chain");
   const std::int64_t m = 21;
-  const auto at_entry =
-      kernel([](Vec<const double> x, Vec<double> out) {
-        collectives::all_reduce(x, out, "x", ReduceOp::sum, Direction::bidirectional, Algorithm::ring);
-      }).compile(Mesh{{"x", n}}, {Shape{m}, Shape{m}});
-  const auto after_work =
-      kernel([m](Vec<const double> x, Vec<double> out) {
-        // Junk in out first: the ring must not read it.
-        run_scoped({Shape{m}}, [&](Ref<double, extents<dyn>, Vmem> junk) {
-          junk.store(junk.load() * 0.0 - 1.0);
-          sync_copy(junk, out);
-        });
-        collectives::all_reduce(x, out, "x", ReduceOp::sum, Direction::unidirectional, Algorithm::ring);
-      }).compile(Mesh{{"x", n}}, {Shape{m}, Shape{m}});
+  const auto at_entry = kernel([](Vec<const double> x, Vec<double> out) {
+                          collectives::all_reduce(x, out, "x", ReduceOp::sum, Direction::bidirectional, Algorithm::ring);
+                        }).compile(Mesh{{"x", n}}, {Shape{m}, Shape{m}});
+  const auto after_work = kernel([m](Vec<const double> x, Vec<double> out) {
+                            // Junk in out first: the ring must not read it.
+                            run_scoped({Shape{m}}, [&](Ref<double, extents<dyn>, Vmem> junk) {
+                              junk.store(junk.load() * 0.0 - 1.0);
+                              sync_copy(junk, out);
+                            });
+                            collectives::all_reduce(x, out, "x", ReduceOp::sum, Direction::unidirectional, Algorithm::ring);
+                          }).compile(Mesh{{"x", n}}, {Shape{m}, Shape{m}});
   const auto host = integer_valued(n, m);
   Array y = array_of(host, Shape{m});
   for (int i = 0; i < kCalls; ++i) y = (i % 2 ? after_work : at_entry)(y)[0];
@@ -222,8 +214,7 @@ TEST_P(Chain, AllGatherInPlace) {
                        mine.store(mine.load() + std::int64_t{1});
                        collectives::all_gather_in_place(x, "x", alg);
                      }).compile(Mesh{{"x", n}}, {Shape{n, m}});
-    std::vector<std::vector<std::int64_t>> start(static_cast<std::size_t>(n),
-                                                 std::vector<std::int64_t>(static_cast<std::size_t>(n * m)));
+    std::vector<std::vector<std::int64_t>> start(static_cast<std::size_t>(n), std::vector<std::int64_t>(static_cast<std::size_t>(n * m)));
     std::vector<std::int64_t> want;
     for (int d = 0; d < n; ++d) {
       std::copy(host[d].begin(), host[d].end(), start[d].begin() + d * m);
@@ -232,8 +223,7 @@ TEST_P(Chain, AllGatherInPlace) {
     Array x = array_of(start, Shape{n, m});
     for (int i = 0; i < kCalls; ++i) exe.call_in_place({x});
     for (int d = 0; d < n; ++d)
-      ASSERT_TRUE(
-          matches(x.to_host<std::int64_t>(d), want, std::string(name_of(alg)) + " device " + std::to_string(d)));
+      ASSERT_TRUE(matches(x.to_host<std::int64_t>(d), want, std::string(name_of(alg)) + " device " + std::to_string(d)));
   }
 }
 

@@ -93,8 +93,7 @@ std::string message_key(const std::string& message) {
   for (std::size_t i = 0; i < message.size(); ++i) {
     const char c = message[i];
     const bool fmt_arg = c == '{' && !(i + 1 < message.size() && message[i + 1] == '{');
-    const bool printf_arg =
-        c == '%' && i + 1 < message.size() && std::isalpha(static_cast<unsigned char>(message[i + 1]));
+    const bool printf_arg = c == '%' && i + 1 < message.size() && std::isalpha(static_cast<unsigned char>(message[i + 1]));
     // Any brace ends the key: a literal that is not a format string prints
     // "{{" as is, a format string prints "{".
     if ((c == '{' || printf_arg) && text >= 12) return key;
@@ -141,8 +140,7 @@ TEST(Diagnostics, MessageKeys) {
   EXPECT_EQ(message_key("refx: effects_barrier at thread exit: %s\n"), "refx: effects_barrier at thread exit: ");
   EXPECT_EQ(message_key("refx: device {:>3}: {}"), "refx: device {}: {}");
   EXPECT_EQ(message_key("refx: a Mesh needs an axis, e.g. Mesh{{\"x\", 4}}"), "refx: a Mesh needs an axis, e.g. Mesh");
-  const auto found =
-      refx_messages("// \"refx: not this\"\nauto c = '\"'; f(\"refx: a \" /* x */ \"b {}\", R\"(refx: raw)\");");
+  const auto found = refx_messages("// \"refx: not this\"\nauto c = '\"'; f(\"refx: a \" /* x */ \"b {}\", R\"(refx: raw)\");");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].first, 2);
   EXPECT_EQ(found[0].second, "refx: a b {}");

@@ -73,8 +73,8 @@ inline void expect_outputs_match(const char* this_file) {
 
 #define REFX_DOC_CAT2(a, b) a##b
 #define REFX_DOC_CAT(a, b) REFX_DOC_CAT2(a, b)
-#define DOC_OUTPUT(name)                                                                     \
-  static std::string REFX_DOC_CAT(refx_doc_output_, __LINE__)();                             \
-  [[maybe_unused]] static const bool REFX_DOC_CAT(refx_doc_output_recorded_, __LINE__) =     \
-      ::refx_docs::record_output(__FILE__, name, &REFX_DOC_CAT(refx_doc_output_, __LINE__)); \
+#define DOC_OUTPUT(name)                                                                                  \
+  static std::string REFX_DOC_CAT(refx_doc_output_, __LINE__)();                                          \
+  [[maybe_unused]] static const bool REFX_DOC_CAT(refx_doc_output_recorded_, __LINE__) =                  \
+      ::refx_docs::record_output(__FILE__, name, &REFX_DOC_CAT(refx_doc_output_, __LINE__));              \
   static std::string REFX_DOC_CAT(refx_doc_output_, __LINE__)()

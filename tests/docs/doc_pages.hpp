@@ -91,11 +91,11 @@ inline std::optional<Marker> marker_of(const std::string& line, int number) {
 
 /// One fenced block of a page.
 struct Block {
-  std::string lang;              ///< after the opening fence, e.g. "cpp", "text", ""
-  int fence_line = 0;            ///< 1-based line of the opening fence
-  std::string body;              ///< the lines between the fences, each with its '\n'
+  std::string lang;     ///< after the opening fence, e.g. "cpp", "text", ""
+  int fence_line = 0;   ///< 1-based line of the opening fence
+  std::string body;     ///< the lines between the fences, each with its '\n'
   std::optional<Marker> marker;  ///< the marker on the line right before the fence
-  std::string heading;           ///< text of the nearest heading above the block
+  std::string heading;  ///< text of the nearest heading above the block
   bool closed = false;
 
   bool is_cpp() const { return lang == "cpp" || lang == "c++" || lang == "C++"; }
@@ -133,8 +133,7 @@ inline Page parse_page(const std::string& text) {
     std::size_t j = i + 1;
     for (; j < lines.size() && trim(lines[j]) != "```"; ++j) {
       const std::string& l = lines[j];
-      const std::size_t lead =
-          std::min(indent, l.find_first_not_of(' ') == std::string::npos ? l.size() : l.find_first_not_of(' '));
+      const std::size_t lead = std::min(indent, l.find_first_not_of(' ') == std::string::npos ? l.size() : l.find_first_not_of(' '));
       b.body += l.substr(lead) + "\n";
     }
     b.closed = j < lines.size();
@@ -175,8 +174,7 @@ inline std::map<std::string, std::string> regions_of(const std::string& source) 
 inline std::string slug(const std::string& text) {
   std::string out;
   for (char c : text) {
-    if (std::isalnum(static_cast<unsigned char>(c)))
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     else if (!out.empty() && out.back() != '_') out += '_';
   }
   while (!out.empty() && out.back() == '_') out.pop_back();

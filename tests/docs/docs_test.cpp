@@ -74,8 +74,7 @@ TEST(Docs, FragmentsQuoteACompiledSourceVerbatim) {
       const Marker& m = *b.marker;
       const std::string where = path + ":" + std::to_string(b.fence_line);
       if (!is_compiled_source(m.path)) {
-        ADD_FAILURE() << where << ": a fragment must quote examples/*.cpp or tests/<area>/*_test.cpp, not '" << m.path
-                      << "'";
+        ADD_FAILURE() << where << ": a fragment must quote examples/*.cpp or tests/<area>/*_test.cpp, not '" << m.path << "'";
         continue;
       }
       if (!fs::exists(root() / m.path)) {
@@ -85,8 +84,7 @@ TEST(Docs, FragmentsQuoteACompiledSourceVerbatim) {
       const auto regions = regions_of(read_file(root() / m.path));
       const auto r = regions.find(m.name);
       if (r == regions.end()) {
-        ADD_FAILURE() << where << ": " << m.path << " has no region '// [snippet:" << m.name
-                      << "]' ... '// [/snippet]'";
+        ADD_FAILURE() << where << ": " << m.path << " has no region '// [snippet:" << m.name << "]' ... '// [/snippet]'";
         continue;
       }
       EXPECT_EQ(b.body, r->second) << where << ": the fragment differs from region '" << m.name << "' of " << m.path;
@@ -103,8 +101,7 @@ TEST(Docs, EverySnippetRegionIsQuoted) {
   for (const std::string& source : compiled_sources())
     for (const auto& [name, text] : regions_of(read_file(root() / source)))
       EXPECT_TRUE(quoted.contains({source, name}))
-          << source << ": region '" << name << "' is quoted by no page (<!-- fragment: " << source << "#" << name
-          << " -->)";
+          << source << ": region '" << name << "' is quoted by no page (<!-- fragment: " << source << "#" << name << " -->)";
 }
 
 TEST(Docs, MarkersAreKnownAndComeRightBeforeABlock) {
@@ -116,8 +113,7 @@ TEST(Docs, MarkersAreKnownAndComeRightBeforeABlock) {
     for (const Marker& m : page.markers) {
       const std::string where = path + ":" + std::to_string(m.line);
       if (m.kind != "fragment" && m.kind != "output") continue;  // other HTML comments are prose
-      EXPECT_TRUE(before_a_block.contains(m.line))
-          << where << ": a <!-- " << m.kind << ": --> marker must be the line right before a ``` fence";
+      EXPECT_TRUE(before_a_block.contains(m.line)) << where << ": a <!-- " << m.kind << ": --> marker must be the line right before a ``` fence";
       EXPECT_FALSE(m.path.empty() || m.name.empty()) << where << ": write <!-- " << m.kind << ": PATH#NAME -->";
     }
     for (const Block& b : page.blocks) {

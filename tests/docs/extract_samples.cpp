@@ -66,9 +66,8 @@ int main(int argc, char** argv) {
                escape(page_path) + ":" + std::to_string(s.block->fence_line) + " returned non-zero\";\n}\n";
     }
   }
-  std::string text =
-      "// Generated from README.md and docs/*.md by tests/docs/extract_samples.cpp: " + std::to_string(count) +
-      " samples. Do not edit.\n";
+  std::string text = "// Generated from README.md and docs/*.md by tests/docs/extract_samples.cpp: " +
+                     std::to_string(count) + " samples. Do not edit.\n";
   for (const std::string& inc : includes) text += inc + "\n";
   text += "\n" + bodies + "#line 1 \"doc_samples.inc (tests)\"\n" + tests;
   if (refx_docs::read_file(output) == text) return 0;

@@ -104,17 +104,16 @@ std::string hazard_message() {
   return "no VerifyError\n";
 }
 
-TEST(GraphPage, AHazardNamesBothLines) {
-  EXPECT_NE(hazard_message().find("writes the source of the copy"), std::string::npos);
-}
+TEST(GraphPage, AHazardNamesBothLines) { EXPECT_NE(hazard_message().find("writes the source of the copy"), std::string::npos); }
 
 DOC_OUTPUT("hazard-message") { return hazard_message(); }
 
 Graph fused_relu_axpby() {
   // [snippet:fusion]
   auto relu_axpby = [](SmemRef<const float> a, SmemRef<const float> b, VmemRef<const float, 1024> x,
-                       VmemRef<const float, 1024> y,
-                       VmemRef<float, 1024> out) { out.store(max(a.load() * x.load() + b.load() * y.load(), 0.0f)); };
+                       VmemRef<const float, 1024> y, VmemRef<float, 1024> out) {
+    out.store(max(a.load() * x.load() + b.load() * y.load(), 0.0f));
+  };
   Graph g = trace(relu_axpby);
   passes::run_pipeline(g);
   // [/snippet]
@@ -147,15 +146,14 @@ TEST(EffectsPage, EffectsInsideKernels) {
                      fori_loop(0, 2, [&](Scalar<std::int32_t> i) {
                        auto x = xs.load();
                        // [snippet:effects-inside-kernels]
-                       debug_print("step {}: x = {:.3f}", i, x);    // unordered
-                       debug_print(ordered, "device {} done", me);  // ordered
+                       debug_print("step {}: x = {:.3f}", i, x);                 // unordered
+                       debug_print(ordered, "device {} done", me);               // ordered
                        io_callback([&](std::int32_t step, std::span<const float> x) { log(step, x); }, i, x);
                        io_callback(ordered, [&] { progress.tick(); });
                        // [/snippet]
                      });
                    }).compile(Mesh{{"x", 2}}, {}, rt);
-  exe(Array::generate<float>(
-      2, Shape{4}, [](int d, std::int64_t k) { return d + 0.25 * static_cast<double>(k); }, rt));
+  exe(Array::generate<float>(2, Shape{4}, [](int d, std::int64_t k) { return d + 0.25 * static_cast<double>(k); }, rt));
   effects_barrier(rt);
   EXPECT_EQ(printed.size(), 8u);  // 2 devices x 2 steps x 2 prints
   EXPECT_EQ(std::count(printed.begin(), printed.end(), "step 1: x = [1.000, 1.250, 1.500, 1.750]"), 1);
@@ -171,9 +169,9 @@ TEST(PerformancePage, TheTracedChainHasFourOpsPerStep) {
     // [snippet:chain]
     auto acc = x.at(0).load();
     for (std::int64_t k = 0; k < steps; ++k) {
-      auto v = x.at(k % 16).load();  // view + load
-      acc = acc * v + v;             // mul, add
-      y.at(k % 16).store(acc);       // view + store
+      auto v = x.at(k % 16).load();   // view + load
+      acc = acc * v + v;              // mul, add
+      y.at(k % 16).store(acc);        // view + store
     }
     // [/snippet]
   });
@@ -263,8 +261,7 @@ DOC_OUTPUT("half-barrier") {
                             .name("exchange")
                             .collective_id(0)
                             .compile(Mesh{{"x", kN}}, {}, rt);
-  const Array x = Array::generate<float>(
-      kN, Shape{256}, [](int, std::int64_t) { return 1; }, rt);
+  const Array x = Array::generate<float>(kN, Shape{256}, [](int, std::int64_t) { return 1; }, rt);
   return message_of([&] { exchange(x)[0].block_until_ready(); });
 }
 
@@ -274,27 +271,26 @@ constexpr std::int64_t kGather = 256;
 
 DOC_OUTPUT("negative-slot") {
   Runtime rt(RuntimeOptions{.workers = 2});
-  const auto gather_mean =
-      kernel([](VmemRef<const float, kGather> x, VmemRef<float, kN, kGather> out, VmemRef<float, kGather> mean) {
-        auto me = axis_index("x");
-        auto right = (me + 1) % kN;
-        run_scoped([&](DmaSemaphore send, DmaSemaphores<kN - 1> recv) {
-          out.at(me).store(x.load());
-          for (int s = 0; s < kN - 1; ++s) {
-            // [snippet:negative-slot]
-            auto slot = (me - s) % kN;  // C++'s %: -1 for me = 0, s = 1
-            // [/snippet]
-            auto copy = make_async_remote_copy(out.at(slot), out.at(slot), send, recv.at(s), right);
-            copy.start();
-            copy.wait();
-          }
-          mean.store(reduce_sum<0>(out.load()) * (1.0f / kN));
-        });
-      })
-          .name("gather_mean")
-          .compile(Mesh{{"x", kN}}, {}, rt);
-  const Array x = Array::generate<float>(
-      kN, Shape{kGather}, [](int d, std::int64_t) { return d; }, rt);
+  const auto gather_mean = kernel([](VmemRef<const float, kGather> x, VmemRef<float, kN, kGather> out,
+                                     VmemRef<float, kGather> mean) {
+                             auto me = axis_index("x");
+                             auto right = (me + 1) % kN;
+                             run_scoped([&](DmaSemaphore send, DmaSemaphores<kN - 1> recv) {
+                               out.at(me).store(x.load());
+                               for (int s = 0; s < kN - 1; ++s) {
+                                 // [snippet:negative-slot]
+                                 auto slot = (me - s) % kN;  // C++'s %: -1 for me = 0, s = 1
+                                 // [/snippet]
+                                 auto copy = make_async_remote_copy(out.at(slot), out.at(slot), send, recv.at(s), right);
+                                 copy.start();
+                                 copy.wait();
+                               }
+                               mean.store(reduce_sum<0>(out.load()) * (1.0f / kN));
+                             });
+                           })
+                               .name("gather_mean")
+                               .compile(Mesh{{"x", kN}}, {}, rt);
+  const Array x = Array::generate<float>(kN, Shape{kGather}, [](int d, std::int64_t) { return d; }, rt);
   return message_of([&] { gather_mean(x)[0].block_until_ready(); });
 }
 
@@ -323,8 +319,7 @@ std::string race_without_capacity_handshake() {
                    })
                        .name("all_reduce")
                        .compile(Mesh{{"x", kN}}, {}, checked);
-  const Array x = Array::generate<float>(
-      kN, Shape{kReduce}, [](int d, std::int64_t) { return d; }, checked);
+  const Array x = Array::generate<float>(kN, Shape{kReduce}, [](int d, std::int64_t) { return d; }, checked);
   return message_of([&] { exe(x)[0].block_until_ready(); });
 }
 
@@ -398,17 +393,13 @@ DOC_OUTPUT("callback-throws") {
   const auto exe = kernel([](VmemRef<const float, 8>) {
                      fori_loop(0, 2, [&](Scalar<std::int32_t> step) {
                        // [snippet:callback-throws]
-                       io_callback(
-                           ordered,
-                           [](std::int32_t s) {
-                             if (s == 1) throw std::runtime_error("disk full");
-                           },
-                           step);
+                       io_callback(ordered, [](std::int32_t s) {
+                         if (s == 1) throw std::runtime_error("disk full");
+                       }, step);
                        // [/snippet]
                      });
                    }).compile(Mesh{{"x", kN}}, {}, rt);
-  exe(Array::generate<float>(
-      kN, Shape{8}, [](int, std::int64_t) { return 0; }, rt));
+  exe(Array::generate<float>(kN, Shape{8}, [](int, std::int64_t) { return 0; }, rt));
   const std::string first = message_of([&] { effects_barrier(rt); });
   const std::string second = message_of([&] { effects_barrier(rt); });  // reported once
   return second == "no error\n" ? first : "reported twice: " + second;
@@ -432,8 +423,7 @@ DOC_OUTPUT("timeline-write") {
                           })
                               .name("rotate_sum")
                               .compile(Mesh{{"x", kN}}, {}, rt);
-  const Array x = Array::generate<float>(
-      kN, Shape{kReduce}, [](int d, std::int64_t) { return d; }, rt);
+  const Array x = Array::generate<float>(kN, Shape{kReduce}, [](int d, std::int64_t) { return d; }, rt);
   return message_of([&] {
     // [snippet:timeline-write]
     rt.start_timeline();

@@ -32,26 +32,16 @@ struct Variant {
 
 constexpr auto uni = Direction::unidirectional, bi = Direction::bidirectional;
 const Variant kVariants[] = {
-    {Coll::all_reduce, Algorithm::ring, uni, false},
-    {Coll::all_reduce, Algorithm::ring, bi, false},
-    {Coll::all_reduce, Algorithm::ring, uni, true},
-    {Coll::all_reduce, Algorithm::ring, bi, true},
-    {Coll::all_reduce, Algorithm::direct, uni, false},
-    {Coll::all_reduce, Algorithm::direct, uni, true},
-    {Coll::all_reduce, Algorithm::one_shot, uni, false},
-    {Coll::all_reduce, Algorithm::one_shot, uni, true},
-    {Coll::all_reduce, Algorithm::automatic, uni, false},
-    {Coll::reduce_scatter, Algorithm::ring, uni, false},
-    {Coll::reduce_scatter, Algorithm::ring, bi, false},
-    {Coll::reduce_scatter, Algorithm::ring, uni, true},
-    {Coll::reduce_scatter, Algorithm::ring, bi, true},
-    {Coll::reduce_scatter, Algorithm::direct, uni, false},
-    {Coll::all_gather, Algorithm::ring, uni, false},
-    {Coll::all_gather, Algorithm::ring, uni, true},
-    {Coll::all_gather, Algorithm::direct, uni, false},
-    {Coll::all_gather, Algorithm::direct, uni, true},
-    {Coll::all_to_all},
-    {Coll::ppermute},
+    {Coll::all_reduce, Algorithm::ring, uni, false},       {Coll::all_reduce, Algorithm::ring, bi, false},
+    {Coll::all_reduce, Algorithm::ring, uni, true},        {Coll::all_reduce, Algorithm::ring, bi, true},
+    {Coll::all_reduce, Algorithm::direct, uni, false},     {Coll::all_reduce, Algorithm::direct, uni, true},
+    {Coll::all_reduce, Algorithm::one_shot, uni, false},   {Coll::all_reduce, Algorithm::one_shot, uni, true},
+    {Coll::all_reduce, Algorithm::automatic, uni, false},  {Coll::reduce_scatter, Algorithm::ring, uni, false},
+    {Coll::reduce_scatter, Algorithm::ring, bi, false},    {Coll::reduce_scatter, Algorithm::ring, uni, true},
+    {Coll::reduce_scatter, Algorithm::ring, bi, true},     {Coll::reduce_scatter, Algorithm::direct, uni, false},
+    {Coll::all_gather, Algorithm::ring, uni, false},       {Coll::all_gather, Algorithm::ring, uni, true},
+    {Coll::all_gather, Algorithm::direct, uni, false},     {Coll::all_gather, Algorithm::direct, uni, true},
+    {Coll::all_to_all},                                    {Coll::ppermute},
 };
 
 // ---------------------------------------------------------------- inputs and references
@@ -61,8 +51,7 @@ const Variant kVariants[] = {
 /// spread over the whole range, so sums wrap.
 template <class T>
 T element(int d, std::int64_t i, Values v) {
-  const std::uint64_t h = mix(static_cast<std::uint64_t>(d) * 0x9e3779b97f4a7c15ULL ^
-                              static_cast<std::uint64_t>(i) * 0x632be59bd9b4e019ULL);
+  const std::uint64_t h = mix(static_cast<std::uint64_t>(d) * 0x9e3779b97f4a7c15ULL ^ static_cast<std::uint64_t>(i) * 0x632be59bd9b4e019ULL);
   if constexpr (is_half_float_v<T>) {
     if (v == Values::small_integers) return T(static_cast<float>(static_cast<int>(h % 9) - 4));
     return T(static_cast<double>(static_cast<std::int64_t>(h % 4096) - 2048) / 256.0 + 0.0009765625 * (h >> 50 & 7));
@@ -188,8 +177,7 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   const bool reduces = c.v.coll == Coll::all_reduce || c.v.coll == Coll::reduce_scatter;
   if (reduces) s += std::string("_") + refx::testing::name_of(c.op);
   s += "_" + std::string(refx::name_of(c.type));
-  if (reduces && is_floating(c.type) && c.op == ReduceOp::sum)
-    s += c.values == Values::small_integers ? "_ints" : "_fractions";
+  if (reduces && is_floating(c.type) && c.op == ReduceOp::sum) s += c.values == Values::small_integers ? "_ints" : "_fractions";
   return s + "_m" + std::to_string(c.m);
 }
 
@@ -231,8 +219,7 @@ void check(const Case& c) {
       for (int d = 0; d < n; ++d) {
         const auto got = out.template to_host<T>(d);
         ASSERT_TRUE(near(got, 0, want, 0, m, at(d)));
-        for (std::int64_t i = 0; i < m; ++i)
-          rounded += as_double(got[static_cast<std::size_t>(i)]) != want.value[static_cast<std::size_t>(i)];
+        for (std::int64_t i = 0; i < m; ++i) rounded += as_double(got[static_cast<std::size_t>(i)]) != want.value[static_cast<std::size_t>(i)];
       }
       if (!exact_sum && m > 100) {
         EXPECT_GT(rounded, 0);
@@ -260,8 +247,7 @@ void check(const Case& c) {
       const auto exe = collectives::all_gather_program<T>(mesh, m, o);
       Array out;
       if (c.v.in_place) {
-        std::vector<std::vector<T>> rows(static_cast<std::size_t>(n),
-                                         std::vector<T>(static_cast<std::size_t>(n * m), T(7)));
+        std::vector<std::vector<T>> rows(static_cast<std::size_t>(n), std::vector<T>(static_cast<std::size_t>(n * m), T(7)));
         for (int d = 0; d < n; ++d) std::copy(host[d].begin(), host[d].end(), rows[d].begin() + d * m);
         out = array_of(rows, Shape{n, m});
         exe.call_in_place({out});
@@ -284,11 +270,9 @@ void check(const Case& c) {
     case Coll::ppermute: {
       using V = Ref<T, extents<dyn>, Hbm>;
       using CV = Ref<const T, extents<dyn>, Hbm>;
-      const auto exe =
-          kernel([](CV x, V y) { ppermute_done(ppermute_start(x, y, "x", -1)); }).compile(mesh, {Shape{m}, Shape{m}});
+      const auto exe = kernel([](CV x, V y) { ppermute_done(ppermute_start(x, y, "x", -1)); }).compile(mesh, {Shape{m}, Shape{m}});
       const auto out = exe(array_of(host, Shape{m}))[0];
-      for (int d = 0; d < n; ++d)
-        ASSERT_TRUE(same_bits(out.template to_host<T>(d), host[static_cast<std::size_t>(mod(d + 1, n))], at(d)));
+      for (int d = 0; d < n; ++d) ASSERT_TRUE(same_bits(out.template to_host<T>(d), host[static_cast<std::size_t>(mod(d + 1, n))], at(d)));
       break;
     }
   }
@@ -342,13 +326,13 @@ TEST(InKernel, Bf16AllReduceAndAllGatherBetweenComputations) {
   constexpr std::int64_t m = 33;
   for (int n : {2, 4}) {
     for (Algorithm a : {Algorithm::ring, Algorithm::direct, Algorithm::one_shot}) {
-      const auto exe =
-          kernel([a](VmemRef<const bf16, m> x, VmemRef<bf16, m> sum, Ref<bf16, extents<dyn, m>, Vmem> all) {
-            sum.store(x.load() * bf16(2.0f));
-            collectives::all_reduce(sum, "x", ReduceOp::sum, Direction::unidirectional, a);
-            sum.store(sum.load() + 0.5f);
-            collectives::all_gather(x, all, "x", a == Algorithm::one_shot ? Algorithm::automatic : a);
-          }).compile(Mesh{{"x", n}}, {Shape{m}, Shape{m}, Shape{n, m}});
+      const auto exe = kernel([a](VmemRef<const bf16, m> x, VmemRef<bf16, m> sum, Ref<bf16, extents<dyn, m>, Vmem> all) {
+                         sum.store(x.load() * bf16(2.0f));
+                         collectives::all_reduce(sum, "x", ReduceOp::sum, Direction::unidirectional, a);
+                         sum.store(sum.load() + 0.5f);
+                         collectives::all_gather(x, all, "x", a == Algorithm::one_shot ? Algorithm::automatic : a);
+                       })
+                           .compile(Mesh{{"x", n}}, {Shape{m}, Shape{m}, Shape{n, m}});
       const auto host = host_inputs<bf16>(n, m, Values::small_integers);
       const auto out = exe(array_of(host, Shape{m}));
       std::vector<bf16> gathered;

@@ -39,13 +39,11 @@ std::uint16_t bf16_reference(double x) {
   // Largest bf16 magnitude <= a: walk down from the f32 truncation.
   std::uint16_t lo = 0;
   if (a > 0) {
-    float f = static_cast<float>(a);  // may round up
+    float f = static_cast<float>(a);                       // may round up
     if (static_cast<double>(f) > a) f = std::nextafter(f, 0.0f);
     lo = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(f) >> 16);  // truncation: below or at a
   }
-  const auto value = [](std::uint16_t b) {
-    return static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16));
-  };
+  const auto value = [](std::uint16_t b) { return static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16)); };
   const std::uint16_t hi = static_cast<std::uint16_t>(lo + 1);  // 0x7f80 past the max: infinity
   std::uint16_t r;
   if (value(lo) == a) {
@@ -67,13 +65,13 @@ bool is_nan_f16(std::uint16_t b) { return (b & 0x7fff) > 0x7c00; }
 
 // ---------------------------------------------------------------- f32 -> bf16
 
-TEST(Bf16FromF32, ChecklistHexCases) {                // items 23, 24
+TEST(Bf16FromF32, ChecklistHexCases) {  // items 23, 24
   EXPECT_EQ(bits_of(bf16(f32(0x3F808000))), 0x3F80);  // 1 + 2^-8: a tie, to even
   EXPECT_EQ(bits_of(bf16(f32(0x3F818000))), 0x3F82);  // a tie, up to even
   EXPECT_EQ(bits_of(bf16(f32(0x3F808001))), 0x3F81);  // just above the tie
   EXPECT_EQ(bits_of(bf16(f32(0x3F80FFFF))), 0x3F81);
-  EXPECT_EQ(bits_of(bf16(259.0f)), 0x4382);  // 259 -> 260
-  EXPECT_EQ(bits_of(bf16(257.0f)), 0x4380);  // 257 -> 256
+  EXPECT_EQ(bits_of(bf16(259.0f)), 0x4382);           // 259 -> 260
+  EXPECT_EQ(bits_of(bf16(257.0f)), 0x4380);           // 257 -> 256
   EXPECT_EQ(bits_of(bf16(0.1f)), 0x3DCD);
   EXPECT_EQ(bits_of(bf16(f32(0x7F7F7FFF))), 0x7F7F);  // just below the overflow tie
   EXPECT_EQ(bits_of(bf16(f32(0x7F7F8000))), 0x7F80);  // the tie goes to even = inf
@@ -144,13 +142,13 @@ TEST(F16FromF32, ChecklistCases) {  // item 27
 }
 
 TEST(F16FromF32, SubnormalTiesAndUnderflow) {
-  const float ulp = 0x1p-24f;                   // the smallest f16 subnormal
-  EXPECT_EQ(bits_of(f16(0.5f * ulp)), 0x0000);  // a tie, to even zero
-  EXPECT_EQ(bits_of(f16(1.5f * ulp)), 0x0002);  // a tie, to even 2
+  const float ulp = 0x1p-24f;  // the smallest f16 subnormal
+  EXPECT_EQ(bits_of(f16(0.5f * ulp)), 0x0000);         // a tie, to even zero
+  EXPECT_EQ(bits_of(f16(1.5f * ulp)), 0x0002);         // a tie, to even 2
   EXPECT_EQ(bits_of(f16(2.5f * ulp)), 0x0002);
   EXPECT_EQ(bits_of(f16(std::nextafter(0.5f * ulp, 1.0f))), 0x0001);
   EXPECT_EQ(bits_of(f16(-0.25f * ulp)), 0x8000);
-  EXPECT_EQ(bits_of(f16(1023.5f * ulp)), 0x0400);  // rounds up into the normals
+  EXPECT_EQ(bits_of(f16(1023.5f * ulp)), 0x0400);      // rounds up into the normals
 }
 
 TEST(F16FromF32, MatchesFloat16OfTheCompiler) {
@@ -187,8 +185,8 @@ void expect_doubles_round_once(double (*grid_value)(std::uint16_t), std::uint16_
     for (const double x : {tie, tie - tiny, tie + tiny, std::nextafter(tie, 0.0), std::nextafter(tie, 1e300)}) {
       for (const double s : {1.0, -1.0}) {
         const double v = s * x;
-        ASSERT_EQ(H(v).bits(), reference(v))
-            << "double " << fmt::format("{:a}", v) << " near the tie above bits 0x" << std::hex << b;
+        ASSERT_EQ(H(v).bits(), reference(v)) << "double " << fmt::format("{:a}", v) << " near the tie above bits 0x"
+                                             << std::hex << b;
         ++cases;
       }
     }
@@ -213,9 +211,8 @@ TEST(HalfFromDouble, Bf16RoundsOnce) {
 TEST(HalfFromDouble, F16RoundsOnce) {
   EXPECT_EQ(f16(1.0 + 0x1p-11 + 0x1p-40).bits(), 0x3C01);
   EXPECT_EQ(f16(1.0 + 0x1p-11).bits(), 0x3C00);
-  expect_doubles_round_once<f16>(
-      [](std::uint16_t b) { return static_cast<double>(static_cast<_Float16>(std::bit_cast<_Float16>(b))); }, 0x7BFF,
-      [](double x) { return f16_reference(x); });
+  expect_doubles_round_once<f16>([](std::uint16_t b) { return static_cast<double>(static_cast<_Float16>(std::bit_cast<_Float16>(b))); },
+                                 0x7BFF, [](double x) { return f16_reference(x); });
   EXPECT_EQ(f16(65519.999).bits(), 0x7BFF);
   EXPECT_EQ(f16(65520.0).bits(), 0x7C00);
   EXPECT_TRUE(is_nan_f16(f16(-std::nan("")).bits()));
@@ -256,34 +253,9 @@ TEST(HalfToF32, EveryF16PatternIsExact) {
 /// zero), out-of-range values both ways, infinities and NaN (floats only),
 /// and integers at the edges of every integer type.
 std::vector<double> cast_inputs() {
-  return {0.0,
-          -0.0,
-          1.0,
-          -1.0,
-          1.7,
-          -1.7,
-          2.5,
-          127.0,
-          128.0,
-          255.0,
-          256.0,
-          300.0,
-          -5.0,
-          -128.0,
-          -129.0,
-          65504.0,
-          65520.0,
-          2147483647.0,
-          -2147483648.0,
-          3e9,
-          -3e9,
-          4294967295.0,
-          5e9,
-          1e19,
-          -1e19,
-          1e30,
-          std::numeric_limits<double>::infinity(),
-          -std::numeric_limits<double>::infinity(),
+  return {0.0, -0.0, 1.0, -1.0, 1.7, -1.7, 2.5, 127.0, 128.0, 255.0, 256.0, 300.0, -5.0, -128.0, -129.0,
+          65504.0, 65520.0, 2147483647.0, -2147483648.0, 3e9, -3e9, 4294967295.0, 5e9, 1e19, -1e19, 1e30,
+          std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
           std::numeric_limits<double>::quiet_NaN()};
 }
 
@@ -354,9 +326,8 @@ void check_cast() {
   std::copy(src.begin(), src.end(), in.data<F>());
   Buffer out(dtype_v<T>, Shape{n});
   out.fill_zero();
-  const Graph g =
-      trace([](Ref<const F, extents<dyn>, Vmem> x, Ref<T, extents<dyn>, Vmem> y) { y.store(cast<T>(x.load())); },
-            {Shape{n}, Shape{n}});
+  const Graph g = trace([](Ref<const F, extents<dyn>, Vmem> x, Ref<T, extents<dyn>, Vmem> y) { y.store(cast<T>(x.load())); },
+                        {Shape{n}, Shape{n}});
   interpret(g, in, out);
   const T* o = out.data<T>();
   for (std::int64_t i = 0; i < n; ++i) {
@@ -372,8 +343,9 @@ TEST(InKernelCast, EveryPairOfElementTypes) {
   for (int f = 0; f <= static_cast<int>(last_dtype); ++f)
     for (int t = 0; t <= static_cast<int>(last_dtype); ++t) {
       visit_dtype(static_cast<DType>(f), [&](auto from) {
-        visit_dtype(static_cast<DType>(t),
-                    [&](auto to) { check_cast<typename decltype(from)::type, typename decltype(to)::type>(); });
+        visit_dtype(static_cast<DType>(t), [&](auto to) {
+          check_cast<typename decltype(from)::type, typename decltype(to)::type>();
+        });
       });
       ++pairs;
     }
@@ -386,8 +358,7 @@ TEST(InKernelCast, ChecklistIntegerConversions) {  // item 30's converts
     using T = typename decltype(tag)::type;
     Buffer in = Buffer::from<float>(Shape{1}, std::vector<float>{static_cast<float>(x)});
     Buffer out(dtype_v<T>, Shape{1});
-    const Graph g =
-        trace([](Ref<const float, extents<1>, Vmem> a, Ref<T, extents<1>, Vmem> b) { b.store(cast<T>(a.load())); });
+    const Graph g = trace([](Ref<const float, extents<1>, Vmem> a, Ref<T, extents<1>, Vmem> b) { b.store(cast<T>(a.load())); });
     interpret(g, in, out);
     return static_cast<std::int64_t>(out.data<T>()[0]);
   };
@@ -403,8 +374,7 @@ TEST(InKernelCast, ChecklistIntegerConversions) {  // item 30's converts
     using T = typename decltype(tag)::type;
     Buffer in = Buffer::from<std::int32_t>(Shape{1}, std::vector<std::int32_t>{x});
     Buffer out(dtype_v<T>, Shape{1});
-    const Graph g = trace(
-        [](Ref<const std::int32_t, extents<1>, Vmem> a, Ref<T, extents<1>, Vmem> b) { b.store(cast<T>(a.load())); });
+    const Graph g = trace([](Ref<const std::int32_t, extents<1>, Vmem> a, Ref<T, extents<1>, Vmem> b) { b.store(cast<T>(a.load())); });
     interpret(g, in, out);
     return static_cast<std::int64_t>(out.data<T>()[0]);
   };
@@ -421,11 +391,11 @@ namespace {
 // preferred element type: a bf16 dot computes in f32 and rounds its result
 // once; casting the operands to f32 first keeps the exact product.
 TEST(Dot, Bf16ProductsAreExactInF32) {
-  const Graph g = trace(
-      [](VmemRef<const bf16, 1, 2> a, VmemRef<const bf16, 2, 1> b, VmemRef<bf16, 1, 1> low, VmemRef<float, 1, 1> high) {
-        low.store(dot(a.load(), b.load()));
-        high.store(dot(cast<float>(a.load()), cast<float>(b.load())));
-      });
+  const Graph g = trace([](VmemRef<const bf16, 1, 2> a, VmemRef<const bf16, 2, 1> b, VmemRef<bf16, 1, 1> low,
+                           VmemRef<float, 1, 1> high) {
+    low.store(dot(a.load(), b.load()));
+    high.store(dot(cast<float>(a.load()), cast<float>(b.load())));
+  });
   const bf16 x(1.0078125f), z(0.0f);
   Buffer a = Buffer::from<bf16>(Shape{1, 2}, std::vector<bf16>{x, z});
   Buffer b = Buffer::from<bf16>(Shape{2, 1}, std::vector<bf16>{x, z});

@@ -59,7 +59,8 @@ TYPED_TEST(EveryType, LocalCopiesContiguousAndStrided) {
                  even.wait();
                  run.wait();
                });
-             }).compile(Mesh{{"x", 1}});
+             })
+                 .compile(Mesh{{"x", 1}});
   const Array x = Array::generate<T>(1, Shape{kBlock}, [](int d, std::int64_t i) { return sample<T>(d, i); });
   const std::vector<T> in = x.template to_host<T>(0);
   std::vector<T> want;
@@ -81,12 +82,12 @@ TYPED_TEST(EveryType, RemoteCopiesAroundTheRing) {
                    c.start();
                    c.wait();
                  });
-               }).compile(Mesh{{"x", n}});
+               })
+                   .compile(Mesh{{"x", n}});
     const Array x = Array::generate<T>(n, Shape{kBlock}, [](int d, std::int64_t i) { return sample<T>(d, i); });
     const auto out = exe(x)[0];
     for (int d = 0; d < n; ++d)
-      EXPECT_TRUE(same_bits(out.template to_host<T>(d), x.template to_host<T>(mod(d - 1, n))))
-          << "N=" << n << " device " << d;
+      EXPECT_TRUE(same_bits(out.template to_host<T>(d), x.template to_host<T>(mod(d - 1, n)))) << "N=" << n << " device " << d;
   }
 }
 
@@ -141,36 +142,31 @@ TYPED_TEST(Halves, AccumulatingCopiesRoundOncePerBlock) {
   Watchdog dog(kTestLimit, "accumulating copies");
   Runtime chunky(tiny_chunks());
   for (Runtime* rt : {&Runtime::global(), &chunky})  // copies whole, and in 64-byte chunks
-    for (int n : {2, 4})
-      for (std::int64_t stride : {1, 2}) {
-        // Element 0: 256 + 1 + 1 + 1 -- per-block rounding gives 256 for bf16
-        // (each +1 is a tie back to even), an f32 accumulator 259 -> 260.
-        const Array x = Array::generate<H>(
-            n, Shape{kBlock},
-            [](int d, std::int64_t i) {
-              if (i == 0) return H(d == 0 ? 256.0f : 1.0f);
-              if (i == 1) return H(d == 0 ? 2048.0f : 1.0f);  // f16's tie at 2048 (spacing 2)
-              return sample<H>(d, i);
-            },
-            *rt);
-        const auto y = accumulate_in_turn<H>(n, CopyReduce::sum, stride, *rt)(x)[0].template to_host<H>(0);
-        std::vector<H> want = x.template to_host<H>(0);
-        for (int d = 1; d < n; ++d) {
-          const std::vector<H> xd = x.template to_host<H>(d);
-          for (std::size_t i = 0; i < want.size(); ++i)
-            want[i] = H(static_cast<float>(want[i]) + static_cast<float>(xd[i]));
-        }
-        for (std::int64_t i = 0; i < kBlock; ++i)
-          ASSERT_EQ(y[static_cast<std::size_t>(i * stride)].bits(), want[static_cast<std::size_t>(i)].bits())
-              << "N=" << n << " stride " << stride << (rt == &chunky ? " (64-byte chunks)" : "") << " element " << i
-              << ": got " << float(y[static_cast<std::size_t>(i * stride)]) << ", expected "
-              << float(want[static_cast<std::size_t>(i)]);
-        if constexpr (std::is_same_v<H, bf16>) {
-          EXPECT_EQ(float(y[0]), 256.0f) << "bf16: each +1 ties back to 256";
-        } else {
-          EXPECT_EQ(float(y[static_cast<std::size_t>(stride)]), 2048.0f) << "f16: each +1 ties back to 2048";
-        }
+  for (int n : {2, 4})
+    for (std::int64_t stride : {1, 2}) {
+      // Element 0: 256 + 1 + 1 + 1 -- per-block rounding gives 256 for bf16
+      // (each +1 is a tie back to even), an f32 accumulator 259 -> 260.
+      const Array x = Array::generate<H>(n, Shape{kBlock}, [](int d, std::int64_t i) {
+        if (i == 0) return H(d == 0 ? 256.0f : 1.0f);
+        if (i == 1) return H(d == 0 ? 2048.0f : 1.0f);  // f16's tie at 2048 (spacing 2)
+        return sample<H>(d, i);
+      }, *rt);
+      const auto y = accumulate_in_turn<H>(n, CopyReduce::sum, stride, *rt)(x)[0].template to_host<H>(0);
+      std::vector<H> want = x.template to_host<H>(0);
+      for (int d = 1; d < n; ++d) {
+        const std::vector<H> xd = x.template to_host<H>(d);
+        for (std::size_t i = 0; i < want.size(); ++i) want[i] = H(static_cast<float>(want[i]) + static_cast<float>(xd[i]));
       }
+      for (std::int64_t i = 0; i < kBlock; ++i)
+        ASSERT_EQ(y[static_cast<std::size_t>(i * stride)].bits(), want[static_cast<std::size_t>(i)].bits())
+            << "N=" << n << " stride " << stride << (rt == &chunky ? " (64-byte chunks)" : "") << " element " << i << ": got " << float(y[static_cast<std::size_t>(i * stride)])
+            << ", expected " << float(want[static_cast<std::size_t>(i)]);
+      if constexpr (std::is_same_v<H, bf16>) {
+        EXPECT_EQ(float(y[0]), 256.0f) << "bf16: each +1 ties back to 256";
+      } else {
+        EXPECT_EQ(float(y[static_cast<std::size_t>(stride)]), 2048.0f) << "f16: each +1 ties back to 2048";
+      }
+    }
 }
 
 TYPED_TEST(Halves, AccumulateMaxKeepsTheMaximumAndNaNWins) {
@@ -205,14 +201,14 @@ TYPED_TEST(Halves, RefAccumRoundsOncePerAccumulation) {
   auto exe = kernel([base](VmemRef<const H, 4> x, VmemRef<H, 4> acc) {
                acc.store(Scalar<H>(H(base)));
                fori_loop(0, 8, [&](Scalar<std::int32_t>) { acc += x.load() * H(0.5f); });
-             }).compile(Mesh{{"x", 1}});
+             })
+                 .compile(Mesh{{"x", 1}});
   const std::vector<H> xs{H(2.0f), H(4.0f), H(1.0f), H(3.0f)};
   const auto got = exe(Array::from_shards<H>({xs}, Shape{4}))[0].template to_host<H>(0);
   for (std::size_t i = 0; i < xs.size(); ++i) {
     H want(base);
     for (int k = 0; k < 8; ++k) want = H(float(want) + float(H(float(xs[i]) * 0.5f)));
-    EXPECT_EQ(got[i].bits(), want.bits())
-        << "element " << i << ": got " << float(got[i]) << ", expected " << float(want);
+    EXPECT_EQ(got[i].bits(), want.bits()) << "element " << i << ": got " << float(got[i]) << ", expected " << float(want);
   }
   EXPECT_EQ(float(got[0]), base);          // +1: ties back every time
   EXPECT_EQ(float(got[1]), base + 16.0f);  // +2: exact
@@ -249,9 +245,9 @@ TYPED_TEST(Halves, DmaSemaphoresCountTwoBytesPerElement) {
                    counts.at(2).store(semaphore_read(recv));
                  });
                });
-             }).compile(Mesh{{"x", 2}}, {}, rt);
-  const Array x = Array::generate<H>(
-      2, Shape{kBlock}, [](int d, std::int64_t i) { return sample<H>(d, i); }, rt);
+             })
+                 .compile(Mesh{{"x", 2}}, {}, rt);
+  const Array x = Array::generate<H>(2, Shape{kBlock}, [](int d, std::int64_t i) { return sample<H>(d, i); }, rt);
   const auto out = exe(x);
   const auto counts = out[1].template to_host<std::int32_t>(0);
   EXPECT_EQ(counts[0], kBlock * 2);

@@ -89,27 +89,25 @@ TYPED_TEST(IntegerSemantics, AddSubMulWrap) {
     diff.push_back(static_cast<T>(static_cast<U>(wide(a[i]) - wide(b[i]))));
     prod.push_back(static_cast<T>(static_cast<U>(wide(a[i]) * wide(b[i]))));
   }
-  EXPECT_EQ(sum[0], lo);                   // max + 1 wraps to min (127 + 1 = -128; 255 + 1 = 0)
-  EXPECT_EQ(diff[3], static_cast<T>(-1));  // 0 - 1: -1, or 255 / 0xFFFFFFFF unsigned
+  EXPECT_EQ(sum[0], lo);                      // max + 1 wraps to min (127 + 1 = -128; 255 + 1 = 0)
+  EXPECT_EQ(diff[3], static_cast<T>(-1));      // 0 - 1: -1, or 255 / 0xFFFFFFFF unsigned
   EXPECT_EQ(run<T>(a, b, [](auto x, auto y) { return x + y; }), sum);
   EXPECT_EQ(run<T>(a, b, [](auto x, auto y) { return x - y; }), diff);
   EXPECT_EQ(run<T>(a, b, [](auto x, auto y) { return x * y; }), prod);
   // Chained (fused in the compiled kernel): (a + b) * b - a, each step wrapping.
   std::vector<T> chained;
   for (std::size_t i = 0; i < a.size(); ++i)
-    chained.push_back(static_cast<T>(
-        static_cast<U>(static_cast<U>(static_cast<U>(sum[i]) * static_cast<U>(b[i])) - static_cast<U>(a[i]))));
+    chained.push_back(static_cast<T>(static_cast<U>(static_cast<U>(static_cast<U>(sum[i]) * static_cast<U>(b[i])) -
+                                                    static_cast<U>(a[i]))));
   EXPECT_EQ(run<T>(a, b, [](auto x, auto y) { return (x + y) * y - x; }), chained);
 }
 
 TEST(IntegerSemantics, ChecklistItem30) {
   EXPECT_EQ(run<std::int8_t>({127}, {1}, [](auto x, auto y) { return x + y; }), std::vector<std::int8_t>{-128});
   EXPECT_EQ(run<std::uint8_t>({0}, {1}, [](auto x, auto y) { return x - y; }), std::vector<std::uint8_t>{255});
-  EXPECT_EQ(run<std::uint32_t>({0xFFFFFFFFu}, {1}, [](auto x, auto y) { return x + y; }),
-            std::vector<std::uint32_t>{0});
+  EXPECT_EQ(run<std::uint32_t>({0xFFFFFFFFu}, {1}, [](auto x, auto y) { return x + y; }), std::vector<std::uint32_t>{0});
   EXPECT_EQ(run<std::int32_t>({7}, {0}, [](auto x, auto y) { return x / y; }), std::vector<std::int32_t>{-1});
-  EXPECT_EQ(run<std::uint32_t>({7}, {0}, [](auto x, auto y) { return x / y; }),
-            std::vector<std::uint32_t>{0xFFFFFFFFu});
+  EXPECT_EQ(run<std::uint32_t>({7}, {0}, [](auto x, auto y) { return x / y; }), std::vector<std::uint32_t>{0xFFFFFFFFu});
   constexpr std::int32_t lo = std::numeric_limits<std::int32_t>::min();
   EXPECT_EQ(run<std::int32_t>({lo}, {-1}, [](auto x, auto y) { return x / y; }), std::vector<std::int32_t>{lo});
   EXPECT_EQ(run<std::int32_t>({7}, {0}, [](auto x, auto y) { return x % y; }), std::vector<std::int32_t>{7});
@@ -118,10 +116,8 @@ TEST(IntegerSemantics, ChecklistItem30) {
 
 TEST(IntegerSemantics, LiteralOperandsOfNarrowTypes) {
   // A literal takes the Value's type; one that does not fit is a trace-time error.
-  EXPECT_EQ(run<std::uint8_t>({250, 3}, {0, 0}, [](auto x, auto) { return x + 10; }),
-            (std::vector<std::uint8_t>{4, 13}));
-  EXPECT_EQ(run<std::int8_t>({-128, 3}, {0, 0}, [](auto x, auto) { return x / 0; }),
-            (std::vector<std::int8_t>{-1, -1}));
+  EXPECT_EQ(run<std::uint8_t>({250, 3}, {0, 0}, [](auto x, auto) { return x + 10; }), (std::vector<std::uint8_t>{4, 13}));
+  EXPECT_EQ(run<std::int8_t>({-128, 3}, {0, 0}, [](auto x, auto) { return x / 0; }), (std::vector<std::int8_t>{-1, -1}));
   EXPECT_THROW(run<std::uint8_t>({1}, {1}, [](auto x, auto) { return x + 256; }), TraceError);
 }
 
@@ -192,12 +188,10 @@ TEST(IntegerSemantics, SmallIntegerScalarsConvertLosslessly) {
               std::string::npos)
         << e.what();
   }
-  EXPECT_THROW(run<std::uint32_t>({1}, {0},
-                                  [](auto x, auto) {
-                                    Scalar<std::uint32_t> a = -1;
-                                    return x + a;
-                                  }),
-               TraceError);
+  EXPECT_THROW(run<std::uint32_t>({1}, {0}, [](auto x, auto) {
+    Scalar<std::uint32_t> a = -1;
+    return x + a;
+  }), TraceError);
 }
 
 TEST(IntegerSemantics, SmallIntegerLiteralsStored) {

@@ -29,15 +29,13 @@ using namespace refx::testing;
 bool contains(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
 
 TEST(Arrays, GenerateFromShardsAndToHostKeepEveryBit) {
-  const Array a = Array::generate<bf16>(3, Shape{4, 5},
-                                        [](int d, std::int64_t i) { return 0.1f * static_cast<float>(d * 20 + i); });
+  const Array a = Array::generate<bf16>(3, Shape{4, 5}, [](int d, std::int64_t i) { return 0.1f * static_cast<float>(d * 20 + i); });
   EXPECT_EQ(a.dtype(), DType::bf16);
   EXPECT_EQ(a.shard(1).bytes(), 4u * 5u * 2u);
   for (int d = 0; d < 3; ++d) {
     const std::vector<bf16> h = a.to_host<bf16>(d);
     ASSERT_EQ(h.size(), 20u);
-    for (std::int64_t i = 0; i < 20; ++i)
-      EXPECT_EQ(h[static_cast<std::size_t>(i)].bits(), bf16(0.1f * static_cast<float>(d * 20 + i)).bits());
+    for (std::int64_t i = 0; i < 20; ++i) EXPECT_EQ(h[static_cast<std::size_t>(i)].bits(), bf16(0.1f * static_cast<float>(d * 20 + i)).bits());
   }
   const std::vector<std::vector<f16>> shards{{f16(1.0f), std::numeric_limits<f16>::infinity(), f16::from_bits(0x0001)}};
   const Array b = Array::from_shards<f16>(shards, Shape{3});
@@ -56,7 +54,8 @@ TEST(Literals, FloatLiteralsOnHalfValuesRoundOnce) {
                const Scalar<bf16> k = 0.1f;  // a C++ float, rounded into bf16
                b.store(x.load() * k + 0.1);
                c.store(cast<f16>(x.load()) * 2.0f + f16(16.0f));
-             }).compile(Mesh{{"x", 1}});
+             })
+                 .compile(Mesh{{"x", 1}});
   const std::vector<bf16> xs{bf16(1.0f), bf16(256.0f), bf16(-3.0f), bf16(40000.0f)};
   const auto out = exe(Array::from_shards<bf16>({xs}, Shape{4}));
   const auto a = out[0].to_host<bf16>(0), b = out[1].to_host<bf16>(0);
@@ -92,19 +91,19 @@ TEST(Printing, PrinterAndDotNameTheTypesAndConstants) {
   const std::string dot = to_dot(g, passes::dependency_edges(g));
   EXPECT_TRUE(contains(dot, "digraph")) << dot;
   EXPECT_TRUE(contains(dot, "cast")) << dot;
-  EXPECT_EQ(fmt::format("{} {} {} {} {}", DType::bf16, DType::f16, DType::i8, DType::u8, DType::u32),
-            "bf16 f16 i8 u8 u32");
+  EXPECT_EQ(fmt::format("{} {} {} {} {}", DType::bf16, DType::f16, DType::i8, DType::u8, DType::u32), "bf16 f16 i8 u8 u32");
 }
 
 TEST(Timeline, ABf16CopyIsRecordedWithItsBytes) {
   Watchdog dog(kTestLimit, "timeline of a bf16 copy");
   Runtime rt;
-  auto exe = kernel([](HbmRef<const bf16, 300> x, HbmRef<bf16, 300> y) { sync_copy(x, y); })
+  auto exe = kernel([](HbmRef<const bf16, 300> x, HbmRef<bf16, 300> y) {
+               sync_copy(x, y);
+             })
                  .name("bf16_copy")
                  .compile(Mesh{{"x", 1}}, {}, rt);
   rt.start_timeline();
-  const auto out = exe(Array::generate<bf16>(
-      1, Shape{300}, [](int, std::int64_t i) { return static_cast<float>(i); }, rt));
+  const auto out = exe(Array::generate<bf16>(1, Shape{300}, [](int, std::int64_t i) { return static_cast<float>(i); }, rt));
   EXPECT_EQ(float(out[0].to_host<bf16>(0)[299]), 300.0f);  // 299 -> 300 in bf16 (spacing 2)
   const std::string json = rt.stop_timeline().json();
   EXPECT_TRUE(contains(json, "\"copy_bytes\":600")) << json.substr(0, 2000);
@@ -126,12 +125,10 @@ TEST(HostEffects, DebugPrintAndIoCallbackSeeBf16Values) {
   float scalar_seen = 0;
   const Graph g = trace([&](VmemRef<const bf16, 3> x) {
     debug_print("x={} s={} h={:.3f}", x.load(), x.at(1).load(), cast<f16>(x.load()));
-    io_callback(
-        [&](std::span<const bf16> v, bf16 s) {
-          for (bf16 e : v) seen.push_back(e);
-          scalar_seen = s;
-        },
-        x.load(), x.at(2).load());
+    io_callback([&](std::span<const bf16> v, bf16 s) {
+      for (bf16 e : v) seen.push_back(e);
+      scalar_seen = s;
+    }, x.load(), x.at(2).load());
   });
   Buffer x = Buffer::from<bf16>(Shape{3}, std::vector<bf16>{bf16(1.0f), bf16(0.1f), bf16(-2.5f)});
   CapturingEnv env;
@@ -167,12 +164,11 @@ ExecStatus fma_impl(ExecContext& ctx, const Op& op) {
   });
   return ExecStatus::done;
 }
-const Primitive& fma_p =
-    define_primitive(Primitive{.name = "dtypes_test_fma", .abstract_eval = fma_abstract, .impl = fma_impl});
+const Primitive& fma_p = define_primitive(Primitive{.name = "dtypes_test_fma", .abstract_eval = fma_abstract, .impl = fma_impl});
 
 template <class T, class E>
 Value<T, E> fused_mul_add(const Value<T, E>& x, const Value<T, E>& y, const Value<T, E>& z,
-                          std::source_location loc = std::source_location::current()) {
+                std::source_location loc = std::source_location::current()) {
   return extend::bind<T, E>(fma_p, x, y, z, loc);
 }
 
@@ -195,8 +191,7 @@ TEST(Extend, AUserPrimitiveOverBf16RoundsOnce) {
   interpret(g, bx, by);
   EXPECT_EQ(by.data<bf16>()[0].bits(), y[0].bits());
   // An integer operand is refused at trace time, naming the primitive.
-  EXPECT_THROW((void)trace([](VmemRef<std::int8_t, 2> x) { x.store(fused_mul_add(x.load(), x.load(), x.load())); }),
-               TraceError);
+  EXPECT_THROW((void)trace([](VmemRef<std::int8_t, 2> x) { x.store(fused_mul_add(x.load(), x.load(), x.load())); }), TraceError);
 }
 
 }  // namespace

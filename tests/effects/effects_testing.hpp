@@ -77,8 +77,7 @@ inline bool contains(const std::string& s, const std::string& needle) { return s
 
 /// One i32 per device, shape [1]: the input that names a dispatch.
 inline Array scalar_array(std::int32_t devices, std::int32_t value, Runtime& rt) {
-  return Array::generate<std::int32_t>(
-      devices, Shape{1}, [&](int, std::int64_t) { return value; }, rt);
+  return Array::generate<std::int32_t>(devices, Shape{1}, [&](int, std::int64_t) { return value; }, rt);
 }
 
 }  // namespace refx::effects_testing

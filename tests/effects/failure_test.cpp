@@ -29,13 +29,10 @@ Executable throwing_callback(Runtime& rt, Log<std::string>& log) {
   return kernel([&log](Tag t) {
            auto me = axis_index("x");
            g_throw_line = __LINE__ + 1;
-           io_callback(
-               ordered,
-               [&log](std::int32_t k, std::int32_t d) {
-                 if (k < 0 && d == 1) throw std::runtime_error("boom");
-                 log.add(std::to_string(k) + ":" + std::to_string(d));
-               },
-               t.at(0).load(), me);
+           io_callback(ordered, [&log](std::int32_t k, std::int32_t d) {
+             if (k < 0 && d == 1) throw std::runtime_error("boom");
+             log.add(std::to_string(k) + ":" + std::to_string(d));
+           }, t.at(0).load(), me);
          })
       .name("throwing")
       .compile(Mesh{{"x", 2}}, {}, rt);
@@ -108,13 +105,10 @@ TEST(Failure, ErrorSeenAtBlockUntilReadyIsNotRaisedAgainLater) {
   Log<int> log;
   auto exe = kernel([&log](Tag t, VmemRef<std::int32_t, 1> y) {
                y.store(t.load());
-               io_callback(
-                   ordered,
-                   [&log](std::int32_t k) {
-                     if (k < 0) throw std::runtime_error("negative");
-                     log.add(k);
-                   },
-                   t.at(0).load());
+               io_callback(ordered, [&log](std::int32_t k) {
+                 if (k < 0) throw std::runtime_error("negative");
+                 log.add(k);
+               }, t.at(0).load());
              }).compile(Mesh{{"x", 2}}, {}, rt);
   auto bad = exe(scalar_array(2, -1, rt));
   const std::string msg = runtime_error_of([&] { bad[0].block_until_ready(); });
@@ -168,13 +162,10 @@ TEST(Failure, ChainStopsAtTheFailedEffect) {
   auto exe = kernel([&log](Tag) {
                auto me = axis_index("x");
                fori_loop(0, 2, [&](Scalar<std::int32_t> s) {
-                 io_callback(
-                     ordered,
-                     [&log](std::int32_t ss, std::int32_t d) {
-                       if (ss == 0 && d == 1) throw std::runtime_error("stop");
-                       log.add(std::to_string(ss) + ":" + std::to_string(d));
-                     },
-                     s, me);
+                 io_callback(ordered, [&log](std::int32_t ss, std::int32_t d) {
+                   if (ss == 0 && d == 1) throw std::runtime_error("stop");
+                   log.add(std::to_string(ss) + ":" + std::to_string(d));
+                 }, s, me);
                  debug_print(ordered, "{}:{}", s, me);
                });
              }).compile(Mesh{{"x", 3}}, {}, rt);
@@ -229,8 +220,7 @@ TEST(Failure, PrintsBeforeADeviceFailureAreFlushed) {
                  });
                });
              }).compile(Mesh{{"x", 2}}, {}, rt);
-  exe(Array::generate<std::int32_t>(
-      2, Shape{4}, [](int, std::int64_t i) { return static_cast<std::int32_t>(i); }, rt));
+  exe(Array::generate<std::int32_t>(2, Shape{4}, [](int, std::int64_t i) { return static_cast<std::int32_t>(i); }, rt));
   const std::string msg = runtime_error_of([&] { effects_barrier(rt); });
   EXPECT_TRUE(contains(msg, "out of bounds")) << msg;
   EXPECT_EQ(cap.lines(), (std::vector<std::string>{"before d0", "before d1"}));
@@ -244,11 +234,9 @@ TEST(Failure, InputFromAFailedCallFailsTheConsumer) {
   PrintCapture cap(rt);
   auto producer = kernel([](Tag t, VmemRef<std::int32_t, 1> y) {
                     y.store(t.load());
-                    io_callback(
-                        [](std::int32_t k) {
-                          if (k < 0) throw std::runtime_error("bad producer");
-                        },
-                        t.at(0).load());
+                    io_callback([](std::int32_t k) {
+                      if (k < 0) throw std::runtime_error("bad producer");
+                    }, t.at(0).load());
                   })
                       .name("producer")
                       .compile(Mesh{{"x", 2}}, {}, rt);

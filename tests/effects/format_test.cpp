@@ -60,9 +60,8 @@ TEST(Format, BlocksPrintAsNestedLists) {
     debug_print("v={} m={} m2={:.1f}", v, m, m * 0.5f);
     debug_print("flags {}", v > 1);
   });
-  EXPECT_EQ(lines,
-            (std::vector<std::string>{"v=[0, 1, 2, 3] m=[[0, 1, 2], [0, 1, 2]] m2=[[0.0, 0.5, 1.0], [0.0, 0.5, 1.0]]",
-                                      "flags [false, false, true, true]"}));
+  EXPECT_EQ(lines, (std::vector<std::string>{"v=[0, 1, 2, 3] m=[[0, 1, 2], [0, 1, 2]] m2=[[0.0, 0.5, 1.0], [0.0, 0.5, 1.0]]",
+                                             "flags [false, false, true, true]"}));
 }
 
 TEST(Format, LiteralArgumentsAndNoArguments) {
@@ -79,9 +78,8 @@ TEST(Format, InterpreterRunsEffectsInlineInProgramOrder) {
   Graph g = trace([&calls](VmemRef<float, 3> r) {
     debug_print(ordered, "start {}", r.load());
     fori_loop(0, 3, [&](Scalar<std::int32_t> i) {
-      io_callback(
-          [&calls](std::int32_t k, std::span<const float> v) { calls.push_back(fmt::format("{} {}", k, v[0])); }, i,
-          r.load());
+      io_callback([&calls](std::int32_t k, std::span<const float> v) { calls.push_back(fmt::format("{} {}", k, v[0])); },
+                  i, r.load());
       r.store(r.load() * 2.0f);
       debug_print("iter {}", i);
     });
@@ -118,11 +116,9 @@ TEST(Format, CallbacksMayTakeBuffers) {
   std::vector<std::string> got;
   Graph g = trace([&got](VmemRef<float, 2, 2> r) {
     Scalar<std::int32_t> k = 3;
-    io_callback(
-        [&got](const Buffer& a, const Buffer& b) {
-          got.push_back(fmt::format("{}{} {}{} {}", a.dtype(), a.shape(), b.dtype(), b.shape(), b.as_int(0)));
-        },
-        r.load(), k);
+    io_callback([&got](const Buffer& a, const Buffer& b) {
+      got.push_back(fmt::format("{}{} {}{} {}", a.dtype(), a.shape(), b.dtype(), b.shape(), b.as_int(0)));
+    }, r.load(), k);
   });
   Buffer x(DType::f32, Shape{2, 2});
   x.fill_zero();

@@ -34,21 +34,17 @@ TEST(Ordering, SlowFThenGAlternateAcrossTwoDevices) {
   Log<std::string> log;
   auto f = kernel([&log](Tag t) {
              when(axis_index("x") == 0, [&] {
-               io_callback(
-                   ordered,
-                   [&log](std::int32_t k) {
-                     std::this_thread::sleep_for(3ms);
-                     log.add("f" + std::to_string(k));
-                   },
-                   t.at(0).load());
+               io_callback(ordered, [&log](std::int32_t k) {
+                 std::this_thread::sleep_for(3ms);
+                 log.add("f" + std::to_string(k));
+               }, t.at(0).load());
              });
            })
                .name("f")
                .compile(mesh, {}, rt);
   auto g = kernel([&log](Tag t) {
              when(axis_index("x") == 1, [&] {
-               io_callback(
-                   ordered, [&log](std::int32_t k) { log.add("g" + std::to_string(k)); }, t.at(0).load());
+               io_callback(ordered, [&log](std::int32_t k) { log.add("g" + std::to_string(k)); }, t.at(0).load());
              });
            })
                .name("g")
@@ -70,15 +66,15 @@ TEST(Ordering, SlowDeviceZeroStillGoesFirstWithinAProgram) {
   Watchdog dog;
   Runtime rt;
   Log<std::string> log;
-  auto exe =
-      kernel([&log](Tag t) {
-        auto me = axis_index("x");
-        // Delay device 0 on its own worker (an unordered effect runs inline).
-        when(me == 0, [&] { io_callback([] { std::this_thread::sleep_for(2ms); }); });
-        io_callback(
-            ordered, [&log](std::int32_t k, std::int32_t d) { log.add(std::to_string(k) + ":" + std::to_string(d)); },
-            t.at(0).load(), me);
-      }).compile(Mesh{{"x", 2}}, {}, rt);
+  auto exe = kernel([&log](Tag t) {
+               auto me = axis_index("x");
+               // Delay device 0 on its own worker (an unordered effect runs inline).
+               when(me == 0, [&] { io_callback([] { std::this_thread::sleep_for(2ms); }); });
+               io_callback(ordered, [&log](std::int32_t k, std::int32_t d) {
+                 log.add(std::to_string(k) + ":" + std::to_string(d));
+               }, t.at(0).load(), me);
+             })
+                 .compile(Mesh{{"x", 2}}, {}, rt);
   std::vector<std::string> want;
   for (int k = 0; k < 8; ++k) {
     exe(scalar_array(2, k, rt));
@@ -97,7 +93,8 @@ TEST(Ordering, ForiLoopPrintsInIterationOrder) {
   auto exe = kernel([](Tag t) {
                auto base = t.at(0).load();
                fori_loop(0, 20, [&](Scalar<std::int32_t> i) { debug_print(ordered, "iter {} of {}", i, base); });
-             }).compile(Mesh{{"x", 1}}, {}, rt);
+             })
+                 .compile(Mesh{{"x", 1}}, {}, rt);
   exe(scalar_array(1, 7, rt));
   effects_barrier(rt);
   std::vector<std::string> want;
@@ -113,15 +110,13 @@ TEST(Ordering, ForiLoopOnFourDevicesInSequenceThenDeviceOrder) {
   PrintCapture cap(rt);
   auto exe = kernel([](Tag) {
                auto me = axis_index("x");
-               auto total = fori_loop(
-                   0, 5,
-                   [&](Scalar<std::int32_t> i, Scalar<std::int32_t> acc) {
-                     debug_print(ordered, "i={} d={} acc={}", i, me, acc);
-                     return acc + i;
-                   },
-                   Scalar<std::int32_t>(0));
+               auto total = fori_loop(0, 5, [&](Scalar<std::int32_t> i, Scalar<std::int32_t> acc) {
+                 debug_print(ordered, "i={} d={} acc={}", i, me, acc);
+                 return acc + i;
+               }, Scalar<std::int32_t>(0));
                debug_print(ordered, "end d={} total={}", me, total);
-             }).compile(Mesh{{"x", 4}}, {}, rt);
+             })
+                 .compile(Mesh{{"x", 4}}, {}, rt);
   exe(scalar_array(4, 0, rt));
   effects_barrier(rt);
   std::vector<std::string> want;
@@ -141,7 +136,8 @@ TEST(Ordering, UnevenCountsAreOrderedBySequenceThenDevice) {
   auto exe = kernel([](Tag) {
                auto me = axis_index("x");
                fori_loop(0, me + 1, [&](Scalar<std::int32_t> s) { debug_print(ordered, "s{} d{}", s, me); });
-             }).compile(Mesh{{"x", 4}}, {}, rt);
+             })
+                 .compile(Mesh{{"x", 4}}, {}, rt);
   for (int rep = 0; rep < 5; ++rep) exe(scalar_array(4, 0, rt));
   effects_barrier(rt);
   std::vector<std::string> one;
@@ -166,7 +162,8 @@ TEST(Ordering, MultiDevicePrintsInSequenceDeviceOrder) {
                debug_print(ordered, "p{} s0 d{}", k, me);
                debug_print(ordered, "p{} s1 d{}", k, me);
                when(me == n - 1, [&] { debug_print(ordered, "p{} s2 d{}", k, me); });
-             }).compile(Mesh{{"x", n}}, {}, rt);
+             })
+                 .compile(Mesh{{"x", n}}, {}, rt);
   std::vector<std::string> want;
   for (int k = 0; k < 6; ++k) {
     exe(scalar_array(n, k, rt));
@@ -192,21 +189,22 @@ TEST_P(OrderingShuffled, SequenceDeviceOrderUnderRandomScheduling) {
   PrintCapture cap(rt);
   Log<std::string> calls;
   constexpr int n = 4;
-  auto exe =
-      kernel([&calls](Tag t) {
-        auto me = axis_index("x");
-        auto k = t.at(0).load();
-        when(me == 2, [&] { io_callback([] { std::this_thread::sleep_for(std::chrono::microseconds(300)); }); });
-        debug_print(ordered, "p{} a d{}", k, me);
-        run_scoped([&](RegularSemaphore token) {
-          // A ring handshake: each device parks until its left neighbour signals.
-          semaphore_signal(token, 1, (me + 1) % axis_size("x"));
-          semaphore_wait(token, 1);
-        });
-        io_callback(
-            ordered, [&calls](std::int32_t kk, std::int32_t d) { calls.add(fmt::format("p{} d{}", kk, d)); }, k, me);
-        debug_print(ordered, "p{} b d{}", k, me);
-      }).compile(Mesh{{"x", n}}, {}, rt);
+  auto exe = kernel([&calls](Tag t) {
+               auto me = axis_index("x");
+               auto k = t.at(0).load();
+               when(me == 2, [&] { io_callback([] { std::this_thread::sleep_for(std::chrono::microseconds(300)); }); });
+               debug_print(ordered, "p{} a d{}", k, me);
+               run_scoped([&](RegularSemaphore token) {
+                 // A ring handshake: each device parks until its left neighbour signals.
+                 semaphore_signal(token, 1, (me + 1) % axis_size("x"));
+                 semaphore_wait(token, 1);
+               });
+               io_callback(ordered, [&calls](std::int32_t kk, std::int32_t d) {
+                 calls.add(fmt::format("p{} d{}", kk, d));
+               }, k, me);
+               debug_print(ordered, "p{} b d{}", k, me);
+             })
+                 .compile(Mesh{{"x", n}}, {}, rt);
   std::vector<std::string> want_prints, want_calls;
   for (int k = 0; k < 10; ++k) {
     exe(scalar_array(n, k, rt));
@@ -230,7 +228,8 @@ TEST(Ordering, UnorderedPrintsFormAMultiset) {
                auto k = t.at(0).load();
                fori_loop(0, 3, [&](Scalar<std::int32_t> i) { debug_print("p{} d{} i{}", k, me, i); });
                debug_print("p{} d{} done", k, me);
-             }).compile(Mesh{{"x", 4}}, {}, rt);
+             })
+                 .compile(Mesh{{"x", 4}}, {}, rt);
   std::vector<std::string> want;
   for (int k = 0; k < 5; ++k) {
     exe(scalar_array(4, k, rt));
@@ -257,7 +256,8 @@ TEST(Ordering, MixedOrderedAndUnorderedEachAppearOnce) {
                debug_print(ordered, "O1 d{}", me);
                debug_print("U d{}", me);
                debug_print(ordered, "O2 d{}", me);
-             }).compile(Mesh{{"x", 2}}, {}, rt);
+             })
+                 .compile(Mesh{{"x", 2}}, {}, rt);
   exe(scalar_array(2, 0, rt));
   effects_barrier(rt);
   std::vector<std::string> ordered_lines, unordered_lines;
@@ -278,9 +278,9 @@ TEST(Ordering, EachKindKeepsItsOwnOrder) {
                auto me = axis_index("x");
                auto k = t.at(0).load();
                debug_print(ordered, "{} {}", k, me);
-               io_callback(
-                   ordered, [&calls](std::int32_t kk, std::int32_t d) { calls.add(kk * 10 + d); }, k, me);
-             }).compile(Mesh{{"x", 3}}, {}, rt);
+               io_callback(ordered, [&calls](std::int32_t kk, std::int32_t d) { calls.add(kk * 10 + d); }, k, me);
+             })
+                 .compile(Mesh{{"x", 3}}, {}, rt);
   std::vector<std::string> want_prints;
   std::vector<int> want_calls;
   for (int k = 0; k < 10; ++k) {
@@ -304,10 +304,10 @@ TEST(Ordering, TenThousandBackToBackDispatchesKeepOrder) {
   std::vector<std::int64_t> log;  // ordered callbacks never run concurrently
   log.reserve(2 * kCalls);
   auto exe = kernel([&log](Tag t) {
-               io_callback(
-                   ordered, [&log](std::int32_t k, std::int32_t d) { log.push_back(2 * std::int64_t{k} + d); },
-                   t.at(0).load(), axis_index("x"));
-             }).compile(Mesh{{"x", 2}}, {}, rt);
+               io_callback(ordered, [&log](std::int32_t k, std::int32_t d) { log.push_back(2 * std::int64_t{k} + d); },
+                           t.at(0).load(), axis_index("x"));
+             })
+                 .compile(Mesh{{"x", 2}}, {}, rt);
   std::vector<Array> inputs;
   inputs.reserve(kCalls);
   for (int k = 0; k < kCalls; ++k) inputs.push_back(scalar_array(2, k, rt));
@@ -328,14 +328,11 @@ TEST(Ordering, OrderedCallbackSeesTheValuesOfItsProgramPoint) {
                auto me = axis_index("x");
                fori_loop(0, 3, [&](Scalar<std::int32_t> i) {
                  auto block = broadcast(i * 10 + me, TypedShape<extents<3>>{Shape{3}});
-                 io_callback(
-                     ordered,
-                     [&seen](std::span<const std::int32_t> v) {
-                       seen.add({v.begin(), v.end()});
-                     },
-                     block);
+                 io_callback(ordered, [&seen](std::span<const std::int32_t> v) { seen.add({v.begin(), v.end()}); },
+                             block);
                });
-             }).compile(Mesh{{"x", 2}}, {}, rt);
+             })
+                 .compile(Mesh{{"x", 2}}, {}, rt);
   exe(scalar_array(2, 0, rt));
   effects_barrier(rt);
   std::vector<std::vector<std::int32_t>> want;

@@ -130,12 +130,10 @@ TEST(Tokens, EffectsBarrierWaitsForProgramsWithoutOutputs) {
   PrintCapture cap(rt);
   std::atomic<bool> called{false};
   auto exe = kernel([&called](Tag t) {
-               io_callback(
-                   [&called](std::int32_t) {
-                     std::this_thread::sleep_for(150ms);
-                     called = true;
-                   },
-                   t.at(0).load());
+               io_callback([&called](std::int32_t) {
+                 std::this_thread::sleep_for(150ms);
+                 called = true;
+               }, t.at(0).load());
                debug_print(ordered, "printed {}", t.at(0).load());
              }).compile(Mesh{{"x", 1}}, {}, rt);
   EXPECT_EQ(exe.num_inputs(), 1u);
@@ -160,8 +158,7 @@ TEST(Tokens, EffectsBarrierWaitsForPureProgramsWithoutOutputs) {
                });
              }).compile(Mesh{{"x", 2}}, {}, rt);
   EXPECT_EQ(exe.effects().level, SideEffectLevel::dataflow);
-  exe(Array::generate<float>(
-      2, Shape{1 << 16}, [](int, std::int64_t i) { return static_cast<float>(i); }, rt));
+  exe(Array::generate<float>(2, Shape{1 << 16}, [](int, std::int64_t i) { return static_cast<float>(i); }, rt));
   const auto outs = output_tokens(rt);
   ASSERT_EQ(outs.size(), 2u);
   effects_barrier(rt);
@@ -175,12 +172,7 @@ TEST(Tokens, TwoThreadsAreIndependent) {
   Runtime rt;
   Log<std::pair<int, int>> log;
   auto exe = kernel([&log](Tag t) {
-               io_callback(
-                   ordered,
-                   [&log](std::int32_t v) {
-                     log.add({v / 1000, v % 1000});
-                   },
-                   t.at(0).load());
+               io_callback(ordered, [&log](std::int32_t v) { log.add({v / 1000, v % 1000}); }, t.at(0).load());
              }).compile(Mesh{{"x", 2}}, {}, rt);
   constexpr int kCalls = 200;
   RuntimeToken tok[2];
@@ -259,8 +251,7 @@ TEST(Tokens, BarrierInsideACallbackIsAnError) {
 TEST(Tokens, WaitingInsideACallbackForAProgramOfItsRuntimeIsAnError) {
   Watchdog dog;
   Runtime rt;
-  auto add_one =
-      kernel([](Tag x, VmemRef<std::int32_t, 1> y) { y.store(x.load() + 1); }).compile(Mesh{{"x", 1}}, {}, rt);
+  auto add_one = kernel([](Tag x, VmemRef<std::int32_t, 1> y) { y.store(x.load() + 1); }).compile(Mesh{{"x", 1}}, {}, rt);
   auto prints = kernel([](Tag) { debug_print(ordered, "p"); }).compile(Mesh{{"x", 1}}, {}, rt);
   const Array x = scalar_array(1, 41, rt);
   std::vector<Array> inner;
@@ -288,9 +279,8 @@ TEST(Tokens, WaitingInsideACallbackForAProgramOfItsRuntimeIsAnError) {
   effects_barrier(rt);
   ASSERT_EQ(messages.size(), 4u);
   for (std::size_t i = 0; i < 3; ++i)
-    EXPECT_TRUE(contains(messages[i],
-                         "refx: a debug_print sink or an io_callback waits for a program of the runtime "
-                         "that is running it"))
+    EXPECT_TRUE(contains(messages[i], "refx: a debug_print sink or an io_callback waits for a program of the runtime "
+                                      "that is running it"))
         << i << ": " << messages[i];
   EXPECT_EQ(messages[3], "no error");
   ASSERT_EQ(inner.size(), 1u);
@@ -351,8 +341,7 @@ TEST(Introspection, EffectsOfExecutables) {
   EXPECT_EQ(e.dispatch, DispatchMode::async) << "effectful programs dispatch asynchronously too";
 
   auto calling = kernel([](Tag x) {
-                   io_callback(
-                       ordered, [](std::int32_t) {}, x.at(0).load());
+                   io_callback(ordered, [](std::int32_t) {}, x.at(0).load());
                    debug_print(ordered, "x");
                  }).compile(mesh, {}, rt);
   const EffectInfo& c = calling.effects();

@@ -40,8 +40,8 @@ void mul_add_print(const Graph& g, const Op& op, std::string& out) {
   out += fmt::format("fma.{}", g.type(g.outputs(op)[0]).dtype);
 }
 
-const Primitive& mul_add_p = define_primitive(
-    Primitive{.name = "mul_add", .abstract_eval = mul_add_abstract, .impl = mul_add_impl, .print = mul_add_print});
+const Primitive& mul_add_p = define_primitive(Primitive{
+    .name = "mul_add", .abstract_eval = mul_add_abstract, .impl = mul_add_impl, .print = mul_add_print});
 
 template <class T, class E>
 Value<T, E> mul_add(const Value<T, E>& x, const Value<T, E>& y, const Value<T, E>& z,
@@ -64,8 +64,8 @@ ExecStatus split_sign_impl(ExecContext& ctx, const Op& op) {
   }
   return ExecStatus::done;
 }
-const Primitive& split_sign_p = define_primitive(
-    Primitive{.name = "test_split_sign", .abstract_eval = split_sign_abstract, .impl = split_sign_impl});
+const Primitive& split_sign_p =
+    define_primitive(Primitive{.name = "test_split_sign", .abstract_eval = split_sign_abstract, .impl = split_sign_impl});
 
 // No outputs: fills a Ref's region with attrs[0] (a Write effect on view 0).
 void fill_abstract(AbstractContext& c) {
@@ -79,8 +79,7 @@ ExecStatus fill_impl(ExecContext& ctx, const Op& op) {
   write_view(v, b);
   return ExecStatus::done;
 }
-const Primitive& fill_p =
-    define_primitive(Primitive{.name = "test_fill", .abstract_eval = fill_abstract, .impl = fill_impl});
+const Primitive& fill_p = define_primitive(Primitive{.name = "test_fill", .abstract_eval = fill_abstract, .impl = fill_impl});
 
 using In = VmemRef<const float, 4, 8>;
 using Out = VmemRef<float, 4, 8>;
@@ -147,27 +146,23 @@ TEST(Extend, BindChecksTheHandleTypeAgainstTheAbstractEval) {
                  out.store(extend::bind<std::int32_t, extents<4, 8>>(mul_add_p, x.load(), y.load(), z.load()));
                }),
                TraceError);
-  EXPECT_THROW(trace([](In x, In y, In z, Out) {
-                 (void)extend::bind<float, extents<8, 4>>(mul_add_p, x.load(), y.load(), z.load());
-               }),
+  EXPECT_THROW(trace([](In x, In y, In z, Out) { (void)extend::bind<float, extents<8, 4>>(mul_add_p, x.load(), y.load(), z.load()); }),
                TraceError);
   // A dyn extent in the handle accepts any size.
-  EXPECT_NO_THROW(trace([](In x, In y, In z, Out) {
-    (void)extend::bind<float, extents<4, dyn>>(mul_add_p, x.load(), y.load(), z.load());
-  }));
+  EXPECT_NO_THROW(trace([](In x, In y, In z, Out) { (void)extend::bind<float, extents<4, dyn>>(mul_add_p, x.load(), y.load(), z.load()); }));
   // One output expected, two produced.
   EXPECT_THROW(trace([](In x, Out) { (void)extend::bind<float, extents<4, 8>>(split_sign_p, x.load()); }), TraceError);
 }
 
-TEST(Extend, BindOutsideATraceThrows) { EXPECT_THROW((void)extend::bind<float>(mul_add_p), TraceError); }
+TEST(Extend, BindOutsideATraceThrows) {
+  EXPECT_THROW((void)extend::bind<float>(mul_add_p), TraceError);
+}
 
 TEST(Extend, UserPrimitiveInterprets) {
   auto g = trace([](In x, In y, In z, Out out) { out.store(mul_add(x.load(), y.load(), z.load())); });
-  Buffer x = iota_buffer(1.0f, 0.0f), y = iota_buffer(0.5f, 1.0f), z = iota_buffer(-1.0f, 3.0f),
-         out(DType::f32, Shape{4, 8});
+  Buffer x = iota_buffer(1.0f, 0.0f), y = iota_buffer(0.5f, 1.0f), z = iota_buffer(-1.0f, 3.0f), out(DType::f32, Shape{4, 8});
   interpret(g, x, y, z, out);
-  const auto xs = x.to_vector<float>(), ys = y.to_vector<float>(), zs = z.to_vector<float>(),
-             got = out.to_vector<float>();
+  const auto xs = x.to_vector<float>(), ys = y.to_vector<float>(), zs = z.to_vector<float>(), got = out.to_vector<float>();
   for (std::size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], xs[i] * ys[i] + zs[i]) << "element " << i;
 }
 
@@ -218,9 +213,9 @@ TEST(Extend, ForEachOpVisitsNestedBodiesInProgramOrderWithDepth) {
   auto g = trace([](In x, Out out) {
     auto v = x.load();  // depth 0
     fori_loop(0, 4, [&](Scalar<std::int32_t> i) {
-      auto row = x.at(i).load();                                      // depth 1
+      auto row = x.at(i).load();  // depth 1
       when(i < 2, [&] { out.at(i).store(mul_add(row, row, row)); });  // depth 2
-      out.at(i).store(row);                                           // depth 1
+      out.at(i).store(row);  // depth 1
     });
     out.store(mul_add(v, v, v));  // depth 0
   });
@@ -232,8 +227,8 @@ TEST(Extend, ForEachOpVisitsNestedBodiesInProgramOrderWithDepth) {
       seen.emplace_back(std::string(name), depth);
   });
   const std::vector<std::pair<std::string, int>> want = {
-      {"load", 0},  {"fori_loop", 0}, {"load", 1},    {"when", 1},  {"mul_add", 2},
-      {"store", 2}, {"store", 1},     {"mul_add", 0}, {"store", 0},
+      {"load", 0}, {"fori_loop", 0}, {"load", 1}, {"when", 1},    {"mul_add", 2},
+      {"store", 2}, {"store", 1},    {"mul_add", 0}, {"store", 0},
   };
   EXPECT_EQ(seen, want);
 

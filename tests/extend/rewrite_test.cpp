@@ -28,8 +28,7 @@ ExecStatus mul_add_impl(ExecContext& ctx, const Op& op) {
   ++mul_add_runs;
   const Buffer &x = ctx.in(op, 0), &y = ctx.in(op, 1), &z = ctx.in(op, 2);
   Buffer& out = ctx.out(op, 0);
-  for (std::int64_t i = 0; i < out.size(); ++i)
-    out.data<float>()[i] = x.data<float>()[i] * y.data<float>()[i] + z.data<float>()[i];
+  for (std::int64_t i = 0; i < out.size(); ++i) out.data<float>()[i] = x.data<float>()[i] * y.data<float>()[i] + z.data<float>()[i];
   return ExecStatus::done;
 }
 
@@ -113,9 +112,9 @@ TEST(Rewrite, AnIndexOfAViewIsAUse) {
     y.at(ds(i, 2)).store(x.at(ds(0, 2)).load());
   })
       .passes({.user_passes = {[&](extend::Rewriter& r) {
-                 const OpId mul = extend::find_ops(r.graph(), prim::mul).at(0);
-                 uses = r.uses(r.graph().outputs(r.graph().op(mul))[0]);
-               }}})
+        const OpId mul = extend::find_ops(r.graph(), prim::mul).at(0);
+        uses = r.uses(r.graph().outputs(r.graph().op(mul))[0]);
+      }}})
       .compile(Mesh{{"x", 4}});
   EXPECT_EQ(uses, 1);
 }
@@ -127,8 +126,7 @@ TEST(Rewrite, InsideALoopBodyWithAnOperandFromOutside) {
   const Executable exe =
       kernel([](In x, Out y) {
         const auto x0 = x.load();
-        y.store(fori_loop(
-            0, 3, [&](Scalar<std::int32_t>, Value<float, extents<8>> acc) { return acc * x0 + x0; }, x0));
+        y.store(fori_loop(0, 3, [&](Scalar<std::int32_t>, Value<float, extents<8>> acc) { return acc * x0 + x0; }, x0));
       })
           .passes({.fuse = false, .user_passes = {fuse_mul_add(&replaced)}})
           .compile(Mesh{{"x", 1}});
@@ -193,21 +191,23 @@ TEST(RewriteErrors, AnOperandDefinedLaterIsRejected) {
 }
 
 TEST(RewriteErrors, OtherResultTypesAreRejected) {
-  const std::string msg = error_of(doubled(), [](extend::Rewriter& r) {
-    const Graph& g = r.graph();
-    const OpId add = extend::find_ops(g, prim::add).at(0);
-    const ValueId operands[] = {g.inputs(g.op(add))[0]};
-    r.replace(add, to_i32_p, operands);
-  });
+  const std::string msg = error_of(doubled(),
+                                   [](extend::Rewriter& r) {
+                                     const Graph& g = r.graph();
+                                     const OpId add = extend::find_ops(g, prim::add).at(0);
+                                     const ValueId operands[] = {g.inputs(g.op(add))[0]};
+                                     r.replace(add, to_i32_p, operands);
+                                   });
   EXPECT_NE(msg.find("'test_to_i32' gives (i32[8]) where the op defines (f32[8])"), std::string::npos) << msg;
 }
 
 TEST(RewriteErrors, TheNewPrimitivesAbstractEvalChecksItsOperands) {
-  const std::string msg = error_of(doubled(), [](extend::Rewriter& r) {
-    const Graph& g = r.graph();
-    const OpId add = extend::find_ops(g, prim::add).at(0);
-    r.replace(add, mul_add_p, g.inputs(g.op(add)));  // two operands, not three
-  });
+  const std::string msg = error_of(doubled(),
+                                   [](extend::Rewriter& r) {
+                                     const Graph& g = r.graph();
+                                     const OpId add = extend::find_ops(g, prim::add).at(0);
+                                     r.replace(add, mul_add_p, g.inputs(g.op(add)));  // two operands, not three
+                                   });
   EXPECT_NE(msg.find("refx: test_mul_add: takes 3 operands, got 2"), std::string::npos) << msg;
 }
 

@@ -49,7 +49,9 @@ struct Stats {
 namespace detail {
 
 /// True for the exceptions the contract allows.
-inline bool acceptable(const std::exception& e) { return dynamic_cast<const Error*>(&e) != nullptr; }
+inline bool acceptable(const std::exception& e) {
+  return dynamic_cast<const Error*>(&e) != nullptr;
+}
 
 class Input {
  public:
@@ -78,61 +80,20 @@ class Input {
 inline const std::vector<const Primitive*>& primitives() {
   static const std::vector<const Primitive*> prims = [] {
     std::vector<const Primitive*> v;
-    for (const char* name : {"semaphore_signal",
-                             "semaphore_wait",
-                             "semaphore_read",
-                             "barrier_semaphore",
-                             "dma_start",
-                             "dma_wait",
-                             "scope",
-                             "fori_loop",
-                             "when",
-                             "allocate",
-                             "debug_print",
-                             "io_callback",
-                             "neg",
-                             "abs",
-                             "exp",
-                             "log",
-                             "sqrt",
-                             "logical_not",
-                             "add",
-                             "sub",
-                             "mul",
-                             "div",
-                             "rem",
-                             "min",
-                             "max",
-                             "logical_and",
-                             "logical_or",
-                             "eq",
-                             "ne",
-                             "lt",
-                             "le",
-                             "gt",
-                             "ge",
-                             "select",
-                             "fused",
-                             "load",
-                             "store",
-                             "accum",
-                             "constant",
-                             "iota",
-                             "broadcast",
-                             "convert",
-                             "reduce_sum",
-                             "reduce_max",
-                             "dot",
-                             "axis_index",
-                             "axis_size"})
+    for (const char* name :
+         {"semaphore_signal", "semaphore_wait", "semaphore_read", "barrier_semaphore", "dma_start", "dma_wait", "scope",
+          "fori_loop", "when", "allocate", "debug_print", "io_callback", "neg", "abs", "exp", "log", "sqrt",
+          "logical_not", "add", "sub", "mul", "div", "rem", "min", "max", "logical_and", "logical_or", "eq", "ne", "lt",
+          "le", "gt", "ge", "select", "fused", "load", "store", "accum", "constant", "iota", "broadcast", "convert",
+          "reduce_sum", "reduce_max", "dot", "axis_index", "axis_size"})
       if (const Primitive* p = find_primitive(name)) v.push_back(p);
     return v;
   }();
   return prims;
 }
 
-using AnyValue = Value<float, extents<>>;    // only the id matters to record()
-using AnyRef = Ref<float, extents<>, Vmem>;  // only the view matters to record()
+using AnyValue = Value<float, extents<>>;                 // only the id matters to record()
+using AnyRef = Ref<float, extents<>, Vmem>;               // only the view matters to record()
 
 class Builder {
  public:
@@ -176,8 +137,7 @@ class Builder {
     return [&]<std::size_t... I, std::size_t... J>(std::index_sequence<I...>, std::index_sequence<J...>) {
       return refx::detail::record(p, refx::detail::wrap<float, extents<>>(ins[I])..., AnyRef::from_view(vs[J])..., a)
           .first;
-    }
-    (std::make_index_sequence<NI>{}, std::make_index_sequence<NV>{});
+    }(std::make_index_sequence<NI>{}, std::make_index_sequence<NV>{});
   }
   template <std::size_t NI>
   std::span<const ValueId> record_views(const Primitive& p, const ValueId* ins, std::size_t nv, const ViewId* vs,
@@ -267,10 +227,8 @@ class Builder {
     switch (in_.byte() % 4) {
       case 0: {
         const ValueId lo = scalar_of(DType::i32), hi = scalar_of(DType::i32);
-        const Scalar<std::int32_t> l = lo != no_id ? refx::detail::wrap<std::int32_t, extents<>>(lo)
-                                                   : Scalar<std::int32_t>(static_cast<std::int32_t>(in_.small()));
-        const Scalar<std::int32_t> h = hi != no_id ? refx::detail::wrap<std::int32_t, extents<>>(hi)
-                                                   : Scalar<std::int32_t>(static_cast<std::int32_t>(in_.small()));
+        const Scalar<std::int32_t> l = lo != no_id ? refx::detail::wrap<std::int32_t, extents<>>(lo) : Scalar<std::int32_t>(static_cast<std::int32_t>(in_.small()));
+        const Scalar<std::int32_t> h = hi != no_id ? refx::detail::wrap<std::int32_t, extents<>>(hi) : Scalar<std::int32_t>(static_cast<std::int32_t>(in_.small()));
         fori_loop(l, h, [&](Scalar<std::int32_t> i) {
           values_.push_back(i.id());
           block(depth + 1);
@@ -365,18 +323,9 @@ inline Stats run_one(const std::uint8_t* data, std::size_t size) {
         [&](VmemRef<float, 4, 8> a, VmemRef<const float, 8> b, HbmRef<float, 8> c, SmemRef<std::int32_t> d,
             VmemRef<bool, 4> e, VmemRef<double, 2, 2> f) {
           detail::Builder builder(in, s);
-          std::vector<ValueId> values{a.base(),
-                                      b.base(),
-                                      c.base(),
-                                      d.base(),
-                                      e.base(),
-                                      f.base(),
-                                      axis_index("x").id(),
-                                      axis_size("y").id(),
-                                      Scalar<std::int32_t>(1).id(),
-                                      (axis_index("y") > 0).id(),
-                                      b.load().id(),
-                                      Scalar<float>(0.5f).id()};
+          std::vector<ValueId> values{a.base(), b.base(), c.base(), d.base(), e.base(), f.base(), axis_index("x").id(),
+                                      axis_size("y").id(), Scalar<std::int32_t>(1).id(), (axis_index("y") > 0).id(),
+                                      b.load().id(), Scalar<float>(0.5f).id()};
           std::vector<ViewId> views{a.view(), b.view(), c.view(), d.view(), e.view(), f.view()};
           run_scoped([&](DmaSemaphore dma, RegularSemaphore reg, DmaSemaphores<2> dmas, VmemRef<float, 8> scratch) {
             for (ViewId v : {dma.view(), reg.view(), dmas.view(), scratch.view()}) views.push_back(v);

@@ -56,8 +56,7 @@ std::vector<double> reference(const std::vector<T>& a, const std::vector<T>& b, 
     for (std::int64_t j = 0; j < n; ++j)
       for (std::int64_t p = 0; p < k; ++p) {
         const double x = static_cast<double>(static_cast<compute_t<T>>(a[static_cast<std::size_t>(i * k + p)]));
-        const double y = static_cast<double>(
-            static_cast<compute_t<T>>(b[static_cast<std::size_t>(trans_b ? j * k + p : p * n + j)]));
+        const double y = static_cast<double>(static_cast<compute_t<T>>(b[static_cast<std::size_t>(trans_b ? j * k + p : p * n + j)]));
         c[static_cast<std::size_t>(i * n + j)] += x * y;
         if (sum_abs) (*sum_abs)[static_cast<std::size_t>(i * n + j)] += std::fabs(x * y);
       }
@@ -93,8 +92,7 @@ constexpr double result_rounding() {
 
 template <class T>
 class DotTyped : public ::testing::Test {};
-using AllNumberTypes =
-    ::testing::Types<float, double, bf16, f16, std::int8_t, std::uint8_t, std::int32_t, std::uint32_t, std::int64_t>;
+using AllNumberTypes = ::testing::Types<float, double, bf16, f16, std::int8_t, std::uint8_t, std::int32_t, std::uint32_t, std::int64_t>;
 TYPED_TEST_SUITE(DotTyped, AllNumberTypes);
 
 template <class T, std::int64_t M, std::int64_t K, std::int64_t Nn, bool TransB>
@@ -171,8 +169,7 @@ TEST(DotPreferred, Bf16TimesBf16IntoF32IsNotRounded) {
     wide.store(w);
     narrow.store(dot(a.load(), a.load()));
   });
-  Buffer ba = make_buffer<bf16>(Shape{1, 1}, {bf16(1.0078125f)}), bw(DType::f32, Shape{1, 1}),
-         bn(DType::bf16, Shape{1, 1});
+  Buffer ba = make_buffer<bf16>(Shape{1, 1}, {bf16(1.0078125f)}), bw(DType::f32, Shape{1, 1}), bn(DType::bf16, Shape{1, 1});
   interpret(g, ba, bw, bn);
   EXPECT_EQ(contents<float>(bw)[0], 1.01568603515625f);
   EXPECT_EQ(static_cast<float>(contents<bf16>(bn)[0]), 1.015625f);
@@ -182,8 +179,8 @@ TEST(DotPreferred, HalfSumsAccumulateInF32AndRoundOnce) {
   // 1000 products of 1 x 1: a bf16 accumulator would stall at 256 (checklist
   // item 28); f32 sums reach 1000, which bf16 and f16 hold exactly.
   constexpr std::int64_t K = 1000;
-  Graph g = trace([](VmemRef<const bf16, 1, K> a, VmemRef<const f16, 1, K> h, VmemRef<bf16, 1, 1> sb,
-                     VmemRef<f16, 1, 1> sh, VmemRef<float, 1, 1> sf) {
+  Graph g = trace([](VmemRef<const bf16, 1, K> a, VmemRef<const f16, 1, K> h, VmemRef<bf16, 1, 1> sb, VmemRef<f16, 1, 1> sh,
+                     VmemRef<float, 1, 1> sf) {
     sb.store(dot(a.load(), a.load(), trans_b));
     sh.store(dot(h.load(), h.load(), trans_b));
     sf.store(dot<float>(h.load(), h.load(), trans_b));
@@ -199,18 +196,16 @@ TEST(DotPreferred, HalfSumsAccumulateInF32AndRoundOnce) {
 
 TEST(DotPreferred, NarrowIntegersIntoI32DoNotWrap) {
   // 127 * 127 * 3 = 48387 and 255 * 255 * 3 = 195075 need 32 bits; as i8 / u8 they wrap.
-  Graph g =
-      trace([](VmemRef<const std::int8_t, 1, 3> a, VmemRef<const std::uint8_t, 1, 3> u, VmemRef<std::int32_t, 1, 1> wa,
-               VmemRef<std::int8_t, 1, 1> na, VmemRef<std::int32_t, 1, 1> wu, VmemRef<std::uint8_t, 1, 1> nu) {
-        wa.store(dot<std::int32_t>(a.load(), a.load(), trans_b));
-        na.store(dot(a.load(), a.load(), trans_b));
-        wu.store(dot<std::int32_t>(u.load(), u.load(), trans_b));
-        nu.store(dot(u.load(), u.load(), trans_b));
-      });
+  Graph g = trace([](VmemRef<const std::int8_t, 1, 3> a, VmemRef<const std::uint8_t, 1, 3> u, VmemRef<std::int32_t, 1, 1> wa,
+                     VmemRef<std::int8_t, 1, 1> na, VmemRef<std::int32_t, 1, 1> wu, VmemRef<std::uint8_t, 1, 1> nu) {
+    wa.store(dot<std::int32_t>(a.load(), a.load(), trans_b));
+    na.store(dot(a.load(), a.load(), trans_b));
+    wu.store(dot<std::int32_t>(u.load(), u.load(), trans_b));
+    nu.store(dot(u.load(), u.load(), trans_b));
+  });
   Buffer ba = make_buffer<std::int8_t>(Shape{1, 3}, {127, -127, 127});
   Buffer bu = make_buffer<std::uint8_t>(Shape{1, 3}, {255, 255, 255});
-  Buffer bwa(DType::i32, Shape{1, 1}), bna(DType::i8, Shape{1, 1}), bwu(DType::i32, Shape{1, 1}),
-      bnu(DType::u8, Shape{1, 1});
+  Buffer bwa(DType::i32, Shape{1, 1}), bna(DType::i8, Shape{1, 1}), bwu(DType::i32, Shape{1, 1}), bnu(DType::u8, Shape{1, 1});
   interpret(g, ba, bu, bwa, bna, bwu, bnu);
   EXPECT_EQ(contents<std::int32_t>(bwa)[0], 48387);
   EXPECT_EQ(contents<std::int8_t>(bna)[0], static_cast<std::int8_t>(48387 % 256));  // 48387 = 189 * 256 + 3
@@ -227,20 +222,18 @@ TEST(DotPreferred, IntegersIntoFloatAndF32IntoF64) {
     d.store(dot<double>(x.load(), x.load()));
   });
   Buffer ba = make_buffer<std::int32_t>(Shape{1, 2}, {3, 7}), bb = make_buffer<std::int32_t>(Shape{2, 1}, {5, 11});
-  Buffer bx = make_buffer<float>(Shape{1, 1}, {1.0f + 0x1p-20f}), bf(DType::f32, Shape{1, 1}),
-         bd(DType::f64, Shape{1, 1});
+  Buffer bx = make_buffer<float>(Shape{1, 1}, {1.0f + 0x1p-20f}), bf(DType::f32, Shape{1, 1}), bd(DType::f64, Shape{1, 1});
   interpret(g, ba, bb, bf, bx, bd);
   EXPECT_EQ(contents<float>(bf)[0], 92.0f);
   EXPECT_EQ(contents<double>(bd)[0], 1.0 + 0x1p-19 + 0x1p-40);
 }
 
 TEST(DotPreferred, PrinterShowsPreferredTypeAndTranspose) {
-  Graph g =
-      trace([](VmemRef<const bf16, 2, 3> a, VmemRef<float, 2, 2> s, VmemRef<bf16, 2, 2> t, VmemRef<bf16, 2, 3> u) {
-        s.store(dot<float>(a.load(), a.load(), trans_b));
-        t.store(dot(a.load(), a.load(), trans_b));
-        (void)u;
-      });
+  Graph g = trace([](VmemRef<const bf16, 2, 3> a, VmemRef<float, 2, 2> s, VmemRef<bf16, 2, 2> t, VmemRef<bf16, 2, 3> u) {
+    s.store(dot<float>(a.load(), a.load(), trans_b));
+    t.store(dot(a.load(), a.load(), trans_b));
+    (void)u;
+  });
   const std::string text = to_text(g);
   EXPECT_NE(text.find("dot[preferred=f32,trans_b]"), std::string::npos) << text;
   EXPECT_NE(text.find("dot[trans_b]"), std::string::npos) << text;
@@ -268,13 +261,14 @@ TEST(DotShapes, EmptyContractionGivesZeros) {
 
 TEST(DotShapes, DynamicExtentsFollowTheTranspose) {
   // a (2, 3) @ b.T with b (4, 3): (2, 4).
-  Graph g = trace([](Ref<const float, extents<dyn, dyn>> a, Ref<const float, extents<dyn, dyn>> b,
-                     Ref<float, extents<dyn, dyn>> c) { c.store(dot(a.load(), b.load(), trans_b)); },
-                  {Shape{2, 3}, Shape{4, 3}, Shape{2, 4}});
+  Graph g = trace(
+      [](Ref<const float, extents<dyn, dyn>> a, Ref<const float, extents<dyn, dyn>> b, Ref<float, extents<dyn, dyn>> c) {
+        c.store(dot(a.load(), b.load(), trans_b));
+      },
+      {Shape{2, 3}, Shape{4, 3}, Shape{2, 4}});
   auto av = [](std::int64_t i) { return static_cast<float>(i + 1); };
   auto bv = [](std::int64_t i) { return static_cast<float>(i % 4 - 1); };
-  Buffer ba = make_buffer_fn<float>(Shape{2, 3}, av), bb = make_buffer_fn<float>(Shape{4, 3}, bv),
-         bc(DType::f32, Shape{2, 4});
+  Buffer ba = make_buffer_fn<float>(Shape{2, 3}, av), bb = make_buffer_fn<float>(Shape{4, 3}, bv), bc(DType::f32, Shape{2, 4});
   interpret(g, ba, bb, bc);
   std::vector<float> a, b;
   for (std::int64_t i = 0; i < 6; ++i) a.push_back(av(i));
@@ -288,19 +282,16 @@ TEST(DotShapes, DynamicExtentsFollowTheTranspose) {
 TEST(DotErrors, TransposedContractingMismatchIsATraceError) {
   // With trans_b, a's columns (3) meet b's columns (2), not its rows (3).
   auto f = [] {
-    trace([](Ref<const float, extents<dyn, dyn>> a,
-             Ref<const float, extents<dyn, dyn>> b) { (void)dot(a.load(), b.load(), trans_b); },
+    trace([](Ref<const float, extents<dyn, dyn>> a, Ref<const float, extents<dyn, dyn>> b) { (void)dot(a.load(), b.load(), trans_b); },
           {Shape{2, 3}, Shape{3, 2}});
   };
-  EXPECT_TRUE(throws_with<TraceError>(
-      f, {"refx: dot: contracting dimensions differ: [2,3] x [3,2] transposed", "dot_test.cpp"}));
+  EXPECT_TRUE(throws_with<TraceError>(f, {"refx: dot: contracting dimensions differ: [2,3] x [3,2] transposed", "dot_test.cpp"}));
 }
 
 TEST(DotErrors, BoundWithABadResultTypeOrAttributes) {
   auto narrower = [] {
     trace([](VmemRef<const float, 2, 2> a) {
-      (void)extend::bind<f16, extents<2, 2>>(prim::dot, a.load(), a.load(),
-                                             extend::Attrs{static_cast<std::int64_t>(DType::f16), 0});
+      (void)extend::bind<f16, extents<2, 2>>(prim::dot, a.load(), a.load(), extend::Attrs{static_cast<std::int64_t>(DType::f16), 0});
     });
   };
   EXPECT_TRUE(throws_with<TraceError>(narrower, {"refx: dot: cannot give f16 results for f32 operands"}));
@@ -310,19 +301,16 @@ TEST(DotErrors, BoundWithABadResultTypeOrAttributes) {
                                                       extend::Attrs{static_cast<std::int64_t>(DType::i64), 0});
     });
   };
-  EXPECT_TRUE(
-      throws_with<TraceError>(floating_to_int, {"cannot give i64 results for f32 operands", "floating for floating"}));
+  EXPECT_TRUE(throws_with<TraceError>(floating_to_int, {"cannot give i64 results for f32 operands", "floating for floating"}));
   auto one_attr = [] {
     trace([](VmemRef<const float, 2, 2> a) {
-      (void)extend::bind<float, extents<2, 2>>(prim::dot, a.load(), a.load(),
-                                               extend::Attrs{static_cast<std::int64_t>(DType::f32)});
+      (void)extend::bind<float, extents<2, 2>>(prim::dot, a.load(), a.load(), extend::Attrs{static_cast<std::int64_t>(DType::f32)});
     });
   };
   EXPECT_TRUE(throws_with<TraceError>(one_attr, {"refx: dot: takes two attributes", "got 1"}));
   auto bad_flags = [] {
     trace([](VmemRef<const float, 2, 2> a) {
-      (void)extend::bind<float, extents<2, 2>>(prim::dot, a.load(), a.load(),
-                                               extend::Attrs{static_cast<std::int64_t>(DType::f32), 6});
+      (void)extend::bind<float, extents<2, 2>>(prim::dot, a.load(), a.load(), extend::Attrs{static_cast<std::int64_t>(DType::f32), 6});
     });
   };
   EXPECT_TRUE(throws_with<TraceError>(bad_flags, {"refx: dot: the transposes attribute is 6"}));
@@ -330,8 +318,7 @@ TEST(DotErrors, BoundWithABadResultTypeOrAttributes) {
   Graph g = trace([](VmemRef<const float, 2, 3> a, VmemRef<const float, 3, 1> b, VmemRef<float, 2, 1> c) {
     c.store(extend::bind<float, extents<2, 1>>(prim::dot, a.load(), b.load()));
   });
-  Buffer ba = make_buffer<float>(Shape{2, 3}, {1, 2, 3, 4, 5, 6}), bb = make_buffer<float>(Shape{3, 1}, {1, 1, 2}),
-         bc(DType::f32, Shape{2, 1});
+  Buffer ba = make_buffer<float>(Shape{2, 3}, {1, 2, 3, 4, 5, 6}), bb = make_buffer<float>(Shape{3, 1}, {1, 1, 2}), bc(DType::f32, Shape{2, 1});
   interpret(g, ba, bb, bc);
   EXPECT_EQ(contents<float>(bc), (std::vector<float>{9, 21}));
 }

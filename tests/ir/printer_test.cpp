@@ -41,8 +41,7 @@ std::size_t indent_of(const std::string& line) { return line.find_first_not_of('
 /// Every `name:type` binder in the printed text (kernel params, op results,
 /// body params).
 std::vector<std::string> binders(const std::string& text) {
-  static const std::regex binder(
-      R"((?:^|[ (])([A-Za-z_][A-Za-z0-9_]*):(?:Ref\{|Sem\{|f32\[|f64\[|i32\[|i64\[|bool\[))");
+  static const std::regex binder(R"((?:^|[ (])([A-Za-z_][A-Za-z0-9_]*):(?:Ref\{|Sem\{|f32\[|f64\[|i32\[|i64\[|bool\[))");
   std::vector<std::string> out;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), binder); it != std::sregex_iterator(); ++it)
     out.push_back((*it)[1]);
@@ -61,13 +60,11 @@ Graph sample(int& line) {
     y.at(0, ds(0, 4)) += full<float, 4>(1.0f);
     y.at(ds(1, 2, 2), all).store(x.at(ds(0, 2), all).load());
     fori_loop(0, 4, [&](Scalar<I32> i) {
-      line = __LINE__;
-      auto r = x.at(i, ds<4>(0)).load().name("recv");
+      line = __LINE__; auto r = x.at(i, ds<4>(0)).load().name("recv");
       y.at(i, ds<4>(i)).store(r);
       when(i > 1, [&] { y.at(i, 7) += 1.0f; });
     });
-    auto total = fori_loop(
-        0, 3, [](Scalar<I32>, Scalar<I32> a) { return a + 2; }, Scalar<I32>(0));
+    auto total = fori_loop(0, 3, [](Scalar<I32>, Scalar<I32> a) { return a + 2; }, Scalar<I32>(0));
     n.store(total);
     run_scoped([&](VmemRef<float, 8> scratch) {
       scratch.name("scratch");
@@ -83,13 +80,13 @@ TEST(Printer, ReadsWritesAndAccums) {
   int line = 0;
   const Graph g = sample(line);
   const std::string t = to_text(g);
-  EXPECT_NE(t.find("<- x[...]"), std::string::npos) << t;        // whole load
-  EXPECT_NE(t.find("y[...] <- "), std::string::npos) << t;       // whole store
-  EXPECT_NE(t.find("y[0, 0:4] += "), std::string::npos) << t;    // accum through a view
-  EXPECT_NE(t.find("<- x[0:2, :]"), std::string::npos) << t;     // a slice and a full dimension
-  EXPECT_NE(t.find("y[1:5:2, :] <- "), std::string::npos) << t;  // strided: rows 1 and 3
-  EXPECT_NE(t.find("<- x[1, :]"), std::string::npos) << t;       // an integer index
-  EXPECT_NE(t.find("n[...] <- "), std::string::npos) << t;       // a rank-0 Ref
+  EXPECT_NE(t.find("<- x[...]"), std::string::npos) << t;          // whole load
+  EXPECT_NE(t.find("y[...] <- "), std::string::npos) << t;         // whole store
+  EXPECT_NE(t.find("y[0, 0:4] += "), std::string::npos) << t;      // accum through a view
+  EXPECT_NE(t.find("<- x[0:2, :]"), std::string::npos) << t;       // a slice and a full dimension
+  EXPECT_NE(t.find("y[1:5:2, :] <- "), std::string::npos) << t;    // strided: rows 1 and 3
+  EXPECT_NE(t.find("<- x[1, :]"), std::string::npos) << t;         // an integer index
+  EXPECT_NE(t.find("n[...] <- "), std::string::npos) << t;         // a rank-0 Ref
   // Kernel parameters with their types.
   EXPECT_NE(t.find("x:Ref{f32[4,8] vmem}"), std::string::npos) << t;
   EXPECT_NE(t.find("n:Ref{i32[] smem}"), std::string::npos) << t;
@@ -142,8 +139,7 @@ TEST(Printer, NestedBodiesAreIndented) {
   EXPECT_NE(scope.find("(scratch:Ref{f32[8] vmem}) {"), std::string::npos) << scope;
   std::size_t closes_at_top = 0;
   for (const std::string& l : lines_of(t))
-    if (l.find_first_not_of(' ') != std::string::npos && l[indent_of(l)] == '}' && indent_of(l) == indent_of(top))
-      ++closes_at_top;
+    if (l.find_first_not_of(' ') != std::string::npos && l[indent_of(l)] == '}' && indent_of(l) == indent_of(top)) ++closes_at_top;
   EXPECT_EQ(closes_at_top, 3u) << t;  // two loops and the scope
 }
 
@@ -219,8 +215,7 @@ TEST(Dot, IsWellFormedWithANodePerOp) {
   EXPECT_EQ(count_of(d, "{"), count_of(d, "}")) << d;
   // One node per op, each declared once.
   EXPECT_EQ(count_of(d, "[label=\""), g.num_ops()) << d;
-  for (std::size_t o = 0; o < g.num_ops(); ++o)
-    EXPECT_EQ(count_of(d, "  op" + std::to_string(o) + " [label="), 1u) << o;
+  for (std::size_t o = 0; o < g.num_ops(); ++o) EXPECT_EQ(count_of(d, "  op" + std::to_string(o) + " [label="), 1u) << o;
   // One cluster per body (two loops, one when, one scope).
   EXPECT_EQ(count_of(d, "subgraph cluster_"), 4u) << d;
   // Every statement line ends in ';', '{' or '}', and quotes are balanced.

@@ -36,7 +36,7 @@ bool overlap(const Graph& g, ViewId a, ViewId b) {
 TEST(Regions, DisjointAndOverlappingStaticSlices) {
   std::vector<ViewId> v;
   Graph g = views_of(v, [](auto x, auto, auto, auto& ids) {
-    ids = {x.at(ds(0, 4)).view(),  x.at(ds(4, 4)).view(),  x.at(ds(3, 4)).view(),  x.at(ds(0, 64)).view(),
+    ids = {x.at(ds(0, 4)).view(),  x.at(ds(4, 4)).view(),  x.at(ds(3, 4)).view(), x.at(ds(0, 64)).view(),
            x.at(ds(10, 2)).view(), x.at(ds(11, 1)).view(), x.at(ds(12, 5)).view(), x.view()};
   });
   EXPECT_FALSE(overlap(g, v[0], v[1]));  // [0,4) vs [4,8): adjacent
@@ -47,26 +47,26 @@ TEST(Regions, DisjointAndOverlappingStaticSlices) {
   EXPECT_TRUE(overlap(g, v[4], v[5]));   // [10,12) vs [11,12)
   EXPECT_FALSE(overlap(g, v[4], v[6]));  // [10,12) vs [12,17)
   EXPECT_FALSE(overlap(g, v[5], v[6]));
-  EXPECT_TRUE(overlap(g, v[7], v[6]));  // the whole Ref
+  EXPECT_TRUE(overlap(g, v[7], v[6]));   // the whole Ref
 }
 
 TEST(Regions, TwoDimensionalSlices) {
   std::vector<ViewId> v;
   Graph g = views_of(v, [](auto, auto, auto m, auto& ids) {
-    ids = {m.at(0).view(),                   // 0: row 0
-           m.at(1).view(),                   // 1: row 1
-           m.at(ds(0, 2)).view(),            // 2: rows 0..1
-           m.at(all, 3).view(),              // 3: column 3
-           m.at(2).view(),                   // 4: row 2
-           m.at(ds(0, 3), ds(0, 5)).view(),  // 5: top-left block
-           m.at(ds(0, 3), ds(5, 5)).view(),  // 6: top-right block
-           m.at(ds(3, 3), ds(0, 5)).view(),  // 7: bottom-left block
-           m.at(ds(2, 3), ds(4, 3)).view(),  // 8: rows 2..4, columns 4..6: touches all three blocks
-           m.at(4, ds(1, 2)).view()};        // 9: row 4, columns 1..2
+    ids = {m.at(0).view(),                       // 0: row 0
+           m.at(1).view(),                       // 1: row 1
+           m.at(ds(0, 2)).view(),                // 2: rows 0..1
+           m.at(all, 3).view(),                  // 3: column 3
+           m.at(2).view(),                       // 4: row 2
+           m.at(ds(0, 3), ds(0, 5)).view(),      // 5: top-left block
+           m.at(ds(0, 3), ds(5, 5)).view(),      // 6: top-right block
+           m.at(ds(3, 3), ds(0, 5)).view(),      // 7: bottom-left block
+           m.at(ds(2, 3), ds(4, 3)).view(),      // 8: rows 2..4, columns 4..6: touches all three blocks
+           m.at(4, ds(1, 2)).view()};            // 9: row 4, columns 1..2
   });
   EXPECT_FALSE(overlap(g, v[0], v[1]));
   EXPECT_TRUE(overlap(g, v[0], v[2]));
-  EXPECT_TRUE(overlap(g, v[3], v[4]));   // a column and a row cross at (2, 3)
+  EXPECT_TRUE(overlap(g, v[3], v[4]));  // a column and a row cross at (2, 3)
   EXPECT_FALSE(overlap(g, v[5], v[6]));  // same rows, disjoint columns
   EXPECT_FALSE(overlap(g, v[5], v[7]));  // same columns, disjoint rows
   EXPECT_FALSE(overlap(g, v[6], v[7]));  // disjoint in both
@@ -81,15 +81,15 @@ TEST(Regions, TwoDimensionalSlices) {
 TEST(Regions, StridedInterleavedSlices) {
   std::vector<ViewId> v;
   Graph g = views_of(v, [](auto x, auto, auto m, auto& ids) {
-    ids = {x.at(ds(0, 32, 2)).view(),       // 0: even
-           x.at(ds(1, 32, 2)).view(),       // 1: odd
-           x.at(ds(0, 8, 3)).view(),        // 2: 0, 3, ..., 21
-           x.at(ds(1, 8, 3)).view(),        // 3: 1, 4, ..., 22
-           x.at(ds(1, 10, 5)).view(),       // 4: 1, 6, 11, ..., 46
-           x.at(ds(0, 2, 4)).view(),        // 5: 0, 4
-           x.at(ds(2, 3, 6)).view(),        // 6: 2, 8, 14
-           x.at(ds(0, 4, 4)).view(),        // 7: 0, 4, 8, 12
-           x.at(ds(7, 1)).view(),           // 8: 7
+    ids = {x.at(ds(0, 32, 2)).view(),   // 0: even
+           x.at(ds(1, 32, 2)).view(),   // 1: odd
+           x.at(ds(0, 8, 3)).view(),    // 2: 0, 3, ..., 21
+           x.at(ds(1, 8, 3)).view(),    // 3: 1, 4, ..., 22
+           x.at(ds(1, 10, 5)).view(),   // 4: 1, 6, 11, ..., 46
+           x.at(ds(0, 2, 4)).view(),    // 5: 0, 4
+           x.at(ds(2, 3, 6)).view(),    // 6: 2, 8, 14
+           x.at(ds(0, 4, 4)).view(),    // 7: 0, 4, 8, 12
+           x.at(ds(7, 1)).view(),       // 8: 7
            m.at(all, ds(0, 5, 2)).view(),   // 9: even columns
            m.at(all, ds(1, 5, 2)).view()};  // 10: odd columns
   });
@@ -109,9 +109,11 @@ TEST(Regions, StridedInterleavedSlices) {
 TEST(Regions, LargeStridedSlices) {
   std::vector<ViewId> v;
   Graph g = trace([&](VmemRef<float, 20000> x) {
-    v = {x.at(ds(0, 10000, 2)).view(),                                                         // even
-         x.at(ds(1, 9999, 2)).view(),                                                          // odd
-         x.at(ds(0, 5000)).view(), x.at(ds(5000, 6000)).view(), x.at(ds(3, 6000, 3)).view()};  // 3, 6, ..., 18000
+    v = {x.at(ds(0, 10000, 2)).view(),  // even
+         x.at(ds(1, 9999, 2)).view(),   // odd
+         x.at(ds(0, 5000)).view(),
+         x.at(ds(5000, 6000)).view(),
+         x.at(ds(3, 6000, 3)).view()};  // 3, 6, ..., 18000
   });
   EXPECT_FALSE(overlap(g, v[0], v[1]));  // exact, whatever the size
   EXPECT_FALSE(overlap(g, v[2], v[3]));  // disjoint ranges
@@ -134,15 +136,15 @@ TEST(Regions, NestedViewsAreComparedInBaseCoordinates) {
   std::vector<ViewId> v;
   Graph g = views_of(v, [](auto x, auto, auto m, auto& ids) {
     auto second_half = x.at(ds(32, 32));
-    ids = {second_half.at(ds(0, 4)).view(),            // 0: base 32..35
-           x.at(ds(0, 4)).view(),                      // 1: base 0..3
-           x.at(ds(30, 4)).view(),                     // 2: base 30..33
+    ids = {second_half.at(ds(0, 4)).view(),         // 0: base 32..35
+           x.at(ds(0, 4)).view(),                   // 1: base 0..3
+           x.at(ds(30, 4)).view(),                  // 2: base 30..33
            x.at(ds(0, 32, 2)).at(ds(1, 8, 2)).view(),  // 3: base 2, 6, 10, ..., 30
-           x.at(ds(1, 16, 4)).view(),                  // 4: base 1, 5, ... (odd)
-           x.at(ds(2, 16, 4)).view(),                  // 5: base 2, 6, ... (2 mod 4)
-           m.at(ds(1, 4)).at(ds(1, 2), 3).view(),      // 6: rows 2..3, column 3
-           m.at(3, ds(2, 4)).view(),                   // 7: row 3, columns 2..5
-           m.at(1).view()};                            // 8: row 1
+           x.at(ds(1, 16, 4)).view(),               // 4: base 1, 5, ... (odd)
+           x.at(ds(2, 16, 4)).view(),               // 5: base 2, 6, ... (2 mod 4)
+           m.at(ds(1, 4)).at(ds(1, 2), 3).view(),  // 6: rows 2..3, column 3
+           m.at(3, ds(2, 4)).view(),                // 7: row 3, columns 2..5
+           m.at(1).view()};                         // 8: row 1
   });
   EXPECT_FALSE(overlap(g, v[0], v[1]));  // both start at 0 in their parents, but not in the base
   EXPECT_TRUE(overlap(g, v[0], v[2]));
@@ -199,8 +201,8 @@ TEST(Regions, TracedStartsAreConservativelyOverlapping) {
   EXPECT_TRUE(overlap(g, v[3], v[4]));
   EXPECT_FALSE(overlap(g, v[5], v[6]));  // a static dimension still separates them
   EXPECT_FALSE(overlap(g, v[7], v[8]));
-  EXPECT_TRUE(overlap(g, v[5], v[9]));  // rows unknown, columns 2..3 shared
-  EXPECT_TRUE(overlap(g, v[6], v[9]));  // columns 4..5 shared
+  EXPECT_TRUE(overlap(g, v[5], v[9]));   // rows unknown, columns 2..3 shared
+  EXPECT_TRUE(overlap(g, v[6], v[9]));   // columns 4..5 shared
 }
 
 TEST(Regions, TracedStartInsideALoop) {
@@ -235,17 +237,17 @@ TEST(Regions, SurelyOverlapIsSoundAndExactForStaticViews) {
   std::vector<ViewId> v;
   Graph g = trace([&](VmemRef<float, 64> x, VmemRef<float, 64> y, VmemRef<float, 8, 8> m, SmemRef<const I32> k) {
     auto i = k.load();
-    v = {x.at(ds(0, 4)).view(),     // 0
-         x.at(ds(3, 4)).view(),     // 1: shares 3 with 0
-         x.at(ds(4, 4)).view(),     // 2: disjoint from 0
-         y.at(ds(0, 4)).view(),     // 3: another Ref
-         x.at(ds(i, 4)).view(),     // 4: traced
-         x.at(ds(i, 4)).view(),     // 5: the same traced start again
-         x.at(ds(i, 2)).view(),     // 6: same start, different size
-         m.at(i, ds(0, 4)).view(),  // 7
-         m.at(i, ds(2, 4)).view(),  // 8: same traced row, overlapping columns
-         m.at(i, ds(4, 4)).view(),  // 9: same traced row, disjoint columns
-         x.at(ds(i, 0)).view()};    // 10: empty
+    v = {x.at(ds(0, 4)).view(),       // 0
+         x.at(ds(3, 4)).view(),       // 1: shares 3 with 0
+         x.at(ds(4, 4)).view(),       // 2: disjoint from 0
+         y.at(ds(0, 4)).view(),       // 3: another Ref
+         x.at(ds(i, 4)).view(),       // 4: traced
+         x.at(ds(i, 4)).view(),       // 5: the same traced start again
+         x.at(ds(i, 2)).view(),       // 6: same start, different size
+         m.at(i, ds(0, 4)).view(),    // 7
+         m.at(i, ds(2, 4)).view(),    // 8: same traced row, overlapping columns
+         m.at(i, ds(4, 4)).view(),    // 9: same traced row, disjoint columns
+         x.at(ds(i, 0)).view()};      // 10: empty
   });
   EXPECT_TRUE(must_overlap(g, v[0], v[1], true));
   EXPECT_FALSE(must_overlap(g, v[0], v[2], true));
@@ -269,9 +271,7 @@ TEST(Regions, AgreesWithBruteForceOnLargeRandomStrides) {
   // Long progressions with large strides (beyond any enumeration shortcut).
   constexpr std::int64_t n = 1 << 20;
   std::mt19937 rng(4242);
-  auto pick = [&](std::int64_t lo, std::int64_t hi) {
-    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
-  };
+  auto pick = [&](std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); };
   struct S {
     std::int64_t start, size, stride;
   };
@@ -293,8 +293,7 @@ TEST(Regions, AgreesWithBruteForceOnLargeRandomStrides) {
       std::set<std::int64_t> ea;
       for (std::int64_t k = 0; k < slices[a].size; ++k) ea.insert(slices[a].start + k * slices[a].stride);
       bool truth = false;
-      for (std::int64_t k = 0; k < slices[b].size && !truth; ++k)
-        truth = ea.count(slices[b].start + k * slices[b].stride) > 0;
+      for (std::int64_t k = 0; k < slices[b].size && !truth; ++k) truth = ea.count(slices[b].start + k * slices[b].stride) > 0;
       meets += truth;
       ASSERT_EQ(may_overlap(g, ids[a], ids[b]), truth) << a << " vs " << b;
       ASSERT_EQ(must_overlap(g, ids[a], ids[b], true), truth) << a << " vs " << b;
@@ -323,9 +322,7 @@ bool intersect(const std::set<std::int64_t>& a, const std::set<std::int64_t>& b)
 TEST(Regions, AgreesWithBruteForceOnRandomStaticSlices) {
   constexpr std::int64_t n = 24;
   std::mt19937 rng(12345);
-  auto pick = [&](std::int64_t lo, std::int64_t hi) {
-    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
-  };
+  auto pick = [&](std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); };
   auto random_slice = [&] {
     Slice1 s;
     s.stride = pick(1, 5);
@@ -367,9 +364,7 @@ TEST(Regions, AgreesWithBruteForceOnRandomStaticSlices) {
 
 TEST(Regions, AgreesWithBruteForceOnRandom2DSlices) {
   std::mt19937 rng(777);
-  auto pick = [&](std::int64_t lo, std::int64_t hi) {
-    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
-  };
+  auto pick = [&](std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); };
   auto random_slice = [&](std::int64_t n) {
     Slice1 s;
     s.stride = pick(1, 3);

@@ -61,15 +61,12 @@ TEST(ViewAccess, ReadWriteAccumThroughA2DStridedView) {
 
   Buffer in = make_buffer_fn<std::int32_t>(Shape{3, 3}, [](std::int64_t i) { return 1000 + i; });
   write_view(v, in);
-  std::vector<std::int32_t> after = refx::testing::contents<std::int32_t>(
-      make_buffer_fn<std::int32_t>(Shape{6, 10}, [](std::int64_t i) { return i; }));
-  for (std::size_t k = 0; k < idx.size(); ++k)
-    after[static_cast<std::size_t>(idx[k])] = 1000 + static_cast<std::int32_t>(k);
+  std::vector<std::int32_t> after = refx::testing::contents<std::int32_t>(make_buffer_fn<std::int32_t>(Shape{6, 10}, [](std::int64_t i) { return i; }));
+  for (std::size_t k = 0; k < idx.size(); ++k) after[static_cast<std::size_t>(idx[k])] = 1000 + static_cast<std::int32_t>(k);
   EXPECT_EQ(contents<std::int32_t>(base), after);
 
   accum_view(v, in);
-  for (std::size_t k = 0; k < idx.size(); ++k)
-    after[static_cast<std::size_t>(idx[k])] += 1000 + static_cast<std::int32_t>(k);
+  for (std::size_t k = 0; k < idx.size(); ++k) after[static_cast<std::size_t>(idx[k])] += 1000 + static_cast<std::int32_t>(k);
   EXPECT_EQ(contents<std::int32_t>(base), after);
 }
 

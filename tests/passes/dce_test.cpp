@@ -32,7 +32,7 @@ TEST(Dce, UnusedPureChainsGoAtOnce) {
     y.store(x.load());
   });
   EXPECT_GT(passes::dce(g), 5u);
-  EXPECT_EQ(live_ops(g), 2u);          // the load and the store
+  EXPECT_EQ(live_ops(g), 2u);  // the load and the store
   EXPECT_EQ(count_ops(g, "exp"), 1u);  // still in the pool, but in no block
   EXPECT_EQ(to_text(g).find("exp"), std::string::npos);
 }
@@ -57,8 +57,7 @@ TEST(Dce, EffectsOnVisibleRefsAreKept) {
 TEST(Dce, LoopsAndScopesWithoutVisibleEffectsGo) {
   Graph g = trace([](VmemRef<const float, 8> x, VmemRef<float, 8> y) {
     // A loop computing a carry nobody reads.
-    auto unused = fori_loop(
-        0, 4, [&](Scalar<std::int32_t>, Value<float, extents<8>> acc) { return acc * 2.0f; }, x.load());
+    auto unused = fori_loop(0, 4, [&](Scalar<std::int32_t>, Value<float, extents<8>> acc) { return acc * 2.0f; }, x.load());
     (void)unused;
     // A scope writing only its own scratch.
     run_scoped([&](VmemRef<float, 8> scratch) { scratch.store(x.load() + 1.0f); });

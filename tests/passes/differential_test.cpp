@@ -239,9 +239,7 @@ std::vector<Buffer> inputs(std::uint32_t seed) {
   std::vector<Buffer> args;
   for (int k = 0; k < 4; ++k)
     args.push_back(refx::testing::make_buffer_fn<float>(Shape{rows, cols}, [&](std::int64_t i) {
-      return static_cast<float>(
-                 static_cast<int>((i * 2654435761u + seed * 97u + static_cast<unsigned>(k) * 31u) % 401) - 200) *
-             0.125f;
+      return static_cast<float>(static_cast<int>((i * 2654435761u + seed * 97u + static_cast<unsigned>(k) * 31u) % 401) - 200) * 0.125f;
     }));
   return args;
 }
@@ -280,12 +278,9 @@ TEST(Differential, RandomProgramsAgreeWithAndWithoutPasses) {
     const auto want = run(reference, seed, false);
     ASSERT_TRUE(same(run(reference, seed, true), want)) << "seed " << seed << ": the program itself races\n"
                                                         << to_text(reference);
-    ASSERT_TRUE(same(run(on, seed, false), want)) << "seed " << seed << "\n"
-                                                  << to_text(reference) << "\n"
-                                                  << to_text(on);
+    ASSERT_TRUE(same(run(on, seed, false), want)) << "seed " << seed << "\n" << to_text(reference) << "\n" << to_text(on);
     ASSERT_TRUE(same(run(on, seed, true), want)) << "seed " << seed << " (copies landing at their waits)\n"
-                                                 << to_text(reference) << "\n"
-                                                 << to_text(on);
+                                                 << to_text(reference) << "\n" << to_text(on);
   }
   fmt::print("fused {} moved {} copies {} loops {} of {}\n", fused, moved, copies, loops, programs);
   // The generator must exercise what it claims to.

@@ -17,16 +17,17 @@
 #include <refx/runtime/runtime.hpp>
 
 using namespace refx;
+using refx::testing::contents;
+using refx::testing::make_buffer_fn;
 using refx::graph_testing::fused_matches_unfused;
 using refx::graph_testing::no_fusion;
 using refx::graph_testing::same_bits;
-using refx::testing::contents;
-using refx::testing::make_buffer_fn;
 
 namespace {
 
 constexpr float inf = std::numeric_limits<float>::infinity();
 constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
+
 
 using refx::graph_testing::live_ops;
 std::size_t loads_in(const Graph& g) { return live_ops(g, "load"); }
@@ -55,8 +56,8 @@ TEST(FuseReduce, ReductionsOfLoadedRefsReadTheRefAndMatchUnfused) {
   std::uniform_real_distribution<float> u(-100.0f, 100.0f);
   std::vector<float> data(r * c);
   for (auto& v : data) v = u(rng);
-  data[5 * c + 17] = nan_f;  // row 5, column 17
-  data[9 * c + 3] = inf;     // row 9 holds both infinities: the watching sum is NaN, the max is inf
+  data[5 * c + 17] = nan_f;   // row 5, column 17
+  data[9 * c + 3] = inf;      // row 9 holds both infinities: the watching sum is NaN, the max is inf
   data[9 * c + 250] = -inf;
   std::vector<Buffer> args;
   args.push_back(refx::testing::make_buffer<float>(Shape{r, c}, data));
@@ -96,7 +97,7 @@ TEST(FuseReduce, ReductionsOfLoadedRefsReadTheRefAndMatchUnfused) {
 TEST(FuseReduce, StridedAndOffsetViewsAreReadCorrectly) {
   const auto f = [](VmemRef<const float, 40, 64> x, VmemRef<float, 10> a, VmemRef<float, 16> b) {
     a.store(reduce_sum<1>(x.at(ds<10>(3, 4), ds<16>(5, 2)).load()));  // strided: gathered
-    b.store(reduce_max<0>(x.at(ds<4>(8), ds<16>(0)).load()));         // rows 8..11, columns 0..15: strided rows
+    b.store(reduce_max<0>(x.at(ds<4>(8), ds<16>(0)).load()));        // rows 8..11, columns 0..15: strided rows
   };
   std::vector<Buffer> args;
   args.push_back(make_buffer_fn<float>(Shape{40, 64}, [](std::int64_t i) { return float((i * 37) % 101) - 50.0f; }));
@@ -166,8 +167,9 @@ TEST(FuseReduce, HalfFloatsAndIntegers) {
   std::vector<Buffer> args;
   args.push_back(make_buffer_fn<bf16>(Shape{6, 100}, [](std::int64_t k) { return bf16(float(k % 7) * 0.5f); }));
   args.emplace_back(DType::bf16, Shape{6});
-  args.push_back(make_buffer_fn<std::int32_t>(
-      Shape{3, 70}, [](std::int64_t k) { return static_cast<std::int32_t>((k * 13) % 41 - 20); }));
+  args.push_back(make_buffer_fn<std::int32_t>(Shape{3, 70}, [](std::int64_t k) {
+    return static_cast<std::int32_t>((k * 13) % 41 - 20);
+  }));
   args.emplace_back(DType::i32, Shape{70});
   args.emplace_back(DType::i32, Shape{3});
   Graph g = fused_matches_unfused(f, args);
@@ -204,8 +206,7 @@ TEST(FuseReduce, AFusedReductionIsCheckedForRacesLikeALoad) {
                run_scoped([&](VmemRef<float, 4, 256> tmp, DmaSemaphore sem) {
                  auto c = make_async_copy(x, tmp, sem);
                  c.start();
-                 line = __LINE__;
-                 y.store(reduce_sum<0>(tmp.load()));  // too early
+                 line = __LINE__; y.store(reduce_sum<0>(tmp.load()));  // too early
                  c.wait();
                });
              })
@@ -213,8 +214,7 @@ TEST(FuseReduce, AFusedReductionIsCheckedForRacesLikeALoad) {
                  .passes(refx::testing::unverified())
                  .compile(Mesh{{"x", 1}}, {}, rt);
   EXPECT_EQ(live_ops(exe.graph(), "load"), 0u) << to_text(exe.graph());
-  auto x = Array::generate<float>(
-      1, Shape{4, 256}, [](int, std::int64_t i) { return float(i); }, rt);
+  auto x = Array::generate<float>(1, Shape{4, 256}, [](int, std::int64_t i) { return float(i); }, rt);
   auto out = exe(x);
   const std::string msg = refx::testing::runtime_error_of([&] { out[0].block_until_ready(); });
   EXPECT_NE(msg.find("data race in kernel 'early_reduce'"), std::string::npos) << msg;

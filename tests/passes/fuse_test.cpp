@@ -12,28 +12,24 @@
 #include <refx/passes/pipeline.hpp>
 
 using namespace refx;
-using refx::graph_testing::fused_matches_unfused;
-using refx::graph_testing::no_fusion;
-using refx::graph_testing::same_bits;
 using refx::testing::contents;
 using refx::testing::count_ops;
 using refx::testing::make_buffer_fn;
+using refx::graph_testing::fused_matches_unfused;
+using refx::graph_testing::no_fusion;
+using refx::graph_testing::same_bits;
 
 namespace {
+
 
 std::vector<float> awkward_floats(std::size_t n, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-1e3f, 1e3f);
   std::vector<float> v(n);
   for (auto& x : v) x = u(rng);
-  const float special[] = {0.0f,
-                           -0.0f,
-                           std::numeric_limits<float>::infinity(),
-                           -std::numeric_limits<float>::infinity(),
-                           std::numeric_limits<float>::quiet_NaN(),
-                           std::numeric_limits<float>::denorm_min(),
-                           std::numeric_limits<float>::max(),
-                           1e-38f};
+  const float special[] = {0.0f, -0.0f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::denorm_min(),
+                           std::numeric_limits<float>::max(), 1e-38f};
   for (std::size_t i = 0; i < n; i += 97) v[i] = special[(i / 97) % 8];
   return v;
 }
@@ -158,13 +154,10 @@ TEST(Fuse, PredicatesSelectAndIntegers) {
 
 TEST(Fuse, ScalarsAndLoopBodies) {
   const auto f = [](VmemRef<const float, 8, 128> x, VmemRef<float, 8, 128> y, SmemRef<std::int32_t> k) {
-    auto idx = fori_loop(
-        0, 8,
-        [&](Scalar<std::int32_t> i, Scalar<std::int32_t> acc) {
-          y.at(i).store(sqrt(abs(x.at(i).load() - 3.0f)) * 0.25f);
-          return (acc * 3 + i) % 1000;
-        },
-        Scalar<std::int32_t>(1));
+    auto idx = fori_loop(0, 8, [&](Scalar<std::int32_t> i, Scalar<std::int32_t> acc) {
+      y.at(i).store(sqrt(abs(x.at(i).load() - 3.0f)) * 0.25f);
+      return (acc * 3 + i) % 1000;
+    }, Scalar<std::int32_t>(1));
     k.store(idx + 1);
   };
   std::vector<Buffer> args;

@@ -14,9 +14,9 @@
 #include <refx/runtime/runtime.hpp>
 
 using namespace refx;
-using refx::graph_testing::fused_matches_unfused;
 using refx::testing::contents;
 using refx::testing::make_buffer_fn;
+using refx::graph_testing::fused_matches_unfused;
 
 namespace {
 
@@ -87,15 +87,14 @@ TEST(Map, StridedViewsAndScalarOperands) {
   const auto x = contents<float>(args[0]), z = contents<float>(args[2]);
   for (std::int64_t i = 0; i < 10; ++i)
     for (std::int64_t j = 0; j < 16; ++j)
-      EXPECT_EQ(z[static_cast<std::size_t>(i * 16 + j)],
-                x[static_cast<std::size_t>((3 + 4 * i) * 64 + 5 + 2 * j)] * -2.25f - 1.5f)
+      EXPECT_EQ(z[static_cast<std::size_t>(i * 16 + j)], x[static_cast<std::size_t>((3 + 4 * i) * 64 + 5 + 2 * j)] * -2.25f - 1.5f)
           << i << "," << j;
 }
 
 TEST(Map, Bf16IsComputedInF32AndRoundedOnceWhenStored) {
   constexpr std::int64_t n = 777;
   const auto f = [](VmemRef<const bf16, n> x, VmemRef<const bf16, n> y, VmemRef<bf16, n> z, VmemRef<bf16, n> w) {
-    z.store(map(bf16_fn, x.load(), y.load()));               // rounded once
+    z.store(map(bf16_fn, x.load(), y.load()));              // rounded once
     w.store(x.load() * bf16(1.5f) + y.load() / bf16(3.0f));  // rounded per op
   };
   std::vector<Buffer> args;
@@ -171,8 +170,7 @@ TEST(Map, RunsInACompiledKernel) {
                        Array::generate<float>(2, Shape{n}, [](int, std::int64_t i) { return yin(i); }));
   for (int d = 0; d < 2; ++d) {
     const std::vector<float> z = out[0].to_host<float>(d);
-    for (std::int64_t i = 0; i < n; i += 97)
-      EXPECT_EQ(z[static_cast<std::size_t>(i)], relu_affine(xin(i + d), yin(i))) << d << " " << i;
+    for (std::int64_t i = 0; i < n; i += 97) EXPECT_EQ(z[static_cast<std::size_t>(i)], relu_affine(xin(i + d), yin(i))) << d << " " << i;
   }
 }
 

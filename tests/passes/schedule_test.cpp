@@ -91,7 +91,7 @@ TEST(Schedule, ConsumersOfTheCopyStayAfterItsWait) {
       c.start();
       c.wait();
       z.store(y.load() + 1.0f);  // reads the destination: after the wait
-      x.store(w.load());         // writes the source: after the wait too
+      x.store(w.load());          // writes the source: after the wait too
       w.store(full<float, 64>(3.0f));
     });
   });
@@ -152,17 +152,16 @@ TEST(Schedule, ProtocolOpsKeepTheirOrder) {
 }
 
 TEST(Schedule, SchedulesInsideLoopBodies) {
-  Graph g =
-      trace([](VmemRef<float, 4, 64> x, VmemRef<float, 4, 64> y, VmemRef<const float, 64> a, VmemRef<float, 4, 64> b) {
-        run_scoped([&](DmaSemaphore sem) {
-          fori_loop(0, 4, [&](Scalar<std::int32_t> i) {
-            auto c = make_async_copy(x.at(i), y.at(i), sem);
-            c.start();
-            c.wait();
-            b.at(i).store(exp(a.load()));
-          });
-        });
+  Graph g = trace([](VmemRef<float, 4, 64> x, VmemRef<float, 4, 64> y, VmemRef<const float, 64> a, VmemRef<float, 4, 64> b) {
+    run_scoped([&](DmaSemaphore sem) {
+      fori_loop(0, 4, [&](Scalar<std::int32_t> i) {
+        auto c = make_async_copy(x.at(i), y.at(i), sem);
+        c.start();
+        c.wait();
+        b.at(i).store(exp(a.load()));
       });
+    });
+  });
   passes::run_pipeline(g, only_schedule());
   const std::string text = to_text(g);
   EXPECT_LT(at(text, "dma_start"), at(text, "exp")) << text;
@@ -252,8 +251,7 @@ TEST(Dependencies, OneTokenChainPerOrderedEffectKind) {
     if (g.op(g.block(0).ops[i]).prim == &host_effect) fx.push_back(i);
   ASSERT_EQ(fx.size(), 5u);
   const auto edge = [&](std::size_t from, std::size_t to) {
-    for (std::size_t k = static_cast<std::size_t>(d.succ_begin[from]);
-         k < static_cast<std::size_t>(d.succ_begin[from + 1]); ++k)
+    for (std::size_t k = static_cast<std::size_t>(d.succ_begin[from]); k < static_cast<std::size_t>(d.succ_begin[from + 1]); ++k)
       if (static_cast<std::size_t>(d.succ[k]) == to && d.kind[k] == passes::DepKind::token) return true;
     return false;
   };

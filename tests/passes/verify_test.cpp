@@ -27,15 +27,13 @@ TEST(Verify, WriteToTheSourceOfALocalCopyInFlight) {
   auto g = trace([&](VmemRef<float, 16> x, VmemRef<float, 16> y) {
     run_scoped([&](DmaSemaphore sem) {
       auto c = make_async_copy(x, y, sem);
-      c.start();
-      start = __LINE__;
-      x.at(ds(4, 4)).store(full<float, 4>(1.0f));
-      write = __LINE__;
+      c.start(); start = __LINE__;
+      x.at(ds(4, 4)).store(full<float, 4>(1.0f)); write = __LINE__;
       c.wait();
     });
   });
-  EXPECT_TRUE(
-      throws_with<VerifyError>([&] { passes::verify(g); }, {"writes the source", LINE_OF(start), LINE_OF(write)}));
+  EXPECT_TRUE(throws_with<VerifyError>([&] { passes::verify(g); },
+                                       {"writes the source", LINE_OF(start), LINE_OF(write)}));
 }
 
 TEST(Verify, ReadingTheSourceOfACopyInFlightIsFine) {
@@ -56,15 +54,13 @@ TEST(Verify, ReadOfTheDestinationOfALocalCopyInFlight) {
   auto g = trace([&](VmemRef<float, 16> x, VmemRef<float, 16> y, VmemRef<float, 4> z) {
     run_scoped([&](DmaSemaphore sem) {
       auto c = make_async_copy(x, y, sem);
-      c.start();
-      start = __LINE__;
-      z.store(y.at(ds(12, 4)).load());
-      read = __LINE__;
+      c.start(); start = __LINE__;
+      z.store(y.at(ds(12, 4)).load()); read = __LINE__;
       c.wait();
     });
   });
-  EXPECT_TRUE(
-      throws_with<VerifyError>([&] { passes::verify(g); }, {"reads the destination", LINE_OF(start), LINE_OF(read)}));
+  EXPECT_TRUE(throws_with<VerifyError>([&] { passes::verify(g); },
+                                       {"reads the destination", LINE_OF(start), LINE_OF(read)}));
 }
 
 TEST(Verify, DisjointRegionsOfTheSameRefMayBeTouched) {
@@ -72,8 +68,8 @@ TEST(Verify, DisjointRegionsOfTheSameRefMayBeTouched) {
     run_scoped([&](DmaSemaphore sem) {
       auto c = make_async_copy(x.at(ds(0, 8)), y.at(ds(0, 8)), sem);
       c.start();
-      x.at(ds(8, 8)).store(full<float, 8>(1.0f));   // not the source region
-      y.at(ds(8, 8)).store(x.at(ds(0, 8)).load());  // not the destination region
+      x.at(ds(8, 8)).store(full<float, 8>(1.0f));      // not the source region
+      y.at(ds(8, 8)).store(x.at(ds(0, 8)).load());      // not the destination region
       c.wait();
     });
   });
@@ -85,11 +81,9 @@ TEST(Verify, StridedRegionsAreComparedExactly) {
   auto g = trace([&](VmemRef<float, 16> x, VmemRef<float, 8> y) {
     run_scoped([&](DmaSemaphore sem) {
       auto c = make_async_copy(x.at(ds(0, 8, 2)), y, sem);  // even elements
-      c.start();
-      start = __LINE__;
-      x.at(ds(1, 8, 2)).store(full<float, 8>(1.0f));  // odd: fine
-      x.at(ds(6, 1)).store(full<float, 1>(2.0f));
-      write = __LINE__;  // even: hazard
+      c.start(); start = __LINE__;
+      x.at(ds(1, 8, 2)).store(full<float, 8>(1.0f));        // odd: fine
+      x.at(ds(6, 1)).store(full<float, 1>(2.0f)); write = __LINE__;  // even: hazard
       c.wait();
     });
   });
@@ -101,17 +95,15 @@ TEST(Verify, HazardInsideANestedBodyIsCaught) {
   auto g = trace([&](VmemRef<float, 16> x, VmemRef<float, 16> y) {
     run_scoped([&](DmaSemaphore sem) {
       auto c = make_async_copy(x, y, sem);
-      c.start();
-      start = __LINE__;
+      c.start(); start = __LINE__;
       fori_loop(0, 3, [&](Scalar<std::int32_t>) {
-        y.at(ds(0, 2)).store(full<float, 2>(1.0f));
-        write = __LINE__;
+        y.at(ds(0, 2)).store(full<float, 2>(1.0f)); write = __LINE__;
       });
       c.wait();
     });
   });
-  EXPECT_TRUE(
-      throws_with<VerifyError>([&] { passes::verify(g); }, {"writes the destination", LINE_OF(start), LINE_OF(write)}));
+  EXPECT_TRUE(throws_with<VerifyError>([&] { passes::verify(g); },
+                                       {"writes the destination", LINE_OF(start), LINE_OF(write)}));
 }
 
 TEST(Verify, TracedIndicesCountWithinOneIterationOnly) {
@@ -137,18 +129,15 @@ TEST(Verify, TracedIndicesCountWithinOneIterationOnly) {
 
 TEST(Verify, TracedIndexUsedAtStartAndAccessIsTheSameRegion) {
   int start = 0, read = 0;
-  auto g =
-      trace([&](VmemRef<float, 4, 8> x, VmemRef<float, 4, 8> y, VmemRef<float, 8> z, SmemRef<const std::int32_t> k) {
-        run_scoped([&](DmaSemaphore sem) {
-          auto i = k.load();
-          auto c = make_async_copy(x.at(i), y.at(i), sem);
-          c.start();
-          start = __LINE__;
-          z.store(y.at(i).load());
-          read = __LINE__;
-          c.wait();
-        });
-      });
+  auto g = trace([&](VmemRef<float, 4, 8> x, VmemRef<float, 4, 8> y, VmemRef<float, 8> z, SmemRef<const std::int32_t> k) {
+    run_scoped([&](DmaSemaphore sem) {
+      auto i = k.load();
+      auto c = make_async_copy(x.at(i), y.at(i), sem);
+      c.start(); start = __LINE__;
+      z.store(y.at(i).load()); read = __LINE__;
+      c.wait();
+    });
+  });
   EXPECT_TRUE(throws_with<VerifyError>([&] { passes::verify(g); }, {LINE_OF(start), LINE_OF(read)}));
 }
 
@@ -160,10 +149,8 @@ TEST(Verify, TracedIndexIntoTheWholeDestinationOfACopyInFlight) {
   auto straight = trace_for(ring4, [&](VmemRef<const float, 4, 8> x, VmemRef<float, 4, 8> y) {
     run_scoped([&](VmemRef<float, 4, 8> buf, DmaSemaphore sem) {
       auto c = make_async_copy(x, buf, sem);
-      c.start();
-      start = __LINE__;
-      buf.at(axis_index("x")).store(full<float, 8>(1.0f));
-      write = __LINE__;
+      c.start(); start = __LINE__;
+      buf.at(axis_index("x")).store(full<float, 8>(1.0f)); write = __LINE__;
       c.wait();
       y.store(buf.load());
     });
@@ -173,12 +160,8 @@ TEST(Verify, TracedIndexIntoTheWholeDestinationOfACopyInFlight) {
   auto looped = trace([&](VmemRef<const float, 4, 8> x, VmemRef<float, 4, 8> y) {
     run_scoped([&](VmemRef<float, 4, 8> buf, DmaSemaphore sem) {
       auto c = make_async_copy(x, buf, sem);
-      c.start();
-      start = __LINE__;
-      fori_loop(0, 4, [&](Scalar<std::int32_t> i) {
-        y.at(i).store(buf.at(i).load());
-        write = __LINE__;
-      });
+      c.start(); start = __LINE__;
+      fori_loop(0, 4, [&](Scalar<std::int32_t> i) { y.at(i).store(buf.at(i).load()); write = __LINE__; });
       c.wait();
     });
   });
@@ -203,11 +186,9 @@ TEST(Verify, WriteToTheSourceOfARemoteCopyBeforeWaitSend) {
     auto right = (axis_index("x") + 1) % 4;
     run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
       auto c = make_async_remote_copy(x, y, send, recv, right);
-      c.start();
-      start = __LINE__;
+      c.start(); start = __LINE__;
       c.wait_recv();
-      x.store(full<float, 16>(0.0f));
-      write = __LINE__;
+      x.store(full<float, 16>(0.0f)); write = __LINE__;
       c.wait_send();
     });
   });
@@ -221,11 +202,9 @@ TEST(Verify, TouchingTheReceiveRegionOfARemoteCopyBeforeWaitRecv) {
     auto right = (axis_index("x") + 1) % 4;
     run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
       auto c = make_async_remote_copy(x, y, send, recv, right);
-      c.start();
-      start = __LINE__;
+      c.start(); start = __LINE__;
       c.wait_send();
-      z.store(y.load());
-      read = __LINE__;  // the left neighbour's copy may still be landing here
+      z.store(y.load()); read = __LINE__;  // the left neighbour's copy may still be landing here
       c.wait_recv();
     });
   });
@@ -239,14 +218,13 @@ TEST(Verify, LocalCopyBetweenOverlappingRegions) {
   int made = 0, start = 0;
   auto g = trace([&](VmemRef<float, 16> x) {
     run_scoped([&](DmaSemaphore sem) {
-      auto c = make_async_copy(x.at(ds(0, 8)), x.at(ds(4, 8)), sem);
-      made = __LINE__;
-      c.start();
-      start = __LINE__;
+      auto c = make_async_copy(x.at(ds(0, 8)), x.at(ds(4, 8)), sem); made = __LINE__;
+      c.start(); start = __LINE__;
       c.wait();
     });
   });
-  EXPECT_TRUE(throws_with<VerifyError>([&] { passes::verify(g); }, {"overlap", LINE_OF(made), LINE_OF(start)}));
+  EXPECT_TRUE(throws_with<VerifyError>([&] { passes::verify(g); },
+                                       {"overlap", LINE_OF(made), LINE_OF(start)}));
 }
 
 TEST(Verify, RemotePermuteFromARefIntoItself) {
@@ -254,14 +232,13 @@ TEST(Verify, RemotePermuteFromARefIntoItself) {
   auto g = trace_for(ring4, [&](VmemRef<float, 16> x) {
     auto right = (axis_index("x") + 1) % 4;
     run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
-      auto c = make_async_remote_copy(x, x, send, recv, right);
-      made = __LINE__;
-      c.start();
-      start = __LINE__;
+      auto c = make_async_remote_copy(x, x, send, recv, right); made = __LINE__;
+      c.start(); start = __LINE__;
       c.wait();
     });
   });
-  EXPECT_TRUE(throws_with<VerifyError>([&] { passes::verify(g); }, {"into itself", LINE_OF(made), LINE_OF(start)}));
+  EXPECT_TRUE(throws_with<VerifyError>([&] { passes::verify(g); },
+                                       {"into itself", LINE_OF(made), LINE_OF(start)}));
 }
 
 TEST(Verify, RemoteCopyBetweenSlotsOfOneBufferIsFine) {
@@ -282,13 +259,12 @@ TEST(Verify, LocalCopyStartedAndNeverWaited) {
   int made = 0, start = 0;
   auto g = trace([&](VmemRef<float, 16> x, VmemRef<float, 16> y) {
     run_scoped([&](DmaSemaphore sem) {
-      auto c = make_async_copy(x, y, sem);
-      made = __LINE__;
-      c.start();
-      start = __LINE__;
+      auto c = make_async_copy(x, y, sem); made = __LINE__;
+      c.start(); start = __LINE__;
     });
   });
-  EXPECT_TRUE(throws_with<VerifyError>([&] { passes::verify(g); }, {"never waited", LINE_OF(made), LINE_OF(start)}));
+  EXPECT_TRUE(throws_with<VerifyError>([&] { passes::verify(g); },
+                                       {"never waited", LINE_OF(made), LINE_OF(start)}));
 }
 
 TEST(Verify, RemoteCopyWhoseSendSideIsNeverWaited) {
@@ -297,13 +273,11 @@ TEST(Verify, RemoteCopyWhoseSendSideIsNeverWaited) {
     auto right = (axis_index("x") + 1) % 4;
     run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
       auto c = make_async_remote_copy(x, y, send, recv, right);
-      c.start();
-      start = __LINE__;
+      c.start(); start = __LINE__;
       c.wait_recv();
     });
   });
-  EXPECT_TRUE(
-      throws_with<VerifyError>([&] { passes::verify(g); }, {"never waited (send side", LINE_OF(start), "wait_send"}));
+  EXPECT_TRUE(throws_with<VerifyError>([&] { passes::verify(g); }, {"never waited (send side", LINE_OF(start), "wait_send"}));
 }
 
 TEST(Verify, RemoteCopyNeverReceived) {
@@ -312,8 +286,7 @@ TEST(Verify, RemoteCopyNeverReceived) {
     auto right = (axis_index("x") + 1) % 4;
     run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
       auto c = make_async_remote_copy(x, y, send, recv, right);
-      c.start();
-      start = __LINE__;
+      c.start(); start = __LINE__;
       c.wait_send();
     });
   });
@@ -324,13 +297,10 @@ TEST(Verify, CopyWaitedTwice) {
   int made = 0, first = 0, second = 0;
   auto g = trace([&](VmemRef<float, 16> x, VmemRef<float, 16> y) {
     run_scoped([&](DmaSemaphore sem) {
-      auto c = make_async_copy(x, y, sem);
-      made = __LINE__;
+      auto c = make_async_copy(x, y, sem); made = __LINE__;
       c.start();
-      c.wait();
-      first = __LINE__;
-      c.wait();
-      second = __LINE__;
+      c.wait(); first = __LINE__;
+      c.wait(); second = __LINE__;
     });
   });
   EXPECT_TRUE(throws_with<VerifyError>([&] { passes::verify(g); },
@@ -341,8 +311,7 @@ TEST(Verify, DescriptorNeverStarted) {
   int made = 0;
   auto g = trace([&](VmemRef<float, 16> x, VmemRef<float, 16> y) {
     run_scoped([&](DmaSemaphore sem) {
-      auto c = make_async_copy(x, y, sem);
-      made = __LINE__;
+      auto c = make_async_copy(x, y, sem); made = __LINE__;
       (void)c;
     });
   });
@@ -353,10 +322,8 @@ TEST(Verify, WaitOnASemaphoreNoCopyAdvances) {
   int made = 0, wait = 0;
   auto g = trace([&](VmemRef<float, 16> x, VmemRef<float, 16> y) {
     run_scoped([&](DmaSemaphore sem) {
-      auto c = make_async_copy(x, y, sem);
-      made = __LINE__;
-      c.wait();
-      wait = __LINE__;
+      auto c = make_async_copy(x, y, sem); made = __LINE__;
+      c.wait(); wait = __LINE__;
     });
   });
   EXPECT_TRUE(throws_with<VerifyError>([&] { passes::verify(g); }, {"wait forever", LINE_OF(made), LINE_OF(wait)}));
@@ -380,10 +347,8 @@ TEST(Verify, OneDmaSemaphoreSharedByTwoCopiesInFlight) {
     run_scoped([&](DmaSemaphore sem) {
       auto a = make_async_copy(x.at(ds(0, 8)), y.at(ds(0, 8)), sem);
       auto b = make_async_copy(x.at(ds(8, 8)), y.at(ds(8, 8)), sem);
-      a.start();
-      first = __LINE__;
-      b.start();
-      second = __LINE__;
+      a.start(); first = __LINE__;
+      b.start(); second = __LINE__;
       a.wait();
       b.wait();
     });
@@ -391,8 +356,7 @@ TEST(Verify, OneDmaSemaphoreSharedByTwoCopiesInFlight) {
   auto g = trace(kernel);
   passes::VerifyOptions strict;
   strict.shared_semaphore = passes::SharedSemaphorePolicy::error;
-  EXPECT_TRUE(throws_with<VerifyError>([&] { passes::verify(g, strict); },
-                                       {"shared by two copies", LINE_OF(first), LINE_OF(second)}));
+  EXPECT_TRUE(throws_with<VerifyError>([&] { passes::verify(g, strict); }, {"shared by two copies", LINE_OF(first), LINE_OF(second)}));
   passes::VerifyOptions warn;
   warn.shared_semaphore = passes::SharedSemaphorePolicy::warn;
   const auto report = passes::verify(g, warn);
@@ -446,11 +410,9 @@ TEST(Verify, LocalSemaphoreWaitedMoreThanSignalled) {
   int signal = 0, wait = 0;
   auto g = trace([&](VmemRef<float, 4> x) {
     run_scoped([&](RegularSemaphore s) {
-      semaphore_signal(s, 1);
-      signal = __LINE__;
+      semaphore_signal(s, 1); signal = __LINE__;
       x.store(full<float, 4>(1.0f));
-      semaphore_wait(s, 2);
-      wait = __LINE__;
+      semaphore_wait(s, 2); wait = __LINE__;
     });
   });
   EXPECT_TRUE(throws_with<VerifyError>([&] { passes::verify(g); }, {"wait forever", LINE_OF(signal), LINE_OF(wait)}));
@@ -461,14 +423,8 @@ TEST(Verify, SignalsLeftOverWhenTheScopeEnds) {
   auto g = trace_for(ring4, [&](VmemRef<float, 4> x) {
     auto left = (axis_index("x") + 3) % 4;
     run_scoped([&](RegularSemaphore s) {
-      fori_loop(0, 4, [&](Scalar<std::int32_t>) {
-        semaphore_signal(s, 1, left);
-        signal = __LINE__;
-      });
-      fori_loop(0, 3, [&](Scalar<std::int32_t>) {
-        semaphore_wait(s, 1);
-        wait = __LINE__;
-      });
+      fori_loop(0, 4, [&](Scalar<std::int32_t>) { semaphore_signal(s, 1, left); signal = __LINE__; });
+      fori_loop(0, 3, [&](Scalar<std::int32_t>) { semaphore_wait(s, 1); wait = __LINE__; });
       x.store(full<float, 4>(1.0f));
     });
   });
@@ -505,10 +461,7 @@ TEST(Verify, CopiesInALoopThatAreWaitedAfterIt) {
   int start = 0;
   auto g = trace([&](VmemRef<float, 4, 8> x, VmemRef<float, 4, 8> y) {
     run_scoped([&](DmaSemaphore sem) {
-      fori_loop(0, 4, [&](Scalar<std::int32_t> i) {
-        make_async_copy(x.at(i), y.at(i), sem).start();
-        start = __LINE__;
-      });
+      fori_loop(0, 4, [&](Scalar<std::int32_t> i) { make_async_copy(x.at(i), y.at(i), sem).start(); start = __LINE__; });
       fori_loop(0, 3, [&](Scalar<std::int32_t> i) { make_async_copy(x.at(i), y.at(i), sem).wait(); });
     });
   });
@@ -524,10 +477,8 @@ TEST(Verify, HazardAcrossLoopIterationsWithStaticRegions) {
       make_async_copy(x, y, sem).start();
       fori_loop(0, 4, [&](Scalar<std::int32_t>) {
         make_async_copy(x, y, sem).wait();
-        make_async_copy(x, y, sem).start();
-        start = __LINE__;
-        x.store(full<float, 8>(1.0f));
-        write = __LINE__;  // the copy of this iteration still reads x
+        make_async_copy(x, y, sem).start(); start = __LINE__;
+        x.store(full<float, 8>(1.0f)); write = __LINE__;  // the copy of this iteration still reads x
       });
       make_async_copy(x, y, sem).wait();
     });
@@ -558,29 +509,28 @@ TEST(VerifyRing, RightPermutePassesAndRuns) {
 
 TEST(VerifyRing, AllGatherPassesAndRuns) {
   // out[k] = device k's x: forward the block received last step to the right.
-  auto exe =
-      kernel([](VmemRef<const float, 8> x, VmemRef<float, n, 8> out) {
-        auto me = axis_index("x");
-        auto right = (me + 1) % n, left = (me + n - 1) % n;
-        run_scoped([&](RegularSemaphore ready, DmaSemaphore local, DmaSemaphore send, DmaSemaphores<n - 1> recv) {
-          semaphore_signal(ready, 1, left);  // my out may be written now
-          semaphore_wait(ready, 1);
-          auto own = make_async_copy(x, out.at(me), local);
-          own.start();
-          for (int s = 0; s < n - 1; ++s) {
-            auto slot = (me + n - s) % n;          // the block I forward
-            auto incoming = (me + n - s - 1) % n;  // the block I receive
-            auto c = s == 0 ? make_async_remote_copy(x, out.at(slot), send, recv.at(s), right)
-                            : make_async_remote_copy(out.at(slot), out.at(slot), send, recv.at(s), right);
-            c.start();
-            c.wait_send();
-            make_async_remote_copy(out.at(incoming), out.at(incoming), send, recv.at(s), right).wait_recv();
-          }
-          own.wait();
-        });
-      })
-          .name("all_gather")
-          .compile(ring4);
+  auto exe = kernel([](VmemRef<const float, 8> x, VmemRef<float, n, 8> out) {
+               auto me = axis_index("x");
+               auto right = (me + 1) % n, left = (me + n - 1) % n;
+               run_scoped([&](RegularSemaphore ready, DmaSemaphore local, DmaSemaphore send, DmaSemaphores<n - 1> recv) {
+                 semaphore_signal(ready, 1, left);  // my out may be written now
+                 semaphore_wait(ready, 1);
+                 auto own = make_async_copy(x, out.at(me), local);
+                 own.start();
+                 for (int s = 0; s < n - 1; ++s) {
+                   auto slot = (me + n - s) % n;          // the block I forward
+                   auto incoming = (me + n - s - 1) % n;  // the block I receive
+                   auto c = s == 0 ? make_async_remote_copy(x, out.at(slot), send, recv.at(s), right)
+                                   : make_async_remote_copy(out.at(slot), out.at(slot), send, recv.at(s), right);
+                   c.start();
+                   c.wait_send();
+                   make_async_remote_copy(out.at(incoming), out.at(incoming), send, recv.at(s), right).wait_recv();
+                 }
+                 own.wait();
+               });
+             })
+                 .name("all_gather")
+                 .compile(ring4);
   auto x = Array::generate<float>(n, Shape{8}, [](int d, std::int64_t i) { return float(d * 100 + i); });
   auto out = exe(x);
   for (int d = 0; d < n; ++d) {

@@ -44,9 +44,7 @@ TEST(EmitPipeline, TwoDimensionalProgramIds) {
   const auto k = [](HbmRef<float, 8, 6> o) {
     emit_pipeline(grid(4, 2), [](VmemRef<float, 2, 3> ob) {
       ob.store(static_cast<float>(10 * program_id(0) + program_id(1)));
-    })(out(o, block<2, 3>([](std::int64_t i, std::int64_t j) {
-             return std::array{i, j};
-           })));
+    })(out(o, block<2, 3>([](std::int64_t i, std::int64_t j) { return std::array{i, j}; })));
   };
   const Executable exe = kernel(k).compile(Mesh{{"x", 1}});
   const auto o = exe()[0].to_host<float>(0);
@@ -67,9 +65,8 @@ TEST(EmitPipeline, RepeatedBlocksAreNotCopiedAgain) {
   const Executable exe = kernel(k).compile(Mesh{{"x", 1}});
   EXPECT_EQ(report.copies, (std::vector<int>{2, 2}));
   EXPECT_EQ(dma_starts(exe.graph()), 4u);
-  const auto z =
-      exe(Array::generate<std::int32_t>(1, Shape{2, 8}, [](int, std::int64_t i) { return std::int32_t(i); }))[0]
-          .to_host<std::int32_t>(0);
+  const auto z = exe(Array::generate<std::int32_t>(1, Shape{2, 8}, [](int, std::int64_t i) { return std::int32_t(i); }))[0]
+                     .to_host<std::int32_t>(0);
   for (std::int64_t i = 0; i < 16; ++i) EXPECT_EQ(z[static_cast<std::size_t>(i)], 4 * i) << i;
 }
 
@@ -77,16 +74,13 @@ TEST(EmitPipeline, RepeatedBlocksAreNotCopiedAgain) {
 TEST(EmitPipeline, SkippedBlocks) {
   PipelineReport report;
   const auto k = [&](HbmRef<const float, 80> x, HbmRef<float, 40> z) {
-    report = emit_pipeline(grid(4), [](VmemRef<const float, 10> xb, VmemRef<float, 10> zb) {
-      zb.store(xb.load() * 2.0f);
-    })(in(x, block<10>([](std::int64_t i) { return 2 * i + 1; })), out(z, block<10>(same)));
+    report = emit_pipeline(grid(4), [](VmemRef<const float, 10> xb, VmemRef<float, 10> zb) { zb.store(xb.load() * 2.0f); })(
+        in(x, block<10>([](std::int64_t i) { return 2 * i + 1; })), out(z, block<10>(same)));
   };
   const Executable exe = kernel(k).compile(Mesh{{"x", 1}});
   EXPECT_EQ(report.copies, (std::vector<int>{4, 4}));
-  const auto z =
-      exe(Array::generate<float>(1, Shape{80}, [](int, std::int64_t i) { return float(i); }))[0].to_host<float>(0);
-  for (std::int64_t i = 0; i < 40; ++i)
-    EXPECT_EQ(z[static_cast<std::size_t>(i)], 2.0f * float((i / 10) * 20 + 10 + i % 10)) << i;
+  const auto z = exe(Array::generate<float>(1, Shape{80}, [](int, std::int64_t i) { return float(i); }))[0].to_host<float>(0);
+  for (std::int64_t i = 0; i < 40; ++i) EXPECT_EQ(z[static_cast<std::size_t>(i)], 2.0f * float((i / 10) * 20 + 10 + i % 10)) << i;
 }
 
 // Checklist E.10/E.20: a 3-D grid (i, j, k) matmul, k innermost, an f32
@@ -97,20 +91,14 @@ TEST(EmitPipeline, ThreeDimensionalMatmulWithScratchAccumulator) {
   const auto k = [&](HbmRef<const float, M, K> a, HbmRef<const float, K, N> b, HbmRef<float, M, N> c) {
     using I = std::int64_t;
     report = emit_pipeline(grid(M / bm, N / bn, K / bk),
-                           [](VmemRef<const float, bm, bk> ab, VmemRef<const float, bk, bn> bb,
-                              VmemRef<float, bm, bn> cb, VmemRef<float, bm, bn> acc) {
+                           [](VmemRef<const float, bm, bk> ab, VmemRef<const float, bk, bn> bb, VmemRef<float, bm, bn> cb,
+                              VmemRef<float, bm, bn> acc) {
                              if (program_id(2) == 0) acc.store(0.0f);
                              acc += dot(ab.load(), bb.load());
                              if (program_id(2) == num_programs(2) - 1) cb.store(acc.load());
-                           })(in(a, block<bm, bk>([](I i, I, I kk) {
-                                   return std::array{i, kk};
-                                 })),
-                              in(b, block<bk, bn>([](I, I j, I kk) {
-                                   return std::array{kk, j};
-                                 })),
-                              out(c, block<bm, bn>([](I i, I j, I) {
-                                    return std::array{i, j};
-                                  })),
+                           })(in(a, block<bm, bk>([](I i, I, I kk) { return std::array{i, kk}; })),
+                              in(b, block<bk, bn>([](I, I j, I kk) { return std::array{kk, j}; })),
+                              out(c, block<bm, bn>([](I i, I j, I) { return std::array{i, j}; })),
                               scratch<VmemRef<float, bm, bn>>());
   };
   const Executable exe = kernel(k).compile(Mesh{{"x", 1}});
@@ -119,8 +107,7 @@ TEST(EmitPipeline, ThreeDimensionalMatmulWithScratchAccumulator) {
   EXPECT_EQ(report.copies, (std::vector<int>{12, 12, 4, 0}));
   const auto av = [](int, std::int64_t i) { return float(i % 7 - 3); };
   const auto bv = [](int, std::int64_t i) { return float(i % 5 - 2); };
-  const auto c =
-      exe(Array::generate<float>(1, Shape{M, K}, av), Array::generate<float>(1, Shape{K, N}, bv))[0].to_host<float>(0);
+  const auto c = exe(Array::generate<float>(1, Shape{M, K}, av), Array::generate<float>(1, Shape{K, N}, bv))[0].to_host<float>(0);
   for (std::int64_t i = 0; i < M; ++i)
     for (std::int64_t j = 0; j < N; ++j) {
       float want = 0;

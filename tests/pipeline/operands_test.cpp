@@ -21,8 +21,7 @@ using I = std::int64_t;
 
 template <class T>
 class EveryType : public ::testing::Test {};
-using Types =
-    ::testing::Types<bf16, f16, std::int8_t, std::uint8_t, std::uint32_t, std::int32_t, std::int64_t, float, double>;
+using Types = ::testing::Types<bf16, f16, std::int8_t, std::uint8_t, std::uint32_t, std::int32_t, std::int64_t, float, double>;
 TYPED_TEST_SUITE(EveryType, Types);
 
 // z = x + x block by block, a 2-D grid, against the host: small values, so
@@ -60,16 +59,14 @@ TEST(Partial, BlocksThatDoNotDivideTheShape) {
   ASSERT_EQ(z.size(), 35u);
   for (std::int64_t r = 0; r < 7; ++r)
     for (std::int64_t c = 0; c < 5; ++c)
-      EXPECT_EQ(z[static_cast<std::size_t>(r * 5 + c)], float(1000 * (r * 5 + c) + 10 * (r / 2) + c / 3))
-          << r << "," << c;
+      EXPECT_EQ(z[static_cast<std::size_t>(r * 5 + c)], float(1000 * (r * 5 + c) + 10 * (r / 2) + c / 3)) << r << "," << c;
 }
 
 // Checklist E.4: a block larger than the array.
 TEST(Partial, BlockLargerThanTheArray) {
   const auto k = [](HbmRef<float, 1, 2> o) {
-    emit_pipeline(grid(1, 1), [](VmemRef<float, 2, 3> ob) { ob.store(7.0f); })(out(o, block<2, 3>([](I, I) {
-                                                                                     return std::array{0, 0};
-                                                                                   })));
+    emit_pipeline(grid(1, 1), [](VmemRef<float, 2, 3> ob) { ob.store(7.0f); })(
+        out(o, block<2, 3>([](I, I) { return std::array{0, 0}; })));
   };
   const auto o = kernel(k).compile(Mesh{{"x", 1}})()[0].to_host<float>(0);
   EXPECT_EQ(o, (std::vector<float>{7.0f, 7.0f}));
@@ -80,16 +77,12 @@ constexpr int N = 4;
 TEST(Traced, BlockIndexFromAxisIndex) {
   const auto k = [](HbmRef<const float, N, 16> x, HbmRef<float, N, 16> z) {
     const auto me = axis_index("x");
-    emit_pipeline(grid(N),
-                  [](VmemRef<const float, 1, 16> xb, VmemRef<float, 1, 16> zb) { zb.store(xb.load() * 3.0f); })(
+    emit_pipeline(grid(N), [](VmemRef<const float, 1, 16> xb, VmemRef<float, 1, 16> zb) { zb.store(xb.load() * 3.0f); })(
         in(x, block<1, 16>([me](I i) { return std::make_tuple((me + static_cast<std::int32_t>(i)) % N, 0); })),
-        out(z, block<1, 16>([](I i) {
-              return std::array{i, I{0}};
-            })));
+        out(z, block<1, 16>([](I i) { return std::array{i, I{0}}; })));
   };
   const Executable exe = kernel(k).compile(Mesh{{"x", N}});
-  const auto z =
-      exe(Array::generate<float>(N, Shape{N, 16}, [](int d, std::int64_t i) { return float(d * 1000 + i); }))[0];
+  const auto z = exe(Array::generate<float>(N, Shape{N, 16}, [](int d, std::int64_t i) { return float(d * 1000 + i); }))[0];
   for (int d = 0; d < N; ++d) {
     const auto v = z.to_host<float>(d);
     for (std::int64_t i = 0; i < N; ++i)
@@ -105,40 +98,30 @@ TEST(Nesting, InsideRunScopedAndForiLoop) {
     run_scoped([&](VmemRef<float, 16> bias) {
       bias.store(5.0f);
       fori_loop(0, 2, [&](Scalar<std::int32_t> h) {
-        emit_pipeline(grid(4), [&](VmemRef<const float, 1, 16> xb,
-                                   VmemRef<float, 1, 16> zb) { zb.store(xb.load() + reshape<1, 16>(bias.load())); })(
-            in(x, block<1, 16>([h](I i) { return std::make_tuple(h, i); })),
-            out(z, block<1, 16>([h](I i) { return std::make_tuple(h, i); })));
+        emit_pipeline(grid(4), [&](VmemRef<const float, 1, 16> xb, VmemRef<float, 1, 16> zb) {
+          zb.store(xb.load() + reshape<1, 16>(bias.load()));
+        })(in(x, block<1, 16>([h](I i) { return std::make_tuple(h, i); })),
+           out(z, block<1, 16>([h](I i) { return std::make_tuple(h, i); })));
       });
     });
   };
   const Executable exe = kernel(k).compile(Mesh{{"x", 1}});
-  const auto z =
-      exe(Array::generate<float>(1, Shape{2, 64}, [](int, std::int64_t i) { return float(i); }))[0].to_host<float>(0);
+  const auto z = exe(Array::generate<float>(1, Shape{2, 64}, [](int, std::int64_t i) { return float(i); }))[0].to_host<float>(0);
   for (std::int64_t i = 0; i < 128; ++i) EXPECT_EQ(z[static_cast<std::size_t>(i)], float(i + 5)) << i;
 }
 
 // The top-level form: a kernel whose body sees blocks (pallas_call).
 TEST(TopLevel, PipelineKernel) {
-  const auto k = pipeline_kernel<HbmRef<const std::int32_t, 12, 8>, HbmRef<const std::int32_t, 12, 8>,
-                                 HbmRef<std::int32_t, 12, 8>>(
+  const auto k = pipeline_kernel<HbmRef<const std::int32_t, 12, 8>, HbmRef<const std::int32_t, 12, 8>, HbmRef<std::int32_t, 12, 8>>(
       grid(3, 2),
       [](VmemRef<const std::int32_t, 4, 4> a, VmemRef<const std::int32_t, 4, 4> b, VmemRef<std::int32_t, 4, 4> c) {
         c.store(a.load() * b.load());
       },
-      block<4, 4>([](I i, I j) {
-        return std::array{i, j};
-      }),
-      block<4, 4>([](I i, I j) {
-        return std::array{i, j};
-      }),
-      block<4, 4>([](I i, I j) {
-        return std::array{i, j};
-      }));
+      block<4, 4>([](I i, I j) { return std::array{i, j}; }), block<4, 4>([](I i, I j) { return std::array{i, j}; }),
+      block<4, 4>([](I i, I j) { return std::array{i, j}; }));
   const Executable exe = kernel(k).compile(Mesh{{"x", 2}});
   const auto f = [](int d, std::int64_t i) { return std::int32_t(i + d); };
-  const auto c =
-      exe(Array::generate<std::int32_t>(2, Shape{12, 8}, f), Array::generate<std::int32_t>(2, Shape{12, 8}, f))[0];
+  const auto c = exe(Array::generate<std::int32_t>(2, Shape{12, 8}, f), Array::generate<std::int32_t>(2, Shape{12, 8}, f))[0];
   for (int d = 0; d < 2; ++d) {
     const auto v = c.to_host<std::int32_t>(d);
     for (std::int64_t i = 0; i < 96; ++i) EXPECT_EQ(v[static_cast<std::size_t>(i)], f(d, i) * f(d, i));
@@ -150,20 +133,14 @@ TEST(TopLevel, PipelineKernel) {
 TEST(Checked, NoRaceReported) {
   Runtime checked(RuntimeOptions{.detect_races = true});
   const auto k = [](HbmRef<const float, 8, 32> x, HbmRef<float, 4, 32> z) {
-    emit_pipeline(grid(4, 2),
-                  [](VmemRef<const float, 1, 32> xb, VmemRef<float, 1, 32> zb) {
-                    if (program_id(1) == 0) zb.store(xb.load());
-                    else zb += xb.load();
-                  })(in(x, block<1, 32>([](I i, I j) {
-                             return std::array{2 * i + j, I{0}};
-                           }).buffered(3)),
-                     out(z, block<1, 32>([](I i, I) {
-                           return std::array{i, I{0}};
-                         })));
+    emit_pipeline(grid(4, 2), [](VmemRef<const float, 1, 32> xb, VmemRef<float, 1, 32> zb) {
+      if (program_id(1) == 0) zb.store(xb.load());
+      else zb += xb.load();
+    })(in(x, block<1, 32>([](I i, I j) { return std::array{2 * i + j, I{0}}; }).buffered(3)),
+       out(z, block<1, 32>([](I i, I) { return std::array{i, I{0}}; })));
   };
   const Executable exe = kernel(k).compile(Mesh{{"x", 2}}, {}, checked);
-  const auto z = exe(Array::generate<float>(
-      2, Shape{8, 32}, [](int d, std::int64_t i) { return float(i + d); }, checked))[0];
+  const auto z = exe(Array::generate<float>(2, Shape{8, 32}, [](int d, std::int64_t i) { return float(i + d); }, checked))[0];
   for (int d = 0; d < 2; ++d) {
     const auto v = z.to_host<float>(d);
     for (std::int64_t r = 0; r < 4; ++r)
@@ -179,21 +156,14 @@ TEST(Checked, NoRaceReported) {
 TEST(Revisit, ReductionOnTheOuterAxisNeedsConsecutiveVisits) {
   const auto run = []<I Cols>(std::integral_constant<I, Cols>) {
     const auto k = [](HbmRef<const float, 8, Cols> x, HbmRef<float, 1, Cols> s) {
-      emit_pipeline(grid(8, Cols / 4),
-                    [](VmemRef<const float, 1, 4> xb, VmemRef<float, 1, 4> sb) {
-                      if (program_id(0) == 0) sb.store(0.0f);
-                      sb += xb.load();
-                    })(in(x, block<1, 4>([](I r, I j) {
-                            return std::array{r, j};
-                          })),
-                       out(s, block<1, 4>([](I, I j) {
-                             return std::array{I{0}, j};
-                           })));
+      emit_pipeline(grid(8, Cols / 4), [](VmemRef<const float, 1, 4> xb, VmemRef<float, 1, 4> sb) {
+        if (program_id(0) == 0) sb.store(0.0f);
+        sb += xb.load();
+      })(in(x, block<1, 4>([](I r, I j) { return std::array{r, j}; })),
+         out(s, block<1, 4>([](I, I j) { return std::array{I{0}, j}; })));
     };
     const auto value = [](int, std::int64_t i) { return float(i); };
-    const auto got =
-        kernel(k).compile(Mesh{{"x", 1}})(Array::generate<float>(1, Shape{8, Cols}, value))[0].template to_host<float>(
-            0);
+    const auto got = kernel(k).compile(Mesh{{"x", 1}})(Array::generate<float>(1, Shape{8, Cols}, value))[0].template to_host<float>(0);
     bool right = true;
     for (I c = 0; c < Cols; ++c) {
       float want = 0;
@@ -222,10 +192,9 @@ TEST(Errors, BlockIndexOutOfRange) {
     emit_pipeline(grid(5), [](VmemRef<const float, 16> a, VmemRef<float, 16> b) { b.store(a.load()); })(
         in(x, block<16>(same)), out(z, block<16>([](I) { return 0; })));
   });
-  EXPECT_NE(
-      msg.find("refx: emit_pipeline: operand 0 (input, shape [64], block [16]): the index map gives block index 4 "
-               "along dimension 0 at grid step (4)"),
-      std::string::npos)
+  EXPECT_NE(msg.find("refx: emit_pipeline: operand 0 (input, shape [64], block [16]): the index map gives block index 4 "
+                     "along dimension 0 at grid step (4)"),
+            std::string::npos)
       << msg;
   EXPECT_NE(msg.find("operands_test.cpp"), std::string::npos) << msg;
 }

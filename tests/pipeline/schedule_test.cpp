@@ -54,12 +54,8 @@ TEST(Schedule, CopyKernelMatchesTheStepTable) {
 TEST(Schedule, RepeatedInputIndexSkipsFetchAndWait) {
   const Graph g = trace([](HbmRef<const float, 2, 8> a, HbmRef<float, 4, 8> b) {
     emit_pipeline(grid(4), [](VmemRef<const float, 1, 8> x, VmemRef<float, 1, 8> y) { y.store(x.load()); })(
-        in(a, block<1, 8>([](I i) {
-             return std::array{i / 2, I{0}};
-           })),
-        out(b, block<1, 8>([](I i) {
-              return std::array{i, I{0}};
-            })));
+        in(a, block<1, 8>([](I i) { return std::array{i / 2, I{0}}; })),
+        out(b, block<1, 8>([](I i) { return std::array{i, I{0}}; })));
   });
   // in0=0, out0=1, in1=2, out1=3, out2=4, out3=5
   //                   pro | step 0 | step 1     | step 2  | step 3     | epilogue
@@ -82,9 +78,8 @@ TEST(Schedule, PipelineWhileARemoteCopyIsInFlight) {
       auto copy = make_async_remote_copy(x, y, send, recv, right);
       copy.start();
       const auto rows = [](I i) { return std::array{i, I{0}}; };
-      emit_pipeline(grid(R / BR), [](VmemRef<const float, BR, C> xb, VmemRef<float, BR, C> zb) {
-        zb.store(xb.load() + 1.0f);
-      })(in(x, block<BR, C>(rows)), out(z, block<BR, C>(rows)));
+      emit_pipeline(grid(R / BR), [](VmemRef<const float, BR, C> xb, VmemRef<float, BR, C> zb) { zb.store(xb.load() + 1.0f); })(
+          in(x, block<BR, C>(rows)), out(z, block<BR, C>(rows)));
       copy.wait_send();
       copy.wait_recv();
     });

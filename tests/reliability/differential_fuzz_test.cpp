@@ -61,8 +61,7 @@ void fuzz_one(std::uint32_t seed, std::mt19937_64& rng, Coverage& cov, int& runs
   count(b, std::is_integral_v<T>, cov);
   const Outcome want = reference<T>(b);
   if (env_count("REFX_FUZZ_VERBOSE", 0) != 0) {
-    fmt::print("{}: {} ops, {} host effects\n{}\n", spec.describe(), b.traced.num_ops(), want.log.size(),
-               to_text(b.traced));
+    fmt::print("{}: {} ops, {} host effects\n{}\n", spec.describe(), b.traced.num_ops(), want.log.size(), to_text(b.traced));
     for (std::size_t k = 0; k < want.outputs.size(); ++k)
       fmt::print("output {} device 0: {}\n", k, fmt::join(want.outputs[k][0].template span<const T>(), " "));
   }
@@ -70,8 +69,7 @@ void fuzz_one(std::uint32_t seed, std::mt19937_64& rng, Coverage& cov, int& runs
   // landing only when waited for gives the same results (else the generator
   // made a racy program, which is a bug of this test, not of refx).
   ASSERT_TRUE(same_outputs<T>(reference<T>(b, rng() | 1, true), want))
-      << spec.describe() << ": the generated program races (a generator bug)\n"
-      << to_text(b.traced);
+      << spec.describe() << ": the generated program races (a generator bug)\n" << to_text(b.traced);
   std::vector<std::size_t> configs(runtime_configs().size());
   for (std::size_t k = 0; k < configs.size(); ++k) configs[k] = k;
   std::shuffle(configs.begin(), configs.end(), rng);
@@ -123,11 +121,10 @@ TEST_P(DifferentialFuzz, RuntimeMatchesTheReferenceOnRandomPrograms) {
   const auto n = static_cast<int>(end - begin);
   report(n, "programs fuzzed (differential: runtime vs reference)");
   report(runs, "runtime runs compared with the reference");
-  std::printf(
-      "shard %d: %d programs: remote copies in %d (combining %d), loops %d, whens %d, barriers %d, "
-      "all-reduces %d, callbacks %d, prints %d, 2-D meshes %d, integer %d, >1 KiB buffers %d\n",
-      shard, n, cov.remote, cov.remote_combining, cov.loops, cov.whens, cov.barriers, cov.all_reduces, cov.callbacks,
-      cov.prints, cov.meshes_2d, cov.ints, cov.chunky);
+  std::printf("shard %d: %d programs: remote copies in %d (combining %d), loops %d, whens %d, barriers %d, "
+              "all-reduces %d, callbacks %d, prints %d, 2-D meshes %d, integer %d, >1 KiB buffers %d\n",
+              shard, n, cov.remote, cov.remote_combining, cov.loops, cov.whens, cov.barriers, cov.all_reduces,
+              cov.callbacks, cov.prints, cov.meshes_2d, cov.ints, cov.chunky);
   // The generator must exercise what it claims to (checked on full shards).
   if (n >= 100) {
     EXPECT_GT(cov.remote, n / 2);
@@ -177,10 +174,8 @@ TEST(CombiningCopies, ChunkedAndWholeCopiesCombineLikeTheInterpreter) {
   Runtime rt_chunked(chunked), rt_inline(RuntimeOptions{.workers = 2});
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (Runtime* rt : {&rt_chunked, &rt_inline}) {
-    const Array x = Array::generate<float>(
-        2, Shape{n}, [&](int, std::int64_t i) { return i % 3 == 0 ? nan : float(i % 7) - 3; }, *rt);
-    const Array init = Array::generate<float>(
-        2, Shape{n}, [&](int, std::int64_t i) { return i % 5 == 0 ? nan : 1.0f; }, *rt);
+    const Array x = Array::generate<float>(2, Shape{n}, [&](int, std::int64_t i) { return i % 3 == 0 ? nan : float(i % 7) - 3; }, *rt);
+    const Array init = Array::generate<float>(2, Shape{n}, [&](int, std::int64_t i) { return i % 5 == 0 ? nan : 1.0f; }, *rt);
     const Array y = combining_copy<float>(CopyReduce::max, *rt)(x, init)[0];
     for (int d = 0; d < 2; ++d) {
       const auto got = y.to_host<float>(d);
@@ -192,10 +187,8 @@ TEST(CombiningCopies, ChunkedAndWholeCopiesCombineLikeTheInterpreter) {
       }
     }
     const std::int32_t big = std::numeric_limits<std::int32_t>::max();
-    const Array xi = Array::generate<std::int32_t>(
-        2, Shape{n}, [&](int, std::int64_t i) { return i % 2 ? big : -big; }, *rt);
-    const Array ii = Array::generate<std::int32_t>(
-        2, Shape{n}, [&](int, std::int64_t i) { return i % 2 ? 5 : -5; }, *rt);
+    const Array xi = Array::generate<std::int32_t>(2, Shape{n}, [&](int, std::int64_t i) { return i % 2 ? big : -big; }, *rt);
+    const Array ii = Array::generate<std::int32_t>(2, Shape{n}, [&](int, std::int64_t i) { return i % 2 ? 5 : -5; }, *rt);
     const Array yi = combining_copy<std::int32_t>(CopyReduce::sum, *rt)(xi, ii)[0];
     for (int d = 0; d < 2; ++d) {
       const auto got = yi.to_host<std::int32_t>(d);

@@ -61,14 +61,13 @@ TEST(GraphFuzz, ArbitraryOpSequencesNeverCrashAndRaiseRefxErrors) {
   }
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, SIG_DFL);
   report(inputs, "graph-builder fuzz inputs (random bytes)");
-  std::printf(
-      "binds %lld (rejected %lld), views %lld, nested bodies %lld; graphs %lld (trace errors %lld), verified %lld "
-      "(rejected %lld), compiled unverified %lld (errors %lld)\n",
-      static_cast<long long>(total.binds), static_cast<long long>(total.bind_errors),
-      static_cast<long long>(total.views), static_cast<long long>(total.scopes), static_cast<long long>(total.graphs),
-      static_cast<long long>(total.trace_errors), static_cast<long long>(total.verified),
-      static_cast<long long>(total.verify_errors), static_cast<long long>(total.compiled),
-      static_cast<long long>(total.compile_errors));
+  std::printf("binds %lld (rejected %lld), views %lld, nested bodies %lld; graphs %lld (trace errors %lld), verified %lld "
+              "(rejected %lld), compiled unverified %lld (errors %lld)\n",
+              static_cast<long long>(total.binds), static_cast<long long>(total.bind_errors),
+              static_cast<long long>(total.views), static_cast<long long>(total.scopes),
+              static_cast<long long>(total.graphs), static_cast<long long>(total.trace_errors),
+              static_cast<long long>(total.verified), static_cast<long long>(total.verify_errors),
+              static_cast<long long>(total.compiled), static_cast<long long>(total.compile_errors));
   EXPECT_GT(total.graphs, inputs / 2);
   EXPECT_GT(total.verified, 0);
   EXPECT_GT(total.verify_errors, 0);

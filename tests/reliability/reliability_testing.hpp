@@ -85,10 +85,7 @@ inline void report(std::int64_t n, const std::string& what) {
 class Heartbeat {
  public:
   explicit Heartbeat(std::chrono::milliseconds limit, std::string label = "start")
-      : limit_(limit),
-        label_(std::move(label)),
-        last_(std::chrono::steady_clock::now()),
-        thread_([this] { watch(); }) {}
+      : limit_(limit), label_(std::move(label)), last_(std::chrono::steady_clock::now()), thread_([this] { watch(); }) {}
   ~Heartbeat() {
     {
       std::lock_guard lock(mutex_);
@@ -241,9 +238,8 @@ class MeshInterpreter {
   std::int64_t& counter(std::int32_t device, ValueId sem, std::int64_t index) {
     const ValueInfo& info = graph_.value(sem);
     const bool is_barrier = info.producer != no_id && graph_.op(info.producer).prim == &prim::barrier_semaphore;
-    Buffer* b = is_barrier
-                    ? &barrier(device, prim::barrier_semaphore_attrs(graph_, graph_.op(info.producer)).collective_id)
-                    : devices_[static_cast<std::size_t>(device)]->ctx.storage(sem);
+    Buffer* b = is_barrier ? &barrier(device, prim::barrier_semaphore_attrs(graph_, graph_.op(info.producer)).collective_id)
+                           : devices_[static_cast<std::size_t>(device)]->ctx.storage(sem);
     return b->data<std::int64_t>()[index];
   }
   Buffer& barrier(std::int32_t device, std::int64_t id) {
@@ -279,8 +275,8 @@ class MeshInterpreter {
     for (std::int32_t d = 0; d < n; ++d) {
       const auto& a = args[static_cast<std::size_t>(d)];
       if (a.size() != graph_.params().size())
-        throw Error(fmt::format("refx: MeshInterpreter: the kernel takes {} arguments, {} given",
-                                graph_.params().size(), a.size()));
+        throw Error(fmt::format("refx: MeshInterpreter: the kernel takes {} arguments, {} given", graph_.params().size(),
+                                a.size()));
       for (std::size_t i = 0; i < a.size(); ++i) devices_[static_cast<std::size_t>(d)]->ctx.bind_param(i, *a[i]);
     }
     std::vector<std::int32_t> order(static_cast<std::size_t>(n));

@@ -64,9 +64,9 @@ using CBuf = Ref<const T, dyn_extents<2>, Vmem>;
 template <class T>
 using Val = Value<T, dyn_extents<2>>;
 
-inline constexpr int kSlots = 8;  ///< remote exchange statements per program
+inline constexpr int kSlots = 8;        ///< remote exchange statements per program
 inline constexpr int kMaxDevices = 16;
-inline constexpr int kMaxSites = 96;  ///< fault points and callbacks per program
+inline constexpr int kMaxSites = 96;    ///< fault points and callbacks per program
 inline constexpr int kInputs = 2, kOutputs = 3;
 
 // ---------------------------------------------------------------- faults
@@ -162,8 +162,8 @@ struct Spec {
   std::vector<Mesh::Axis> axes;
   std::int64_t rows = 1, cols = 1;
   std::int64_t collective_id = 0;
-  bool faults = false;    ///< plant fault points
-  bool specials = false;  ///< inputs hold NaN / inf / extreme integers
+  bool faults = false;   ///< plant fault points
+  bool specials = false; ///< inputs hold NaN / inf / extreme integers
 
   Mesh mesh() const { return Mesh(axes); }
   std::int32_t devices() const { return mesh().size(); }
@@ -179,11 +179,9 @@ inline Spec draw_spec(std::uint32_t seed, bool faults) {
   s.seed = seed;
   s.faults = faults;
   static const std::vector<std::vector<Mesh::Axis>> meshes{
-      {{"x", 1}},           {{"x", 2}},           {{"x", 3}},           {{"x", 4}},
-      {{"x", 4}},           {{"x", 5}},           {{"x", 8}},           {{"y", 2}, {"x", 2}},
-      {{"y", 2}, {"x", 3}}, {{"y", 3}, {"x", 2}}, {{"y", 2}, {"x", 4}}, {{"y", 1}, {"x", 3}}};
-  s.axes = between(0, 49) == 0 ? std::vector<Mesh::Axis>{{"x", 16}}
-                               : meshes[static_cast<std::size_t>(between(0, static_cast<int>(meshes.size()) - 1))];
+      {{"x", 1}}, {{"x", 2}}, {{"x", 3}}, {{"x", 4}}, {{"x", 4}}, {{"x", 5}}, {{"x", 8}},
+      {{"y", 2}, {"x", 2}}, {{"y", 2}, {"x", 3}}, {{"y", 3}, {"x", 2}}, {{"y", 2}, {"x", 4}}, {{"y", 1}, {"x", 3}}};
+  s.axes = between(0, 49) == 0 ? std::vector<Mesh::Axis>{{"x", 16}} : meshes[static_cast<std::size_t>(between(0, static_cast<int>(meshes.size()) - 1))];
   s.rows = between(1, 8);
   const int c = between(0, 9);
   s.cols = c < 6 ? between(1, 40) : c < 9 ? between(41, 160) : between(161, 700);
@@ -192,13 +190,13 @@ inline Spec draw_spec(std::uint32_t seed, bool faults) {
   return s;
 }
 
+
 /// Element i of input k on device d.
 template <class T>
 T input_value(const Spec& s, int d, int k, std::int64_t i) {
-  const std::uint64_t h =
-      testing::mix(static_cast<std::uint64_t>(s.seed) * 0x9e3779b97f4a7c15ULL ^
-                   static_cast<std::uint64_t>(d) * 0x632be59bd9b4e019ULL ^
-                   static_cast<std::uint64_t>(k) * 0x8cb92ba72f3d8dd7ULL ^ static_cast<std::uint64_t>(i));
+  const std::uint64_t h = testing::mix(static_cast<std::uint64_t>(s.seed) * 0x9e3779b97f4a7c15ULL ^
+                              static_cast<std::uint64_t>(d) * 0x632be59bd9b4e019ULL ^
+                              static_cast<std::uint64_t>(k) * 0x8cb92ba72f3d8dd7ULL ^ static_cast<std::uint64_t>(i));
   if (s.specials && h % 37 == 0) {
     if constexpr (refx::is_floating_v<T>) {
       const T specials[] = {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity(),
@@ -586,8 +584,7 @@ class Generator {
         std::memcpy(&bits, &x, sizeof x);
         hash = (hash ^ bits) * 1099511628211ULL;
       }
-      log_sink().call(ordered,
-                      fmt::format("site {} device {} i {} n {} hash {:x}", site, device, iter, data.size(), hash));
+      log_sink().call(ordered, fmt::format("site {} device {} i {} n {} hash {:x}", site, device, iter, data.size(), hash));
     };
     if (ordered) io_callback(refx::ordered, fn, me_, i, v);
     else io_callback(fn, me_, i, v);
@@ -676,8 +673,8 @@ class Generator {
   Mesh mesh_;
   std::mt19937 rng_;
   Sems sems_;
-  std::vector<CBuf<T>> read_;  // inputs, then the writable buffers
-  std::vector<Buf<T>> write_;  // read_[kInputs + k] == write_[k]
+  std::vector<CBuf<T>> read_;   // inputs, then the writable buffers
+  std::vector<Buf<T>> write_;   // read_[kInputs + k] == write_[k]
   int n_ = 1;
   Scalar<std::int32_t> me_;
   std::optional<Scalar<std::int32_t>> ix_, iy_;
@@ -755,8 +752,7 @@ Outcome reference(const Built& b, std::uint64_t schedule_seed = 0, bool lazy = f
   std::vector<std::vector<Buffer>> bufs(static_cast<std::size_t>(n));
   for (int k = 0; k < kInputs; ++k) {
     const auto host = host_inputs<T>(s, k);
-    for (int d = 0; d < n; ++d)
-      bufs[static_cast<std::size_t>(d)].push_back(Buffer::from<T>(shape, host[static_cast<std::size_t>(d)]));
+    for (int d = 0; d < n; ++d) bufs[static_cast<std::size_t>(d)].push_back(Buffer::from<T>(shape, host[static_cast<std::size_t>(d)]));
   }
   for (int d = 0; d < n; ++d)
     for (int k = 0; k < kOutputs; ++k) bufs[static_cast<std::size_t>(d)].emplace_back(dtype_v<T>, shape);
@@ -775,8 +771,7 @@ Outcome reference(const Built& b, std::uint64_t schedule_seed = 0, bool lazy = f
   out.outputs.resize(kOutputs);
   for (int k = 0; k < kOutputs; ++k)
     for (int d = 0; d < n; ++d)
-      out.outputs[static_cast<std::size_t>(k)].push_back(
-          std::move(bufs[static_cast<std::size_t>(d)][static_cast<std::size_t>(kInputs + k)]));
+      out.outputs[static_cast<std::size_t>(k)].push_back(std::move(bufs[static_cast<std::size_t>(d)][static_cast<std::size_t>(kInputs + k)]));
   return out;
 }
 
@@ -813,17 +808,16 @@ template <class T>
   for (std::size_t k = 0; k < want.outputs.size(); ++k)
     for (std::size_t d = 0; d < want.outputs[k].size(); ++d) {
       const Buffer &g = got.outputs[k][d], &w = want.outputs[k][d];
-      if (g.size() != w.size())
-        return ::testing::AssertionFailure() << "output " << k << " device " << d << ": sizes differ";
+      if (g.size() != w.size()) return ::testing::AssertionFailure() << "output " << k << " device " << d << ": sizes differ";
       const T* gp = g.data<T>();
       const T* wp = w.data<T>();
       for (std::int64_t i = 0; i < w.size(); ++i) {
         bool ok = std::memcmp(&gp[i], &wp[i], sizeof(T)) == 0;
         if constexpr (refx::is_floating_v<T>) ok = ok || (std::isnan(gp[i]) && std::isnan(wp[i]));
         if (!ok)
-          return ::testing::AssertionFailure()
-                 << "output " << k << " device " << d << " element " << i << " (row " << i / g.shape()[1] << ", col "
-                 << i % g.shape()[1] << "): got " << +gp[i] << ", expected " << +wp[i];
+          return ::testing::AssertionFailure() << "output " << k << " device " << d << " element " << i << " (row "
+                                               << i / g.shape()[1] << ", col " << i % g.shape()[1] << "): got "
+                                               << +gp[i] << ", expected " << +wp[i];
       }
     }
   if (!(got.log == want.log)) {

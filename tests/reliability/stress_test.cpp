@@ -191,15 +191,14 @@ TEST(Stress, FortyThousandBackToBackDispatches) {
     const std::int64_t after = settled_heap();
     std::printf("heap before %lld, half-way %lld, after %lld bytes\n", static_cast<long long>(before),
                 static_cast<long long>(mid), static_cast<long long>(after));
-    EXPECT_LE(after - before, kSlack) << "the heap grew by " << (after - before) << " bytes over " << calls
-                                      << " dispatches";
+    EXPECT_LE(after - before, kSlack) << "the heap grew by " << (after - before) << " bytes over " << calls << " dispatches";
     EXPECT_LE(after - mid, kSecondHalfSlack) << "the heap grew by " << (after - mid) << " bytes over the last "
                                              << calls - calls / 2 << " dispatches (a leak per dispatch)";
   }
   // The runtime itself (its pool, its barrier semaphores) is gone too.
   const std::int64_t after_runtime = settled_heap();
-  EXPECT_LE(after_runtime - before_runtime, kSlack)
-      << "the heap grew by " << (after_runtime - before_runtime) << " bytes with the runtime destroyed";
+  EXPECT_LE(after_runtime - before_runtime, kSlack) << "the heap grew by " << (after_runtime - before_runtime)
+                                                    << " bytes with the runtime destroyed";
   std::printf("heap before the runtime %lld, after %lld bytes\n", static_cast<long long>(before_runtime),
               static_cast<long long>(after_runtime));
   report(calls, "back-to-back dispatches (stress)");

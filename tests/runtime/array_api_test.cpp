@@ -43,8 +43,7 @@ TEST_P(ArrayApi, FromShardsRoundTrip) {
 TEST_P(ArrayApi, GenerateAndCallRoundTrip) {
   Watchdog dog(kTestLimit, "generate");
   const int n = GetParam();
-  const Array x =
-      Array::generate<float>(n, Shape{4, 8}, [](int d, std::int64_t i) { return d - 0.25f * static_cast<float>(i); });
+  const Array x = Array::generate<float>(n, Shape{4, 8}, [](int d, std::int64_t i) { return d - 0.25f * static_cast<float>(i); });
   EXPECT_EQ(x.dtype(), DType::f32);
   auto out = copier(n)(x);
   ASSERT_EQ(out.size(), 1u);
@@ -123,7 +122,8 @@ TEST_P(ArrayApi, SameArrayTwiceAsReadOnlyInputsIsFine) {
   const int n = GetParam();
   auto exe = kernel([](VmemRef<const float, 8> a, VmemRef<const float, 8> b, VmemRef<float, 8> c) {
                c.store(a.load() + b.load());
-             }).compile(Mesh{{"x", n}});
+             })
+                 .compile(Mesh{{"x", n}});
   const Array x = Array::generate<float>(n, Shape{8}, tag);
   EXPECT_TRUE(all_shards_match<float>(exe(x, x)[0], [](int d, std::int64_t i) { return 2 * tag(d, i); }));
 }
@@ -131,9 +131,8 @@ TEST_P(ArrayApi, SameArrayTwiceAsReadOnlyInputsIsFine) {
 TEST_P(ArrayApi, InPlaceCallUpdatesTheArray) {
   Watchdog dog(kTestLimit, "in place");
   const int n = GetParam();
-  auto exe = kernel([](VmemRef<const float, 8> a, VmemRef<float, 8> acc) {
-               acc.store(acc.load() + a.load());
-             }).compile(Mesh{{"x", n}});
+  auto exe = kernel([](VmemRef<const float, 8> a, VmemRef<float, 8> acc) { acc.store(acc.load() + a.load()); })
+                 .compile(Mesh{{"x", n}});
   const Array x = Array::generate<float>(n, Shape{8}, tag);
   Array acc = Array::generate<float>(n, Shape{8}, [](int, std::int64_t) { return 1.0f; });
   for (int k = 0; k < 5; ++k) exe.call_in_place({x, acc});

@@ -53,7 +53,8 @@ TEST_P(ByteAccounting, OneWaitAbsorbsSeveralCopies) {
                    counts.at(1).store(semaphore_read(recv));
                  });
                });
-             }).compile(Mesh{{"x", n}}, {}, rt);
+             })
+                 .compile(Mesh{{"x", n}}, {}, rt);
   auto out = exe(Array::generate<float>(n, Shape{kBlock}, tag, rt));
   const auto counts0 = out[1].to_host<std::int32_t>(0);
   EXPECT_EQ(counts0[0], n * kBlock * 4) << "recv on device 0 before its wait: n blocks of bytes";
@@ -91,7 +92,8 @@ TEST_P(ByteAccounting, TwoSmallerWaitsAbsorbOneCopy) {
                  counts.at(2).store(semaphore_read(recv));
                  counts.at(3).store(semaphore_read(send));
                });
-             }).compile(Mesh{{"x", n}});
+             })
+                 .compile(Mesh{{"x", n}});
   auto out = exe(Array::generate<float>(n, Shape{2, kBlock}, tag));
   EXPECT_TRUE(all_shards_match<float>(out[0], [&](int d, std::int64_t i) { return tag(mod(d - 1, n), i); }));
   for (int d = 0; d < n; ++d) {
@@ -124,7 +126,8 @@ TEST_P(ByteAccounting, SemaphoreArrayOneSlotPerSender) {
                    }
                  });
                });
-             }).compile(Mesh{{"x", n}});
+             })
+                 .compile(Mesh{{"x", n}});
   auto out = exe(Array::generate<float>(n, Shape{kBlock}, tag));
   const auto c = out[1].to_host<std::int32_t>(0);
   for (int s = 0; s < n; ++s) EXPECT_EQ(c[static_cast<std::size_t>(s)], kBlock * 4) << "slot " << s;
@@ -154,7 +157,8 @@ TEST_P(ByteAccounting, SendSemaphoreRisesWithTheReceive) {
                  counts.at(2).store(0);
                  counts.at(3).store(0);
                });
-             }).compile(Mesh{{"x", n}});
+             })
+                 .compile(Mesh{{"x", n}});
   auto out = exe(Array::generate<float>(n, Shape{kBlock}, tag));
   for (int d = 0; d < n; ++d) {
     const auto c = out[1].to_host<std::int32_t>(d);
@@ -191,23 +195,22 @@ TEST_P(ByteAccounting, TotalsAreTheSumOfCopySizes) {
                  rb.wait();
                  rd.wait();
                });
-             }).compile(Mesh{{"x", n}}, {}, rt);
-  auto a = Array::generate<double>(
-      n, Shape{10}, [](int dev, std::int64_t i) { return dev + 0.5 * static_cast<double>(i); }, rt);
-  auto b = Array::generate<std::int64_t>(
-      n, Shape{3, 4}, [](int dev, std::int64_t i) { return (std::int64_t{dev} << 40) + i; }, rt);
-  auto c = Array::generate<bool>(
-      n, Shape{24}, [](int dev, std::int64_t i) { return (i + dev) % 3 == 0; }, rt);
+             })
+                 .compile(Mesh{{"x", n}}, {}, rt);
+  auto a = Array::generate<double>(n, Shape{10}, [](int dev, std::int64_t i) { return dev + 0.5 * static_cast<double>(i); }, rt);
+  auto b = Array::generate<std::int64_t>(n, Shape{3, 4}, [](int dev, std::int64_t i) { return (std::int64_t{dev} << 40) + i; }, rt);
+  auto c = Array::generate<bool>(n, Shape{24}, [](int dev, std::int64_t i) { return (i + dev) % 3 == 0; }, rt);
   auto d = Array::generate<float>(n, Shape{16, 8}, tag, rt);
   auto out = exe(a, b, c, d);
   ASSERT_EQ(out.size(), 4u);
-  EXPECT_TRUE(
-      all_shards_match<double>(out[0], [](int dev, std::int64_t i) { return dev + 0.5 * static_cast<double>(i); }));
-  EXPECT_TRUE(all_shards_match<std::int64_t>(
-      out[1], [&](int dev, std::int64_t i) { return (std::int64_t{mod(dev - 1, n)} << 40) + i; }));
+  EXPECT_TRUE(all_shards_match<double>(out[0], [](int dev, std::int64_t i) { return dev + 0.5 * static_cast<double>(i); }));
+  EXPECT_TRUE(all_shards_match<std::int64_t>(out[1], [&](int dev, std::int64_t i) {
+    return (std::int64_t{mod(dev - 1, n)} << 40) + i;
+  }));
   EXPECT_TRUE(all_shards_match<bool>(out[2], [](int dev, std::int64_t i) { return (i + dev) % 3 == 0; }));
-  EXPECT_TRUE(all_shards_match<float>(
-      out[3], [&](int dev, std::int64_t i) { return tag(mod(dev - 1, n), (i / 8) * 16 + i % 8); }));
+  EXPECT_TRUE(all_shards_match<float>(out[3], [&](int dev, std::int64_t i) {
+    return tag(mod(dev - 1, n), (i / 8) * 16 + i % 8);
+  }));
   const LaunchStats s = delta.get();
   EXPECT_EQ(s.copies, 4 * n);
   EXPECT_EQ(s.bytes_copied, n * (80 + 96 + 24 + 256));
@@ -236,7 +239,8 @@ TEST_P(ByteAccounting, ReadShowsAccumulatedSignals) {
                  counts.at(2).store(semaphore_read(hello));
                  counts.at(3).store(semaphore_read(done));
                });
-             }).compile(Mesh{{"x", n}});
+             })
+                 .compile(Mesh{{"x", n}});
   auto out = exe();
   EXPECT_TRUE(all_shards_match<std::int32_t>(out[0], [&](int, std::int64_t i) {
     return i == 0 ? 5 * n : i == 1 ? 1 : 0;

@@ -43,8 +43,7 @@ TEST_P(CheckedMode, TwoUnorderedCopiesIntoOneRegionAreARace) {
   auto exe = kernel([n](In x, Out y) {
                run_scoped([&](RegularSemaphore arrived, DmaSemaphore send, DmaSemaphore recv) {
                  auto c = make_async_remote_copy(x, y, send, recv, 0);
-                 g_line = __LINE__;
-                 c.start();
+                 g_line = __LINE__; c.start();
                  c.start();
                  c.wait_send();
                  c.wait_send();
@@ -74,8 +73,7 @@ TEST_P(CheckedMode, ReadBeforeWaitIsARace) {
                run_scoped([&](VmemRef<float, kBlock> tmp, DmaSemaphore sem) {
                  auto c = make_async_copy(x, tmp, sem);
                  c.start();
-                 g_line = __LINE__;
-                 y.store(tmp.load());  // too early
+                 g_line = __LINE__; y.store(tmp.load());  // too early
                  c.wait();
                });
              })
@@ -111,8 +109,7 @@ TEST_P(CheckedMode, LazyCopiesExposeAReadBeforeWait) {
     auto out = exe(tagged(n, rt));
     for (int d = 0; d < n; ++d) {
       const auto e = out[0].to_host<float>(d);
-      EXPECT_TRUE(std::isnan(e[0])) << "call " << call << ", device " << d << " read " << e[0]
-                                    << " before the copy ran";
+      EXPECT_TRUE(std::isnan(e[0])) << "call " << call << ", device " << d << " read " << e[0] << " before the copy ran";
     }
     EXPECT_TRUE(all_shards_match<float>(out[1], tag));
   }
@@ -151,20 +148,20 @@ TEST_P(CheckedMode, HandshakeOrdersTheRemoteWrite) {
   const int n = GetParam();
   for (const RuntimeOptions& o : {kDetect, kBoth}) {
     Runtime rt(o);
-    auto exe =
-        kernel([](In x, Out y) {
-          auto right = (axis_index("x") + 1) % axis_size("x");
-          auto left = (axis_index("x") + axis_size("x") - 1) % axis_size("x");
-          run_scoped([&](VmemRef<float, kBlock> buf, RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv) {
-            buf.store(0.0f);
-            semaphore_signal(ready, 1, left);
-            semaphore_wait(ready, 1);
-            auto c = make_async_remote_copy(x, buf, send, recv, right);
-            c.start();
-            c.wait();
-            sync_copy(buf, y);
-          });
-        }).compile(Mesh{{"x", n}}, {}, rt);
+    auto exe = kernel([](In x, Out y) {
+                 auto right = (axis_index("x") + 1) % axis_size("x");
+                 auto left = (axis_index("x") + axis_size("x") - 1) % axis_size("x");
+                 run_scoped([&](VmemRef<float, kBlock> buf, RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv) {
+                   buf.store(0.0f);
+                   semaphore_signal(ready, 1, left);
+                   semaphore_wait(ready, 1);
+                   auto c = make_async_remote_copy(x, buf, send, recv, right);
+                   c.start();
+                   c.wait();
+                   sync_copy(buf, y);
+                 });
+               })
+                   .compile(Mesh{{"x", n}}, {}, rt);
     auto out = exe(tagged(n, rt));
     EXPECT_TRUE(all_shards_match<float>(out[0], [&](int d, std::int64_t i) { return tag(mod(d - 1, n), i); }))
         << "lazy " << o.lazy_copies;
@@ -191,7 +188,8 @@ TEST_P(CheckedMode, CopiesOrderedBySemaphoresAreNotARace) {
                    for (int k = 0; k < n; ++k) c.wait_recv();
                  });
                });
-             }).compile(Mesh{{"x", n}}, {}, rt);
+             })
+                 .compile(Mesh{{"x", n}}, {}, rt);
   auto out = exe(tagged(n, rt));
   // The last device's block wins.
   const auto y0 = out[0].to_host<float>(0);
@@ -221,8 +219,7 @@ TEST_P(CheckedMode, UnorderedAccumulatesIntoOneDestinationAreARace) {
              })
                  .passes(unverified())
                  .compile(Mesh{{"x", n}}, {}, rt);
-  Array y = Array::generate<float>(
-      n, Shape{kBlock}, [](int, std::int64_t) { return 0.0f; }, rt);
+  Array y = Array::generate<float>(n, Shape{kBlock}, [](int, std::int64_t) { return 0.0f; }, rt);
   exe.call_in_place({tagged(n, rt), y});
   const std::string msg = runtime_error_of([&] { y.block_until_ready(); });
   EXPECT_NE(msg.find("data race"), std::string::npos) << msg;
@@ -241,8 +238,7 @@ TEST_P(CheckedMode, LazyCopiesKeepDeadlockDetectionExact) {
                  small.start();
                  small.wait_send();
                  auto big = make_async_remote_copy(x, y, send, recv, right);
-                 g_line = __LINE__;
-                 big.wait_recv();
+                 g_line = __LINE__; big.wait_recv();
                });
              })
                  .passes(unverified())
@@ -250,8 +246,8 @@ TEST_P(CheckedMode, LazyCopiesKeepDeadlockDetectionExact) {
   auto out = exe(Array::generate<float>(n, Shape{2, kBlock}, tag, rt));
   const std::string msg = runtime_error_of([&] { out[0].block_until_ready(); });
   EXPECT_EQ(lines_with(msg, "  device ").size(), static_cast<std::size_t>(n)) << msg;
-  EXPECT_NE(msg.find(fmt::format("dma_wait on dma semaphore 'recv' has {}, wants {} (at {})", kBlock * 4,
-                                 2 * kBlock * 4, here(__FILE__, g_line))),
+  EXPECT_NE(msg.find(fmt::format("dma_wait on dma semaphore 'recv' has {}, wants {} (at {})", kBlock * 4, 2 * kBlock * 4,
+                                 here(__FILE__, g_line))),
             std::string::npos)
       << msg;
 }
@@ -273,7 +269,8 @@ TEST_P(CheckedMode, LazyCopiesOneWaitAbsorbsSeveral) {
                  });
                  c.wait_send();
                });
-             }).compile(Mesh{{"x", n}}, {}, rt);
+             })
+                 .compile(Mesh{{"x", n}}, {}, rt);
   auto out = exe(tagged(n, rt));
   const auto s = out[0].to_host<float>(0);
   for (int d = 0; d < n; ++d) EXPECT_EQ(s[static_cast<std::size_t>(d * kBlock + 3)], tag(d, 3)) << "slot " << d;

@@ -36,8 +36,7 @@ Executable doubled_permute(int n, Runtime& rt) {
 }
 
 Array tagged(int n, int call, Runtime& rt) {
-  return Array::generate<float>(
-      n, Shape{kBlock}, [call](int d, std::int64_t i) { return tag(d, i) + call; }, rt);
+  return Array::generate<float>(n, Shape{kBlock}, [call](int d, std::int64_t i) { return tag(d, i) + call; }, rt);
 }
 
 class ContextReuse : public ::testing::TestWithParam<int> {};
@@ -51,8 +50,7 @@ TEST_P(ContextReuse, OnlyTheFirstCallBuildsDeviceStates) {
   StatsDelta delta(rt);
   for (int call = 0; call < 40; ++call) {
     auto out = exe(tagged(n, call, rt));
-    ASSERT_TRUE(
-        all_shards_match<float>(out[0], [&](int d, std::int64_t i) { return 2 * (tag(mod(d - 1, n), i) + call); }))
+    ASSERT_TRUE(all_shards_match<float>(out[0], [&](int d, std::int64_t i) { return 2 * (tag(mod(d - 1, n), i) + call); }))
         << "call " << call;
   }
   EXPECT_EQ(delta.get().contexts_built, n);
@@ -81,8 +79,7 @@ TEST_P(ContextReuse, AFailedLaunchsStatesAreNotReused) {
                  .passes(unverified())
                  .compile(Mesh{{"x", n}}, {}, rt);
   const auto flag = [&](bool leak) {
-    return Array::generate<std::int32_t>(
-        n, Shape{}, [leak](int d, std::int64_t) { return leak && d == 0; }, rt);
+    return Array::generate<std::int32_t>(n, Shape{}, [leak](int d, std::int64_t) { return leak && d == 0; }, rt);
   };
   const auto good_call = [&] {
     auto out = exe(flag(false), tagged(n, 0, rt));

@@ -87,8 +87,7 @@ TEST(DataOrdering, WriteAfterReadAcrossRuntimes) {
                     .name("reader")
                     .compile(Mesh{{"x", 1}}, {}, reader_rt);
   auto writer = writer_of(100.0f, p, writer_rt);
-  Array x = Array::generate<float>(
-      1, Shape{16}, [](int, std::int64_t i) { return static_cast<float>(i); }, reader_rt);
+  Array x = Array::generate<float>(1, Shape{16}, [](int, std::int64_t i) { return static_cast<float>(i); }, reader_rt);
   const Array y = reader(x)[0];
   writer.call_in_place({x});
   p.dispatched.set();
@@ -113,11 +112,9 @@ TEST(DataOrdering, WriteAfterWriteAndReadAfterWriteAcrossRuntimes) {
                    .name("first")
                    .compile(Mesh{{"x", 1}}, {}, a);
   auto second = writer_of(2.0f, p, b);
-  auto plus_one = kernel([](VmemRef<const float, 16> x, VmemRef<float, 16> y) {
-                    y.store(x.load() + 1.0f);
-                  }).compile(Mesh{{"x", 1}}, {}, c);
-  Array x = Array::generate<float>(
-      1, Shape{16}, [](int, std::int64_t) { return 0.0f; }, a);
+  auto plus_one = kernel([](VmemRef<const float, 16> x, VmemRef<float, 16> y) { y.store(x.load() + 1.0f); })
+                      .compile(Mesh{{"x", 1}}, {}, c);
+  Array x = Array::generate<float>(1, Shape{16}, [](int, std::int64_t) { return 0.0f; }, a);
   first.call_in_place({x});
   second.call_in_place({x});
   const Array y = plus_one(x)[0];

@@ -77,8 +77,7 @@ TEST_P(Errors, RegularSemaphoreSignalledAndNeverWaited) {
   auto out = exe(tagged(n));
   const std::string msg = runtime_error_of([&] { out[0].block_until_ready(); });
   EXPECT_NE(msg.find("kernel 'leaky' ended with semaphores not back to 0"), std::string::npos) << msg;
-  EXPECT_NE(msg.find(fmt::format("device {}: regular semaphore 'leftover' ends at 3", n - 1)), std::string::npos)
-      << msg;
+  EXPECT_NE(msg.find(fmt::format("device {}: regular semaphore 'leftover' ends at 3", n - 1)), std::string::npos) << msg;
   EXPECT_EQ(lines_with(msg, "ends at").size(), 1u) << msg;
   // The error belongs to the call; the runtime goes on.
   EXPECT_TRUE(is_right_permute(good_permute(n)(tagged(n))[0], n));
@@ -90,8 +89,7 @@ TEST_P(Errors, AllocatedSemaphoreIsNamedByItsAllocationLineNotAsABarrier) {
   int line = 0;
   auto exe = kernel([&line](In x, Out y) {
                sync_copy(x, y);
-               line = __LINE__;
-               auto s = allocate<RegularSemaphore>();
+               line = __LINE__; auto s = allocate<RegularSemaphore>();
                semaphore_signal(s, 2);
              })
                  .passes(unverified())
@@ -107,8 +105,7 @@ TEST_P(Errors, UnnamedSemaphoreIsNamedByItsAllocationLine) {
   const int n = GetParam();
   auto exe = kernel([](In x, Out y) {
                sync_copy(x, y);
-               g_scope_line = __LINE__;
-               run_scoped([&](RegularSemaphore s) { semaphore_signal(s, 2); });
+               g_scope_line = __LINE__; run_scoped([&](RegularSemaphore s) { semaphore_signal(s, 2); });
              })
                  .passes(unverified())
                  .compile(Mesh{{"x", n}});
@@ -127,8 +124,7 @@ TEST_P(Errors, UnnamedSemaphoresOfOneScopeAreToldApart) {
   const int n = GetParam();
   auto exe = kernel([](In x, Out y) {
                sync_copy(x, y);
-               g_scope_line = __LINE__;
-               run_scoped([&](RegularSemaphore a, RegularSemaphore b) {
+               g_scope_line = __LINE__; run_scoped([&](RegularSemaphore a, RegularSemaphore b) {
                  semaphore_signal(a, 1);
                  semaphore_signal(b, 2);
                });
@@ -150,11 +146,9 @@ TEST_P(Errors, UnnamedSendAndReceiveSemaphoresSayTheirRole) {
   const int n = GetParam();
   auto exe = kernel([](In x, Out y) {
                auto right = (axis_index("x") + 1) % axis_size("x");
-               g_scope_line = __LINE__;
-               run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
+               g_scope_line = __LINE__; run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
                  auto c = make_async_remote_copy(x, y, send, recv, right);
-                 g_copy_line = __LINE__;
-                 c.start();
+                 g_copy_line = __LINE__; c.start();
                });
              })
                  .passes(unverified())
@@ -218,23 +212,21 @@ TEST_P(Errors, RemoteCopyNeverReceived) {
 TEST_P(Errors, ReceiveWaitSmallerThanTheCopyLeavesBytesOnTheSemaphore) {
   Watchdog dog(kTestLimit, "receive wait smaller than the copy");
   const int n = GetParam();
-  auto exe =
-      kernel([](In x, Out y) {
-        auto right = (axis_index("x") + 1) % axis_size("x");
-        run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
-          recv.name("recv");
-          auto whole = make_async_remote_copy(x, y, send, recv, right);
-          whole.start();
-          whole.wait_send();
-          make_async_remote_copy(x.at(ds(0, kBlock / 2)), y.at(ds(0, kBlock / 2)), send, recv, right).wait_recv();
-        });
-      })
-          .passes(unverified())
-          .compile(Mesh{{"x", n}});
+  auto exe = kernel([](In x, Out y) {
+               auto right = (axis_index("x") + 1) % axis_size("x");
+               run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
+                 recv.name("recv");
+                 auto whole = make_async_remote_copy(x, y, send, recv, right);
+                 whole.start();
+                 whole.wait_send();
+                 make_async_remote_copy(x.at(ds(0, kBlock / 2)), y.at(ds(0, kBlock / 2)), send, recv, right).wait_recv();
+               });
+             })
+                 .passes(unverified())
+                 .compile(Mesh{{"x", n}});
   auto out = exe(tagged(n));
   const std::string msg = runtime_error_of([&] { out[0].block_until_ready(); });
-  EXPECT_EQ(lines_with(msg, fmt::format("'recv' ends at {}", kBlock / 2 * 4)).size(), static_cast<std::size_t>(n))
-      << msg;
+  EXPECT_EQ(lines_with(msg, fmt::format("'recv' ends at {}", kBlock / 2 * 4)).size(), static_cast<std::size_t>(n)) << msg;
 }
 
 // A barrier semaphore left non-zero is an error, and is reset for the next call.
@@ -252,8 +244,7 @@ TEST_P(Errors, BarrierSemaphoreLeftNonZeroIsResetForTheNextCall) {
                  .compile(Mesh{{"x", n}});
   auto out = bad(tagged(n));
   const std::string msg = runtime_error_of([&] { out[0].block_until_ready(); });
-  EXPECT_EQ(lines_with(msg, "barrier semaphore (collective id 0) ends at 1").size(), static_cast<std::size_t>(n))
-      << msg;
+  EXPECT_EQ(lines_with(msg, "barrier semaphore (collective id 0) ends at 1").size(), static_cast<std::size_t>(n)) << msg;
   for (int rep = 0; rep < 3; ++rep) EXPECT_TRUE(is_right_permute(good_permute(n)(tagged(n))[0], n));
 }
 
@@ -266,8 +257,7 @@ TEST_P(Errors, DeadlockOnAWaitNobodySignals) {
                sync_copy(x, y);
                run_scoped([&](RegularSemaphore never) {
                  never.name("never");
-                 g_wait_line = __LINE__;
-                 semaphore_wait(never, 1);
+                 g_wait_line = __LINE__; semaphore_wait(never, 1);
                });
              })
                  .name("stuck")
@@ -300,10 +290,7 @@ TEST_P(Errors, DeadlockListsOnlyParkedDevices) {
                  s.name("s");
                  // Every device signals device n-1 once; it wants one more.
                  semaphore_signal(s, 1, n - 1);
-                 when(axis_index("x") == n - 1, [&] {
-                   g_wait_line = __LINE__;
-                   semaphore_wait(s, n + 1);
-                 });
+                 when(axis_index("x") == n - 1, [&] { g_wait_line = __LINE__; semaphore_wait(s, n + 1); });
                });
              })
                  .passes(unverified())
@@ -312,8 +299,8 @@ TEST_P(Errors, DeadlockListsOnlyParkedDevices) {
   const std::string msg = runtime_error_of([&] { out[0].block_until_ready(); });
   const auto lines = lines_with(msg, "  device ");
   ASSERT_EQ(lines.size(), 1u) << msg;
-  EXPECT_NE(lines[0].find(fmt::format("device {}: semaphore_wait on regular semaphore 's' has {}, wants {} (at {})",
-                                      n - 1, n, n + 1, here(__FILE__, g_wait_line))),
+  EXPECT_NE(lines[0].find(fmt::format("device {}: semaphore_wait on regular semaphore 's' has {}, wants {} (at {})", n - 1, n, n + 1,
+                                      here(__FILE__, g_wait_line))),
             std::string::npos)
       << msg;
 }
@@ -340,16 +327,14 @@ TEST_P(Errors, ReportsNameArrayElementsAndBarriers) {
                  sync_copy(x, y);
                  run_scoped([&](RegularSemaphores<4> sems) {
                    sems.name("sems");
-                   g_wait_line = __LINE__;
-                   semaphore_wait(sems.at(3), 2);
+                   g_wait_line = __LINE__; semaphore_wait(sems.at(3), 2);
                  });
                })
                    .passes(unverified())
                    .compile(Mesh{{"x", n}});
   out = stuck(tagged(n));
   msg = runtime_error_of([&] { out[0].block_until_ready(); });
-  EXPECT_EQ(lines_with(msg, fmt::format("semaphore_wait on regular semaphore 'sems'[3] has 0, wants 2 (at {})",
-                                        here(__FILE__, g_wait_line)))
+  EXPECT_EQ(lines_with(msg, fmt::format("semaphore_wait on regular semaphore 'sems'[3] has 0, wants 2 (at {})", here(__FILE__, g_wait_line)))
                 .size(),
             static_cast<std::size_t>(n))
       << msg;
@@ -358,8 +343,7 @@ TEST_P(Errors, ReportsNameArrayElementsAndBarriers) {
                    sync_copy(x, y);
                    auto b = get_barrier_semaphore();
                    semaphore_signal(b, 1);
-                   g_wait_line = __LINE__;
-                   semaphore_wait(b, 2);
+                   g_wait_line = __LINE__; semaphore_wait(b, 2);
                  })
                      .collective_id(9)
                      .passes(unverified())
@@ -395,8 +379,7 @@ TEST_P(Errors, DeadlockWhenTheReceiveViewIsLargerThanTheCopy) {
                  small.start();
                  small.wait_send();
                  auto big = make_async_remote_copy(x, y, send, recv, right);
-                 g_wait_line = __LINE__;
-                 big.wait_recv();
+                 g_wait_line = __LINE__; big.wait_recv();
                });
              })
                  .passes(unverified())
@@ -410,8 +393,8 @@ TEST_P(Errors, DeadlockWhenTheReceiveViewIsLargerThanTheCopy) {
   const auto lines = lines_with(msg, "  device ");
   EXPECT_EQ(lines.size(), static_cast<std::size_t>(n)) << msg;
   for (int d = 0; d < n; ++d)
-    EXPECT_NE(msg.find(fmt::format("device {}: dma_wait on dma semaphore 'recv' has {}, wants {} (at {})", d,
-                                   kBlock * 4, 2 * kBlock * 4, here(__FILE__, g_wait_line))),
+    EXPECT_NE(msg.find(fmt::format("device {}: dma_wait on dma semaphore 'recv' has {}, wants {} (at {})", d, kBlock * 4,
+                                   2 * kBlock * 4, here(__FILE__, g_wait_line))),
               std::string::npos)
         << msg;
 }
@@ -429,22 +412,17 @@ TEST_P(Errors, DeadlockDeclaredOnlyAfterCopiesInFlightLanded) {
                  never.name("never");
                  auto c = make_async_remote_copy(x, y, send, recv, right);
                  c.start();
-                 when(axis_index("x") == 0, [&] {
-                   g_wait_line = __LINE__;
-                   semaphore_wait(never, 1);
-                 });
+                 when(axis_index("x") == 0, [&] { g_wait_line = __LINE__; semaphore_wait(never, 1); });
                  c.wait();
                });
              })
                  .passes(unverified())
                  .compile(Mesh{{"x", n}}, {}, rt);
   const StatsDelta delta(rt);
-  auto out = exe(Array::generate<float>(
-      n, Shape{big}, [](int d, std::int64_t i) { return static_cast<float>(d + i % 7); }, rt));
+  auto out = exe(Array::generate<float>(n, Shape{big}, [](int d, std::int64_t i) { return static_cast<float>(d + i % 7); }, rt));
   const std::string msg = runtime_error_of([&] { out[0].block_until_ready(); });
   EXPECT_EQ(lines_with(msg, "  device ").size(), 1u) << msg;
-  EXPECT_NE(msg.find(fmt::format("device 0: semaphore_wait on regular semaphore 'never' has 0, wants 1 (at {})",
-                                 here(__FILE__, g_wait_line))),
+  EXPECT_NE(msg.find(fmt::format("device 0: semaphore_wait on regular semaphore 'never' has 0, wants 1 (at {})", here(__FILE__, g_wait_line))),
             std::string::npos)
       << msg;
   EXPECT_EQ(delta.get().copies, n) << "every started copy completed before the launch ended";
@@ -461,8 +439,7 @@ Executable slicer(int n, int bad) {
            auto right = (me + 1) % axis_size("x");
            auto left = (me + axis_size("x") - 1) % axis_size("x");
            auto idx = select(me == bad, off.at(0).load(), 0);
-           g_wait_line = __LINE__;
-           sync_copy(x.at(ds(idx, 4)), y);
+           g_wait_line = __LINE__; sync_copy(x.at(ds(idx, 4)), y);
            auto barrier = get_barrier_semaphore();
            semaphore_signal(barrier, 1, left);
            semaphore_signal(barrier, 1, right);
@@ -483,11 +460,8 @@ TEST_P(Errors, OutOfBoundsOnOneDeviceReleasesTheOthersAndTheNextCallWorks) {
   const int n = GetParam();
   const int bad = n > 1 ? 1 : 0;
   const Executable exe = slicer(n, bad);
-  const Array x =
-      Array::generate<float>(n, Shape{16}, [](int d, std::int64_t i) { return static_cast<float>(100 * d + i); });
-  const auto offsets = [&](std::int32_t v) {
-    return Array::generate<std::int32_t>(n, Shape{1}, [v](int, std::int64_t) { return v; });
-  };
+  const Array x = Array::generate<float>(n, Shape{16}, [](int d, std::int64_t i) { return static_cast<float>(100 * d + i); });
+  const auto offsets = [&](std::int32_t v) { return Array::generate<std::int32_t>(n, Shape{1}, [v](int, std::int64_t) { return v; }); };
   std::string msg;
   const double secs = shortest_of(3, time_bound(1.0), [&] {
     auto out = exe(x, offsets(100));
@@ -496,21 +470,19 @@ TEST_P(Errors, OutOfBoundsOnOneDeviceReleasesTheOthersAndTheNextCallWorks) {
   });
   EXPECT_LT(secs, time_bound(1.0));
   EXPECT_NE(msg.find(fmt::format("device {}:", bad)), std::string::npos) << msg;
-  EXPECT_NE(msg.find("index 100 (covering 100..103) is out of bounds for dimension 0 of size 16"), std::string::npos)
-      << msg;
+  EXPECT_NE(msg.find("index 100 (covering 100..103) is out of bounds for dimension 0 of size 16"), std::string::npos) << msg;
   EXPECT_NE(msg.find(here(__FILE__, g_wait_line)), std::string::npos) << msg;
   EXPECT_EQ(msg.find("deadlock"), std::string::npos) << "a failure is not a deadlock: " << msg;
   // Same executable, same runtime, same barrier semaphore: works, repeatedly.
   for (int rep = 0; rep < 3; ++rep) {
     auto out = exe(x, offsets(3));
-    EXPECT_TRUE(all_shards_match<float>(
-        out[0], [&](int d, std::int64_t i) { return static_cast<float>(100 * d + (d == bad ? 3 : 0) + i); }))
-        << "call " << rep << " after the failure";
+    EXPECT_TRUE(all_shards_match<float>(out[0], [&](int d, std::int64_t i) {
+      return static_cast<float>(100 * d + (d == bad ? 3 : 0) + i);
+    })) << "call " << rep << " after the failure";
   }
   // And failing again after succeeding is reported again.
   auto out = exe(x, offsets(13));
-  EXPECT_NE(runtime_error_of([&] { out[0].block_until_ready(); }).find("index 13 (covering 13..16)"),
-            std::string::npos);
+  EXPECT_NE(runtime_error_of([&] { out[0].block_until_ready(); }).find("index 13 (covering 13..16)"), std::string::npos);
   EXPECT_TRUE(is_right_permute(good_permute(n)(tagged(n))[0], n));
 }
 
@@ -529,7 +501,8 @@ TEST_P(Errors, FailureReleasesADeviceParkedOnACopy) {
                  c.start();
                  c.wait();
                });
-             }).compile(Mesh{{"x", n}});
+             })
+                 .compile(Mesh{{"x", n}});
   auto bad_off = Array::generate<std::int32_t>(n, Shape{1}, [](int, std::int64_t) { return 1000; });
   auto out = exe(tagged(n), bad_off);
   const std::string msg = runtime_error_of([&] { out[0].block_until_ready(); });
@@ -544,21 +517,17 @@ TEST_P(Errors, CallsQueuedBehindAFailureRun) {
   const int n = GetParam();
   const Executable exe = slicer(n, n - 1);
   const Executable perm = good_permute(n);
-  const Array x =
-      Array::generate<float>(n, Shape{16}, [](int d, std::int64_t i) { return static_cast<float>(100 * d + i); });
-  const auto offsets = [&](std::int32_t v) {
-    return Array::generate<std::int32_t>(n, Shape{1}, [v](int, std::int64_t) { return v; });
-  };
+  const Array x = Array::generate<float>(n, Shape{16}, [](int d, std::int64_t i) { return static_cast<float>(100 * d + i); });
+  const auto offsets = [&](std::int32_t v) { return Array::generate<std::int32_t>(n, Shape{1}, [v](int, std::int64_t) { return v; }); };
   std::vector<std::vector<Array>> outs;
   for (int k = 0; k < 6; ++k) outs.push_back(k % 2 == 0 ? exe(x, offsets(k == 2 ? 50 : 2)) : perm(tagged(n)));
   for (int k = 0; k < 6; ++k) {
     if (k == 2) {
       EXPECT_NE(runtime_error_of([&] { outs[2][0].block_until_ready(); }).find("index 50"), std::string::npos);
     } else if (k % 2 == 0) {
-      EXPECT_TRUE(all_shards_match<float>(
-          outs[static_cast<std::size_t>(k)][0],
-          [&](int d, std::int64_t i) { return static_cast<float>(100 * d + (d == n - 1 ? 2 : 0) + i); }))
-          << "call " << k;
+      EXPECT_TRUE(all_shards_match<float>(outs[static_cast<std::size_t>(k)][0], [&](int d, std::int64_t i) {
+        return static_cast<float>(100 * d + (d == n - 1 ? 2 : 0) + i);
+      })) << "call " << k;
     } else {
       EXPECT_TRUE(is_right_permute(outs[static_cast<std::size_t>(k)][0], n)) << "call " << k;
     }
@@ -605,9 +574,9 @@ TEST_P(Errors, DoubleBarrierAcrossManyBackToBackCalls) {
   std::vector<Array> chain{tagged(n)};
   for (int k = 0; k < 40; ++k) chain.push_back(exe(chain.back())[0]);  // dispatched without waiting
   for (std::size_t k = 0; k < chain.size(); k += 7)
-    EXPECT_TRUE(all_shards_match<float>(chain[k],
-                                        [&](int d, std::int64_t i) { return tag(mod(d - static_cast<int>(k), n), i); }))
-        << "after " << k << " calls";
+    EXPECT_TRUE(all_shards_match<float>(chain[k], [&](int d, std::int64_t i) {
+      return tag(mod(d - static_cast<int>(k), n), i);
+    })) << "after " << k << " calls";
   EXPECT_TRUE(all_shards_match<float>(chain.back(), [&](int d, std::int64_t i) { return tag(mod(d - 40, n), i); }));
 }
 
@@ -651,7 +620,9 @@ TEST(ErrorsTrace, BarrierSemaphoreNeedsACollectiveId) {
 TEST(ErrorsNoOutputs, EffectsBarrierSurfacesAFailure) {
   Watchdog dog(kTestLimit, "effects_barrier error");
   Runtime rt;
-  auto exe = kernel([](In) { run_scoped([&](RegularSemaphore never) { semaphore_wait(never, 1); }); })
+  auto exe = kernel([](In) {
+               run_scoped([&](RegularSemaphore never) { semaphore_wait(never, 1); });
+             })
                  .passes(unverified())
                  .compile(Mesh{{"x", 2}}, {}, rt);
   auto out = exe(Array::generate<float>(2, Shape{kBlock}, tag, rt));

@@ -79,9 +79,9 @@ TEST_P(RemoteCopy, RepeatedCallsAndChainedDispatch) {
   std::vector<Array> chain{tagged(n)};
   for (int k = 0; k < 2 * n + 3; ++k) chain.push_back(exe(chain.back())[0]);
   for (std::size_t k = 0; k < chain.size(); ++k)
-    ASSERT_TRUE(all_shards_match<float>(chain[k],
-                                        [&](int d, std::int64_t i) { return tag(mod(d - static_cast<int>(k), n), i); }))
-        << "after " << k << " permutes";
+    ASSERT_TRUE(all_shards_match<float>(chain[k], [&](int d, std::int64_t i) {
+      return tag(mod(d - static_cast<int>(k), n), i);
+    })) << "after " << k << " permutes";
 }
 
 // A copy whose target is the sending device itself (device id == me).
@@ -95,7 +95,8 @@ TEST_P(RemoteCopy, CopyToSelfWithLogicalId) {
                  c.wait_send();
                  c.wait_recv();
                });
-             }).compile(Mesh{{"x", n}});
+             })
+                 .compile(Mesh{{"x", n}});
   auto out = exe(tagged(n));
   EXPECT_TRUE(all_shards_match<float>(out[0], [](int d, std::int64_t i) { return tag(d, i); }));
 }
@@ -114,7 +115,8 @@ TEST_P(RemoteCopy, MirrorWithLogicalIds) {
                  c.start();
                  c.wait();
                });
-             }).compile(Mesh{{"x", n}});
+             })
+                 .compile(Mesh{{"x", n}});
   auto out = exe(tagged(n));
   EXPECT_TRUE(all_shards_match<float>(out[0], [&](int d, std::int64_t i) { return tag(n - 1 - d, i); }));
 }
@@ -140,9 +142,12 @@ TEST_P(RemoteCopy, ConstantLogicalIds) {
                    r.start();
                    r.wait_send();
                  });
-                 when(me == n - 1, [&] { make_async_copy(gathered, back, recv).wait_recv(); });
+                 when(me == n - 1, [&] {
+                   make_async_copy(gathered, back, recv).wait_recv();
+                 });
                });
-             }).compile(Mesh{{"x", n}});
+             })
+                 .compile(Mesh{{"x", n}});
   auto out = exe(tagged(n));
   const auto g0 = out[0].to_host<float>(0);
   const auto back = out[1].to_host<float>(n - 1);
@@ -198,12 +203,10 @@ TEST_P(Mesh2D, ExchangeAlongXWithEveryIdForm) {
   const Array x = tagged(n);
   for (IdForm f : {IdForm::mesh_tuple, IdForm::named, IdForm::logical}) {
     auto out = along_x(m, f)(x);
-    EXPECT_TRUE(all_shards_match<float>(out[0],
-                                        [&](int d, std::int64_t i) {
-                                          const int yy = d / m.x, xx = d % m.x;
-                                          return tag(yy * m.x + mod(xx - 1, m.x), i);
-                                        }))
-        << "id form " << static_cast<int>(f);
+    EXPECT_TRUE(all_shards_match<float>(out[0], [&](int d, std::int64_t i) {
+      const int yy = d / m.x, xx = d % m.x;
+      return tag(yy * m.x + mod(xx - 1, m.x), i);
+    })) << "id form " << static_cast<int>(f);
   }
 }
 
@@ -222,7 +225,8 @@ TEST_P(Mesh2D, NamedIdDefaultsTheOtherAxis) {
                  c.start();
                  c.wait();
                });
-             }).compile(Mesh{{"y", m.y}, {"x", m.x}});
+             })
+                 .compile(Mesh{{"y", m.y}, {"x", m.x}});
   auto out = exe(tagged(n));
   EXPECT_TRUE(all_shards_match<float>(out[0], [&](int d, std::int64_t i) {
     const int yy = d / m.x, xx = d % m.x;
@@ -261,7 +265,8 @@ TEST(RemoteCopyErrors, TargetOutsideTheMeshFailsTheCall) {
                  c.start();
                  c.wait();
                });
-             }).compile(Mesh{{"x", 4}});
+             })
+                 .compile(Mesh{{"x", 4}});
   auto out = exe(tagged(4));
   const std::string msg = runtime_error_of([&] { out[0].block_until_ready(); });
   EXPECT_NE(msg.find("device 3"), std::string::npos) << msg;

@@ -64,7 +64,8 @@ std::vector<Config> configs() {
                         {"workers=2", {.workers = 2}},
                         {"workers=4", {.workers = 4}},
                         {"workers=3 tiny chunks", {.workers = 3, .inline_copy_bytes = 0, .copy_chunk_bytes = 64}}};
-  for (std::uint64_t seed : {1, 2, 3, 17, 12345}) c.push_back({"shuffled", {.workers = 2, .shuffle_seed = seed}});
+  for (std::uint64_t seed : {1, 2, 3, 17, 12345})
+    c.push_back({"shuffled", {.workers = 2, .shuffle_seed = seed}});
   c.push_back({"workers=1 shuffled", {.workers = 1, .shuffle_seed = 99}});
   c.push_back({"workers=4 shuffled tiny chunks",
                {.workers = 4, .inline_copy_bytes = 16, .copy_chunk_bytes = 40, .shuffle_seed = 7}});
@@ -96,8 +97,7 @@ TEST_P(Scheduling, SameResultsOnEveryRuntimeConfiguration) {
             ASSERT_EQ(g[static_cast<std::size_t>(s * kBlock + i)], tag(s, i))
                 << cfg.name << " seed " << cfg.options.shuffle_seed << ": device " << d << " slot " << s;
       }
-      EXPECT_TRUE(
-          all_shards_match<float>(out[1], [&](int d, std::int64_t i) { return tag(d, i) + tag(mod(d - 1, n), i); }))
+      EXPECT_TRUE(all_shards_match<float>(out[1], [&](int d, std::int64_t i) { return tag(d, i) + tag(mod(d - 1, n), i); }))
           << cfg.name << " seed " << cfg.options.shuffle_seed;
     }
     // 1 own + (n-1) ring + 1 sync_copy + 1 accumulate copies per device and call.
@@ -130,7 +130,8 @@ TEST_P(Scheduling, LargeChunkedCopiesAreExact) {
                    l.wait();
                    r.wait();
                  });
-               }).compile(Mesh{{"x", n}}, {}, rt);
+               })
+                   .compile(Mesh{{"x", n}}, {}, rt);
     const auto val = [](int d, std::int64_t i) { return static_cast<float>((i * 7919 + d * 104729) % 1000003); };
     auto out = exe(Array::generate<float>(n, Shape{kBig}, val, rt));
     EXPECT_TRUE(all_shards_match<float>(out[0], [&](int d, std::int64_t i) { return val(mod(d - 1, n), i); }))
@@ -164,15 +165,17 @@ TEST_P(Scheduling, LargeAccumulateCopiesAreExact) {
                  evens.start(accumulate);
                  evens.wait();
                });
-             }).compile(Mesh{{"x", n}}, {}, rt);
+             })
+                 .compile(Mesh{{"x", n}}, {}, rt);
   const auto xv = [](int d, std::int64_t i) { return static_cast<std::int32_t>((i % 1000) + d); };
   const auto base = [](int d, std::int64_t i) { return static_cast<std::int32_t>(-3 * (i % 17) + 10 * d); };
   const Array x = Array::generate<std::int32_t>(n, Shape{kBig}, xv, rt);
   for (int rep = 0; rep < 2; ++rep) {
     Array y = Array::generate<std::int32_t>(n, Shape{kBig}, base, rt);
     exe.call_in_place({x, y});
-    EXPECT_TRUE(all_shards_match<std::int32_t>(
-        y, [&](int d, std::int64_t i) { return base(d, i) + xv(mod(d - 1, n), i) * (i % 2 == 0 ? 2 : 1); }));
+    EXPECT_TRUE(all_shards_match<std::int32_t>(y, [&](int d, std::int64_t i) {
+      return base(d, i) + xv(mod(d - 1, n), i) * (i % 2 == 0 ? 2 : 1);
+    }));
   }
 }
 
@@ -193,7 +196,8 @@ TEST(CopyBeforeAWait, RunsOnItsDeviceWithoutParking) {
                  c.start();
                  c.wait();
                });
-             }).compile(Mesh{{"x", 1}}, {}, rt);
+             })
+                 .compile(Mesh{{"x", 1}}, {}, rt);
   const Array x = Array::generate<float>(1, Shape{kBig}, val, rt);
   const StatsDelta delta(rt);
   for (int rep = 0; rep < 5; ++rep) EXPECT_TRUE(all_shards_match<float>(exe(x)[0], val)) << "call " << rep;
@@ -223,10 +227,10 @@ TEST(CopyBeforeAWait, ASatisfiedWaitHandsTheCopyToThePool) {
                  b.store(v + v);
                  c.wait();
                });
-             }).compile(Mesh{{"x", 1}}, {}, rt);
+             })
+                 .compile(Mesh{{"x", 1}}, {}, rt);
   const Array x = Array::generate<float>(1, Shape{kBig}, val, rt), a = Array::generate<float>(1, Shape{1024}, val, rt);
-  const Array which = Array::generate<std::int32_t>(
-      1, Shape{1}, [](int, std::int64_t) { return 0; }, rt);
+  const Array which = Array::generate<std::int32_t>(1, Shape{1}, [](int, std::int64_t) { return 0; }, rt);
   for (int rep = 0; rep < 5; ++rep) {
     auto out = exe(x, which, a);
     EXPECT_TRUE(all_shards_match<float>(out[0], val)) << "call " << rep;
@@ -251,11 +255,11 @@ TEST(CopyBeforeAWait, AWaitThatFailsDoesNotStrandTheCopy) {
                  semaphore_wait(go.at(i), zero);
                  c.wait();
                });
-             }).compile(Mesh{{"x", 1}}, {}, rt);
+             })
+                 .compile(Mesh{{"x", 1}}, {}, rt);
   const Array x = Array::generate<float>(1, Shape{kBig}, val, rt);
   const auto which = [&](std::int32_t v) {
-    return Array::generate<std::int32_t>(
-        1, Shape{1}, [v](int, std::int64_t) { return v; }, rt);
+    return Array::generate<std::int32_t>(1, Shape{1}, [v](int, std::int64_t) { return v; }, rt);
   };
   const StatsDelta delta(rt);
   auto out = exe(x, which(5));
@@ -287,9 +291,9 @@ TEST(ManyDevices, SixtyThreeParkedDevicesDoNotSpin) {
                    y.store(x.load() + 1.0f);
                  });
                });
-             }).compile(Mesh{{"x", n}}, {}, rt);
-  const Array x = Array::generate<float>(
-      n, Shape{256}, [](int d, std::int64_t) { return static_cast<float>(d); }, rt);
+             })
+                 .compile(Mesh{{"x", n}}, {}, rt);
+  const Array x = Array::generate<float>(n, Shape{256}, [](int d, std::int64_t) { return static_cast<float>(d); }, rt);
   const StatsDelta delta(rt);
   const double cpu0 = process_cpu_seconds();
   std::vector<Array> out;
@@ -375,11 +379,10 @@ TEST(Dispatch, CallsReturnBeforeTheKernelFinishes) {
   Runtime rt(RuntimeOptions{.workers = 2});
   auto exe = kernel([](VmemRef<const float, 64> x, VmemRef<float, 64> y) {
                y.store(fori_loop(
-                   0, kSanitized ? 20000 : 200000,
-                   [](Scalar<std::int32_t>, Value<float, extents<64>> a) { return a * 0.5f + 1.0f; }, x.load()));
-             }).compile(Mesh{{"x", 2}}, {}, rt);
-  const Array x = Array::generate<float>(
-      2, Shape{64}, [](int, std::int64_t) { return 0.0f; }, rt);
+                   0, kSanitized ? 20000 : 200000, [](Scalar<std::int32_t>, Value<float, extents<64>> a) { return a * 0.5f + 1.0f; }, x.load()));
+             })
+                 .compile(Mesh{{"x", 2}}, {}, rt);
+  const Array x = Array::generate<float>(2, Shape{64}, [](int, std::int64_t) { return 0.0f; }, rt);
   std::vector<Array> out;
   double dispatch = 0, total = 0;
   for (int attempt = 0; attempt < 3; ++attempt) {  // a preempted host thread may stall one dispatch
@@ -399,16 +402,14 @@ TEST(Dispatch, LaunchesRunInDispatchOrder) {
   const Mesh mesh{{"x", 4}};
   auto add1 = kernel([](VmemRef<std::int32_t, 16> y) { y.store(y.load() + 1); }).compile(mesh, {}, rt);
   auto times3 = kernel([](VmemRef<std::int32_t, 16> y) { y.store(y.load() * 3); }).compile(mesh, {}, rt);
-  Array y = Array::generate<std::int32_t>(
-      4, Shape{16}, [](int d, std::int64_t) { return d; }, rt);
+  Array y = Array::generate<std::int32_t>(4, Shape{16}, [](int d, std::int64_t) { return d; }, rt);
   std::vector<std::int64_t> want{0, 1, 2, 3};
   for (int k = 0; k < 30; ++k) {
     (k % 3 == 2 ? times3 : add1).call_in_place({y});  // not waited: queued behind the previous call
     for (auto& w : want) w = k % 3 == 2 ? w * 3 : w + 1;
   }
   ASSERT_LT(want[3], std::int64_t{1} << 31);
-  for (int d = 0; d < 4; ++d)
-    EXPECT_EQ(y.to_host<std::int32_t>(d)[7], static_cast<std::int32_t>(want[static_cast<std::size_t>(d)]));
+  for (int d = 0; d < 4; ++d) EXPECT_EQ(y.to_host<std::int32_t>(d)[7], static_cast<std::int32_t>(want[static_cast<std::size_t>(d)]));
 }
 
 // Several host threads dispatch to one runtime at once.
@@ -423,13 +424,13 @@ TEST(Dispatch, ConcurrentHostThreads) {
                  c.start();
                  c.wait();
                });
-             }).compile(Mesh{{"x", n}}, {}, rt);
+             })
+                 .compile(Mesh{{"x", n}}, {}, rt);
   std::atomic<int> wrong{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&, t] {
-      Array a = Array::generate<float>(
-          n, Shape{32}, [t](int d, std::int64_t i) { return static_cast<float>(1000 * t + 10 * d + i); }, rt);
+      Array a = Array::generate<float>(n, Shape{32}, [t](int d, std::int64_t i) { return static_cast<float>(1000 * t + 10 * d + i); }, rt);
       for (int k = 1; k <= 25; ++k) {
         a = exe(a)[0];
         if (k % 5 == 0)
@@ -447,18 +448,16 @@ TEST(Dispatch, ConcurrentHostThreads) {
 TEST(Dispatch, InputFromAnotherRuntime) {
   Watchdog dog(kTestLimit, "cross-runtime input");
   Runtime producer_rt(RuntimeOptions{.workers = 1}), consumer_rt(RuntimeOptions{.workers = 1});
-  auto slow =
-      kernel([](VmemRef<const float, 64> x, VmemRef<float, 64> y) {
-        y.store(fori_loop(
-                    0, kSanitized ? 10000 : 100000,
-                    [](Scalar<std::int32_t>, Value<float, extents<64>> a) { return a * 0.5f + 1.0f; }, x.load()) +
-                5.0f);
-      }).compile(Mesh{{"x", 1}}, {}, producer_rt);
-  auto copy = kernel([](VmemRef<const float, 64> x, VmemRef<float, 64> y) {
-                y.store(x.load());
-              }).compile(Mesh{{"x", 1}}, {}, consumer_rt);
-  const Array x = Array::generate<float>(
-      1, Shape{64}, [](int, std::int64_t) { return 0.0f; }, producer_rt);
+  auto slow = kernel([](VmemRef<const float, 64> x, VmemRef<float, 64> y) {
+                y.store(fori_loop(
+                            0, kSanitized ? 10000 : 100000, [](Scalar<std::int32_t>, Value<float, extents<64>> a) { return a * 0.5f + 1.0f; },
+                            x.load()) +
+                        5.0f);
+              })
+                  .compile(Mesh{{"x", 1}}, {}, producer_rt);
+  auto copy = kernel([](VmemRef<const float, 64> x, VmemRef<float, 64> y) { y.store(x.load()); })
+                  .compile(Mesh{{"x", 1}}, {}, consumer_rt);
+  const Array x = Array::generate<float>(1, Shape{64}, [](int, std::int64_t) { return 0.0f; }, producer_rt);
   auto mid = slow(x)[0];
   auto out = copy(mid)[0];
   EXPECT_EQ(out.to_host<float>(0)[0], 7.0f) << "the consumer must wait for its input from the other runtime";
@@ -473,16 +472,15 @@ TEST(Dispatch, WriterWaitsForAReaderOnAnotherRuntime) {
   Watchdog dog(kTestLimit, "cross-runtime reader");
   Runtime reader_rt(RuntimeOptions{.workers = 1}), writer_rt(RuntimeOptions{.workers = 1});
   static constexpr std::int32_t kIters = kSanitized ? 20000 : 200000;
-  auto reader =
-      kernel([](VmemRef<const float, 64> x, VmemRef<float, 64> y) {
-        const auto k = fori_loop(
-            0, kIters, [](Scalar<std::int32_t>, Scalar<std::int32_t> c) { return c + 1; }, Scalar<std::int32_t>(0));
-        y.store(x.at(ds(k - kIters, 64)).load() + 1.0f);
-      }).compile(Mesh{{"x", 1}}, {}, reader_rt);
-  auto writer =
-      kernel([](VmemRef<float, 64> x) { x.store(full<float, 64>(100.0f)); }).compile(Mesh{{"x", 1}}, {}, writer_rt);
-  Array x = Array::generate<float>(
-      1, Shape{64}, [](int, std::int64_t i) { return static_cast<float>(i); }, reader_rt);
+  auto reader = kernel([](VmemRef<const float, 64> x, VmemRef<float, 64> y) {
+                  const auto k = fori_loop(0, kIters, [](Scalar<std::int32_t>, Scalar<std::int32_t> c) { return c + 1; },
+                                           Scalar<std::int32_t>(0));
+                  y.store(x.at(ds(k - kIters, 64)).load() + 1.0f);
+                })
+                    .compile(Mesh{{"x", 1}}, {}, reader_rt);
+  auto writer = kernel([](VmemRef<float, 64> x) { x.store(full<float, 64>(100.0f)); })
+                    .compile(Mesh{{"x", 1}}, {}, writer_rt);
+  Array x = Array::generate<float>(1, Shape{64}, [](int, std::int64_t i) { return static_cast<float>(i); }, reader_rt);
   const auto y = reader(x)[0];
   writer.call_in_place({x});
   const auto got = y.to_host<float>(0);

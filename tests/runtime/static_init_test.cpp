@@ -24,9 +24,8 @@ BeforeMain run_before_main() {
   BeforeMain r;
   try {
     using namespace refx;
-    const auto exe = kernel([](VmemRef<const float, 8> x, VmemRef<float, 8> y) {
-                       y.store(x.load() * 2.0f + 1.0f);
-                     }).compile(Mesh{{"x", 1}});
+    const auto exe = kernel([](VmemRef<const float, 8> x, VmemRef<float, 8> y) { y.store(x.load() * 2.0f + 1.0f); })
+                         .compile(Mesh{{"x", 1}});
     const auto out = exe(Array::from_shards<float>({{0, 1, 2, 3, 4, 5, 6, 7}}, Shape{8}));
     r.out = out.at(0).to_host<float>(0);
   } catch (const std::exception& e) {

@@ -112,10 +112,8 @@ Executable ring_permute(int devices, Runtime& rt) {
              send.name("send");
              recv.name("recv");
              auto c = make_async_remote_copy(x, y, send, recv, (me + 1) % n);
-             g_start_line = __LINE__;
-             c.start();
-             g_wait_line = __LINE__;
-             c.wait();
+             g_start_line = __LINE__; c.start();
+             g_wait_line = __LINE__; c.wait();
            });
          })
       .name("ring_permute")
@@ -298,7 +296,7 @@ TEST(Timeline, WriteSavesTheDocumentAndNamesAnUnwritablePath) {
   // [snippet:timeline-api]
   Runtime rt(RuntimeOptions{.workers = 2});
   const Executable exe = ring_permute(2, rt);
-  rt.start_timeline();  // records the launches dispatched from now on
+  rt.start_timeline();                           // records the launches dispatched from now on
   exe(tagged(2));
   const Timeline timeline = rt.stop_timeline();  // waits for them and stops recording
   timeline.write(path);                          // Chrome Trace Event JSON (or: timeline.json())
@@ -356,18 +354,18 @@ TEST(Timeline, CopyOverlapsIndependentCompute) {
   // Written start, wait, compute: the scheduler moves the independent compute
   // between the start and the wait (docs/graph.md), so it runs while the
   // other worker copies.
-  const Executable exe = kernel([](HbmRef<const float, kCopyElems> x, VmemRef<const float, kWorkElems> a,
-                                   HbmRef<float, kCopyElems> y, VmemRef<float, kWorkElems> b) {
-                           run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
-                             auto c = make_async_remote_copy(x, y, send, recv, 0);
-                             c.start();
-                             c.wait();
-                             g_compute_line = __LINE__;
-                             b.store(exp(a.load()) * 0.5f + 1.0f);
-                           });
-                         })
-                             .name("overlap")
-                             .compile(Mesh{{"x", 1}}, {}, rt);
+  const Executable exe =
+      kernel([](HbmRef<const float, kCopyElems> x, VmemRef<const float, kWorkElems> a, HbmRef<float, kCopyElems> y,
+                VmemRef<float, kWorkElems> b) {
+        run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
+          auto c = make_async_remote_copy(x, y, send, recv, 0);
+          c.start();
+          c.wait();
+          g_compute_line = __LINE__; b.store(exp(a.load()) * 0.5f + 1.0f);
+        });
+      })
+          .name("overlap")
+          .compile(Mesh{{"x", 1}}, {}, rt);
   auto x = Array::generate<float>(1, Shape{kCopyElems}, [](int, std::int64_t i) { return float(i % 100); });
   auto a = Array::generate<float>(1, Shape{kWorkElems}, [](int, std::int64_t i) { return float(i % 10) * 0.1f; });
   auto y = Array::empty(1, DType::f32, Shape{kCopyElems}), b = Array::empty(1, DType::f32, Shape{kWorkElems});
@@ -426,6 +424,7 @@ void child_process() {
   b(tagged(3))[0].block_until_ready();
 }
 
+
 /// Runs this binary as the child with REFX_TRACE_FILE=`trace_file`, within a
 /// time limit; returns its exit status and what it wrote to stderr.
 std::pair<int, std::string> run_child(const std::string& trace_file) {
@@ -435,8 +434,8 @@ std::pair<int, std::string> run_child(const std::string& trace_file) {
   // One file per test: ctest runs the tests of this binary in parallel.
   const std::string err = fmt::format("{}refx_timeline_child_{}.err", ::testing::TempDir(),
                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  const std::string command = fmt::format(
-      "REFX_TIMELINE_TEST_CHILD=1 REFX_TRACE_FILE='{}' timeout 60 '{}' 2>'{}' >/dev/null", trace_file, self, err);
+  const std::string command = fmt::format("REFX_TIMELINE_TEST_CHILD=1 REFX_TRACE_FILE='{}' timeout 60 '{}' 2>'{}' >/dev/null",
+                                          trace_file, self, err);
   const int status = std::system(command.c_str());
   std::string text = read_file(err);
   std::remove(err.c_str());

@@ -49,8 +49,7 @@ class LockstepMesh {
  public:
   LockstepMesh(const Graph& g, int devices, bool lazy = false) : graph_(g), lazy_(lazy) {
     for (int d = 0; d < devices; ++d) envs_.push_back(std::make_unique<Env>(*this, d, devices));
-    for (int d = 0; d < devices; ++d)
-      contexts_.push_back(std::make_unique<ExecContext>(g, *envs_[static_cast<std::size_t>(d)]));
+    for (int d = 0; d < devices; ++d) contexts_.push_back(std::make_unique<ExecContext>(g, *envs_[static_cast<std::size_t>(d)]));
   }
 
   /// Runs the kernel with device d's parameters bound to args[d].
@@ -75,8 +74,7 @@ class LockstepMesh {
         continue;
       }
       if (left > 0 && events_ == before)
-        throw RuntimeError(
-            "refx: deadlock: every device of the lockstep interpreter waits on a semaphore that nothing will signal");
+        throw RuntimeError("refx: deadlock: every device of the lockstep interpreter waits on a semaphore that nothing will signal");
     }
   }
 
@@ -88,11 +86,9 @@ class LockstepMesh {
     std::int32_t axis_index(std::string_view axis) const override { return check(axis), device; }
     std::int32_t axis_size(std::string_view axis) const override { return check(axis), devices; }
     void check(std::string_view axis) const {
-      if (axis != "x")
-        throw RuntimeError(fmt::format("refx: the lockstep interpreter has one mesh axis \"x\", not \"{}\"", axis));
+      if (axis != "x") throw RuntimeError(fmt::format("refx: the lockstep interpreter has one mesh axis \"x\", not \"{}\"", axis));
     }
-    void semaphore_signal(ExecContext&, const Op&, ValueId sem, std::int64_t index, std::int64_t inc,
-                          std::int32_t target) override {
+    void semaphore_signal(ExecContext&, const Op&, ValueId sem, std::int64_t index, std::int64_t inc, std::int32_t target) override {
       mesh.counter(target, sem, index) += inc;
       ++mesh.events_;
     }
@@ -141,9 +137,9 @@ class LockstepMesh {
     const ValueInfo& info = graph_.value(sem);
     Buffer* storage = nullptr;
     if (info.producer != no_id && graph_.op(info.producer).prim == &prim::barrier_semaphore)
-      storage = &envs_[static_cast<std::size_t>(device)]->barrier_semaphore(
-          prim::barrier_semaphore_attrs(graph_, graph_.op(info.producer)).collective_id);
-    else storage = contexts_[static_cast<std::size_t>(device)]->storage(sem);
+      storage = &envs_[static_cast<std::size_t>(device)]->barrier_semaphore(prim::barrier_semaphore_attrs(graph_, graph_.op(info.producer)).collective_id);
+    else
+      storage = contexts_[static_cast<std::size_t>(device)]->storage(sem);
     return storage->data<std::int64_t>()[index];
   }
 
@@ -170,7 +166,7 @@ struct SingleDeviceEnv final : ExecEnv {
 struct Backend {
   Kind kind = Kind::runtime;
   int devices = 1;
-  Runtime* rt = nullptr;     // runtime and MPI; null: Runtime::global()
+  Runtime* rt = nullptr;  // runtime and MPI; null: Runtime::global()
   bool lazy_copies = false;  // interpreter: copies land when waited (LockstepMesh), also for N = 1
 
   std::string name() const {
@@ -196,8 +192,7 @@ struct Backend {
         bs.reserve(args.size());
         for (std::size_t p = 0; p < args.size(); ++p) {
           bs.emplace_back(dtype_v<T>, shapes[p]);
-          std::copy(args[p][static_cast<std::size_t>(d)].begin(), args[p][static_cast<std::size_t>(d)].end(),
-                    bs.back().template data<T>());
+          std::copy(args[p][static_cast<std::size_t>(d)].begin(), args[p][static_cast<std::size_t>(d)].end(), bs.back().template data<T>());
         }
         for (Buffer& b : bs) ptrs[static_cast<std::size_t>(d)].push_back(&b);
       }
@@ -251,21 +246,19 @@ std::vector<std::vector<T>> per_device(int n, std::int64_t elements, int salt = 
 /// Per device `elements` copies of `v`.
 template <class T>
 std::vector<std::vector<T>> filled_per_device(int n, std::int64_t elements, T v) {
-  return std::vector<std::vector<T>>(static_cast<std::size_t>(n),
-                                     std::vector<T>(static_cast<std::size_t>(elements), v));
+  return std::vector<std::vector<T>>(static_cast<std::size_t>(n), std::vector<T>(static_cast<std::size_t>(elements), v));
 }
 
 /// Compares every device the backend shows (non-empty) with want(d, i).
 template <class T, class W>
-::testing::AssertionResult expect_all(const std::string& what, const std::vector<std::vector<T>>& got,
-                                      std::int64_t elements, W&& want) {
+::testing::AssertionResult expect_all(const std::string& what, const std::vector<std::vector<T>>& got, std::int64_t elements,
+                                      W&& want) {
   bool seen = false;
   for (std::size_t d = 0; d < got.size(); ++d) {
     if (got[d].empty()) continue;  // hosted by another MPI rank
     seen = true;
     if (static_cast<std::int64_t>(got[d].size()) != elements)
-      return ::testing::AssertionFailure()
-             << what << ": device " << d << " has " << got[d].size() << " elements, expected " << elements;
+      return ::testing::AssertionFailure() << what << ": device " << d << " has " << got[d].size() << " elements, expected " << elements;
     for (std::int64_t i = 0; i < elements; ++i) {
       const T w = static_cast<T>(want(static_cast<int>(d), i));
       if (!(got[d][static_cast<std::size_t>(i)] == w))
@@ -277,10 +270,10 @@ template <class T, class W>
   return ::testing::AssertionSuccess();
 }
 
-#define REFX_BACKEND_CHECK(expr)            \
-  do {                                      \
+#define REFX_BACKEND_CHECK(expr)         \
+  do {                                   \
     ::testing::AssertionResult r_ = (expr); \
-    if (!r_) return r_;                     \
+    if (!r_) return r_;                  \
   } while (0)
 
 // ---------------------------------------------------------------- the bodies
@@ -309,10 +302,8 @@ inline ::testing::AssertionResult local_async_copy(const Backend& b) {
       {per_device<float>(n, K), filled_per_device<float>(n, K, -1.0f), filled_per_device<float>(n, H, -1.0f)});
   const auto x = [](int d, std::int64_t i) { return value_of<float>(d, i); };
   REFX_BACKEND_CHECK(expect_all("x (source, unchanged)", out[0], K, x));
-  REFX_BACKEND_CHECK(
-      expect_all("y (halves swapped)", out[1], K, [&](int d, std::int64_t i) { return x(d, (i + H) % K); }));
-  return expect_all("z (every other element of y)", out[2], H,
-                    [&](int d, std::int64_t i) { return x(d, (2 * i + H) % K); });
+  REFX_BACKEND_CHECK(expect_all("y (halves swapped)", out[1], K, [&](int d, std::int64_t i) { return x(d, (i + H) % K); }));
+  return expect_all("z (every other element of y)", out[2], H, [&](int d, std::int64_t i) { return x(d, (2 * i + H) % K); });
 }
 
 /// A remote copy with send and receive semaphores: every device sends x to
@@ -339,8 +330,7 @@ inline ::testing::AssertionResult remote_copy(const Backend& b, int shift) {
         });
       },
       {Shape{K}, Shape{K}}, {per_device<float>(n, K), filled_per_device<float>(n, K, -1.0f)}, /*collective_id=*/0);
-  REFX_BACKEND_CHECK(
-      expect_all("x (source, unchanged)", out[0], K, [](int d, std::int64_t i) { return value_of<float>(d, i); }));
+  REFX_BACKEND_CHECK(expect_all("x (source, unchanged)", out[0], K, [](int d, std::int64_t i) { return value_of<float>(d, i); }));
   return expect_all("y (from device me - " + std::to_string(s) + ")", out[1], K,
                     [&](int d, std::int64_t i) { return value_of<float>(wrap(d - s, n), i); });
 }
@@ -388,19 +378,16 @@ inline ::testing::AssertionResult barrier_semaphore(const Backend& b) {
           });
         y.store(x.load() + semaphore_read(barrier) + me);
       },
-      {Shape{K}, Shape{K}}, {per_device<std::int32_t>(n, K), filled_per_device<std::int32_t>(n, K, 0)},
-      /*collective_id=*/0);
-  return expect_all("y = x + read + me", out[1], K,
-                    [](int d, std::int64_t i) { return value_of<std::int32_t>(d, i) + d; });
+      {Shape{K}, Shape{K}}, {per_device<std::int32_t>(n, K), filled_per_device<std::int32_t>(n, K, 0)}, /*collective_id=*/0);
+  return expect_all("y = x + read + me", out[1], K, [](int d, std::int64_t i) { return value_of<std::int32_t>(d, i) + d; });
 }
 
 /// ppermute_start / ppermute_done by `shift`: y on device d is x of d - shift.
 inline ::testing::AssertionResult ppermute(const Backend& b, int shift) {
   constexpr std::int64_t K = 40;
   const int n = b.devices;
-  auto out = b.run<float>(
-      [shift](VmemRef<float, K> x, VmemRef<float, K> y) { ppermute_done(ppermute_start(x, y, "x", shift)); },
-      {Shape{K}, Shape{K}}, {per_device<float>(n, K), filled_per_device<float>(n, K, -1.0f)});
+  auto out = b.run<float>([shift](VmemRef<float, K> x, VmemRef<float, K> y) { ppermute_done(ppermute_start(x, y, "x", shift)); },
+                          {Shape{K}, Shape{K}}, {per_device<float>(n, K), filled_per_device<float>(n, K, -1.0f)});
   return expect_all("ppermute by " + std::to_string(shift), out[1], K,
                     [&](int d, std::int64_t i) { return value_of<float>(wrap(d - shift, n), i); });
 }
@@ -409,12 +396,10 @@ inline ::testing::AssertionResult ppermute(const Backend& b, int shift) {
 inline ::testing::AssertionResult all_gather(const Backend& b, collectives::Algorithm a) {
   constexpr std::int64_t K = 24;
   const int n = b.devices;
-  auto out =
-      b.run<float>([a](Ref<float, extents<K>, Vmem> x,
-                       Ref<float, extents<dyn, K>, Vmem> g) { collectives::all_gather(x, g, "x", a); },
-                   {Shape{K}, Shape{n, K}}, {per_device<float>(n, K), filled_per_device<float>(n, n * K, -1.0f)});
-  return expect_all("all_gather", out[1], n * K,
-                    [](int, std::int64_t i) { return value_of<float>(static_cast<int>(i / K), i % K); });
+  auto out = b.run<float>(
+      [a](Ref<float, extents<K>, Vmem> x, Ref<float, extents<dyn, K>, Vmem> g) { collectives::all_gather(x, g, "x", a); },
+      {Shape{K}, Shape{n, K}}, {per_device<float>(n, K), filled_per_device<float>(n, n * K, -1.0f)});
+  return expect_all("all_gather", out[1], n * K, [](int, std::int64_t i) { return value_of<float>(static_cast<int>(i / K), i % K); });
 }
 
 /// all_reduce (sum and max; in place and out of place): the elementwise
@@ -472,10 +457,9 @@ inline ::testing::AssertionResult reduce_scatter(const Backend& b, collectives::
 inline ::testing::AssertionResult all_to_all(const Backend& b) {
   constexpr std::int64_t K = 10;
   const int n = b.devices;
-  auto out = b.run<float>([](Ref<float, extents<dyn, K>, Vmem> x,
-                             Ref<float, extents<dyn, K>, Vmem> o) { collectives::all_to_all(x, o, "x"); },
-                          {Shape{n, K}, Shape{n, K}},
-                          {per_device<float>(n, n * K), filled_per_device<float>(n, n * K, -1.0f)});
+  auto out = b.run<float>(
+      [](Ref<float, extents<dyn, K>, Vmem> x, Ref<float, extents<dyn, K>, Vmem> o) { collectives::all_to_all(x, o, "x"); },
+      {Shape{n, K}, Shape{n, K}}, {per_device<float>(n, n * K), filled_per_device<float>(n, n * K, -1.0f)});
   return expect_all("all_to_all", out[1], n * K,
                     [](int d, std::int64_t i) { return value_of<float>(static_cast<int>(i / K), d * K + i % K); });
 }
@@ -494,13 +478,10 @@ inline std::vector<std::pair<std::string, std::function<::testing::AssertionResu
       {"ppermute_shift3", [](const Backend& b) { return ppermute(b, 3); }},
       {"all_gather_ring", [](const Backend& b) { return all_gather(b, Algorithm::ring); }},
       {"all_gather_direct", [](const Backend& b) { return all_gather(b, Algorithm::direct); }},
-      {"all_reduce_ring_uni",
-       [](const Backend& b) { return all_reduce(b, Algorithm::ring, Direction::unidirectional); }},
+      {"all_reduce_ring_uni", [](const Backend& b) { return all_reduce(b, Algorithm::ring, Direction::unidirectional); }},
       {"all_reduce_ring_bi", [](const Backend& b) { return all_reduce(b, Algorithm::ring, Direction::bidirectional); }},
-      {"all_reduce_direct",
-       [](const Backend& b) { return all_reduce(b, Algorithm::direct, Direction::unidirectional); }},
-      {"all_reduce_one_shot",
-       [](const Backend& b) { return all_reduce(b, Algorithm::one_shot, Direction::unidirectional); }},
+      {"all_reduce_direct", [](const Backend& b) { return all_reduce(b, Algorithm::direct, Direction::unidirectional); }},
+      {"all_reduce_one_shot", [](const Backend& b) { return all_reduce(b, Algorithm::one_shot, Direction::unidirectional); }},
       {"reduce_scatter_ring", [](const Backend& b) { return reduce_scatter(b, Algorithm::ring); }},
       {"reduce_scatter_direct", [](const Backend& b) { return reduce_scatter(b, Algorithm::direct); }},
       {"all_to_all", all_to_all},

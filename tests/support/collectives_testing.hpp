@@ -90,6 +90,7 @@ decltype(auto) with_elem(Elem e, F&& f) {
 
 // ---------------------------------------------------------------- inputs
 
+
 /// Element i of device d's input (salt tells different inputs apart).
 /// Floats are decimal fractions in [-4, 4], so the order of a float sum
 /// changes its rounding (which is what the bitwise check is about); int64
@@ -195,8 +196,7 @@ std::vector<T> matmul(const std::vector<T>& a, const std::vector<T>& b, std::int
   for (std::int64_t i = 0; i < rows; ++i)
     for (std::int64_t j = 0; j < cols; ++j) {
       std::conditional_t<std::is_floating_point_v<T>, long double, T> acc = 0;
-      for (std::int64_t p = 0; p < k; ++p)
-        acc += a[static_cast<std::size_t>(i * k + p)] * b[static_cast<std::size_t>(p * cols + j)];
+      for (std::int64_t p = 0; p < k; ++p) acc += a[static_cast<std::size_t>(i * k + p)] * b[static_cast<std::size_t>(p * cols + j)];
       out[static_cast<std::size_t>(i * cols + j)] = static_cast<T>(acc);
     }
   return out;
@@ -219,9 +219,8 @@ template <class T>
       ok = std::fabs(static_cast<double>(g) - static_cast<double>(w)) <= tol;
     }
     if (!ok)
-      return ::testing::AssertionFailure()
-             << what << ", element " << (want_offset + i) << ": got " << +g << ", expected " << +w
-             << (tol > 0 ? " (tolerance " + std::to_string(tol) + ")" : "");
+      return ::testing::AssertionFailure() << what << ", element " << (want_offset + i) << ": got " << +g
+                                           << ", expected " << +w << (tol > 0 ? " (tolerance " + std::to_string(tol) + ")" : "");
   }
   return ::testing::AssertionSuccess();
 }

@@ -52,8 +52,7 @@ Graph fused_matches_unfused(F&& f, std::vector<Buffer>& args) {
   for (auto& x : b) pb.push_back(&x);
   interpret(plain, pa);
   interpret(fused, pb);
-  for (std::size_t i = 0; i < a.size(); ++i)
-    EXPECT_TRUE(same_bits(a[i], b[i])) << "argument " << i << "\n" << to_text(fused);
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(same_bits(a[i], b[i])) << "argument " << i << "\n" << to_text(fused);
   args = std::move(b);
   return fused;
 }

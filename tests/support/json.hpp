@@ -130,9 +130,7 @@ class Parser {
         if (i_ >= s_.size()) fail("unfinished escape");
         c = s_[i_++];
         switch (c) {
-          case '"':
-          case '\\':
-          case '/': out += c; break;
+          case '"': case '\\': case '/': out += c; break;
           case 'n': out += '\n'; break;
           case 't': out += '\t'; break;
           case 'r': out += '\r'; break;

@@ -170,8 +170,8 @@ template <class T, class F>
     for (std::size_t i = 0; i < got.size(); ++i) {
       const T w = static_cast<T>(want(d, static_cast<std::int64_t>(i)));
       if (!(got[i] == w))
-        return ::testing::AssertionFailure()
-               << "device " << d << " element " << i << ": got " << +got[i] << ", expected " << +w;
+        return ::testing::AssertionFailure() << "device " << d << " element " << i << ": got " << +got[i]
+                                             << ", expected " << +w;
     }
   }
   return ::testing::AssertionSuccess();

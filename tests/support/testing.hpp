@@ -63,8 +63,7 @@ template <class T>
         ok = std::isnan(got[i]);
       } else {
         const double tol = rel * std::max(1.0, std::fabs(static_cast<double>(want[i])));
-        ok = rel == 0.0 ? got[i] == want[i]
-                        : std::fabs(static_cast<double>(got[i]) - static_cast<double>(want[i])) <= tol;
+        ok = rel == 0.0 ? got[i] == want[i] : std::fabs(static_cast<double>(got[i]) - static_cast<double>(want[i])) <= tol;
       }
     } else {
       ok = got[i] == want[i];
@@ -127,8 +126,8 @@ inline ::testing::AssertionResult has_all(const Thrown& t, std::initializer_list
 /// As above, with the needles computed after `t` (so they may use state the
 /// throwing code set, such as a captured __LINE__).
 template <class Needles>
-  requires(std::is_invocable_v<Needles>)::testing::AssertionResult
-has_all(const Thrown& t, Needles needles) {
+  requires(std::is_invocable_v<Needles>)
+::testing::AssertionResult has_all(const Thrown& t, Needles needles) {
   if (!t.ok) return ::testing::AssertionFailure() << t.message;
   for (const std::string& n : needles())
     if (t.message.find(n) == std::string::npos)
@@ -137,9 +136,7 @@ has_all(const Thrown& t, Needles needles) {
 }
 
 /// "file.cpp:LINE", as refx prints a source location (last path components).
-inline std::string at_line(const char* file_stem, int line) {
-  return std::string(file_stem) + ":" + std::to_string(line);
-}
+inline std::string at_line(const char* file_stem, int line) { return std::string(file_stem) + ":" + std::to_string(line); }
 
 /// A 64-bit finalizer (MurmurHash3's fmix64): deterministic pseudo-random
 /// test inputs from (device, index, salt).

@@ -57,17 +57,15 @@ TEST(ForiLoop, NonZeroAndNegativeLowerBound) {
 
 TEST(ForiLoop, SingleScalarCarry) {
   Graph g = trace([](VmemRef<const float, 8> x, VmemRef<float> sum, VmemRef<float> prod) {
-    Scalar<float> s = fori_loop(
-        0, 8, [&](Scalar<I32> i, Scalar<float> acc) { return acc + x.at(i).load(); }, Scalar<float>(0.0f));
+    Scalar<float> s = fori_loop(0, 8, [&](Scalar<I32> i, Scalar<float> acc) { return acc + x.at(i).load(); }, Scalar<float>(0.0f));
     Scalar<float> p = fori_loop(
         2, 5, [&](Scalar<I32> i, Scalar<float> acc) { return acc * x.at(i).load(); }, Scalar<float>(1.0f));
     sum.store(s);
     prod.store(p);
   });
-  Buffer bx = make_buffer_fn<float>(Shape{8}, [](std::int64_t i) { return i + 1; }), bs(DType::f32, Shape{}),
-         bp(DType::f32, Shape{});
+  Buffer bx = make_buffer_fn<float>(Shape{8}, [](std::int64_t i) { return i + 1; }), bs(DType::f32, Shape{}), bp(DType::f32, Shape{});
   interpret(g, bx, bs, bp);
-  EXPECT_EQ(contents<float>(bs)[0], 36.0f);         // 1 + ... + 8
+  EXPECT_EQ(contents<float>(bs)[0], 36.0f);      // 1 + ... + 8
   EXPECT_EQ(contents<float>(bp)[0], 3.0f * 4 * 5);  // x[2] * x[3] * x[4]
 }
 
@@ -146,8 +144,7 @@ TEST(ForiLoop, TupleCarryOfMixedTypesAndPermutation) {
 
 TEST(ForiLoop, CarryReturnedUnchangedSwappedOrFromOutside) {
   Graph g = trace([](VmemRef<const I32> k, VmemRef<I32> same, VmemRef<I32> p, VmemRef<I32> q, VmemRef<I32> outer) {
-    same.store(fori_loop(
-        0, 5, [](Scalar<I32>, Scalar<I32> c) { return c; }, Scalar<I32>(42)));
+    same.store(fori_loop(0, 5, [](Scalar<I32>, Scalar<I32> c) { return c; }, Scalar<I32>(42)));
     using C = std::tuple<Scalar<I32>, Scalar<I32>>;
     auto [a, b] = fori_loop(
         0, 3,
@@ -159,11 +156,9 @@ TEST(ForiLoop, CarryReturnedUnchangedSwappedOrFromOutside) {
     p.store(a);
     q.store(b);
     auto kv = k.load();
-    outer.store(fori_loop(
-        0, 2, [&](Scalar<I32>, Scalar<I32>) { return kv; }, Scalar<I32>(0)));
+    outer.store(fori_loop(0, 2, [&](Scalar<I32>, Scalar<I32>) { return kv; }, Scalar<I32>(0)));
   });
-  Buffer bk = Buffer::scalar<I32>(9), bs(DType::i32, Shape{}), bp(DType::i32, Shape{}), bq(DType::i32, Shape{}),
-         bo(DType::i32, Shape{});
+  Buffer bk = Buffer::scalar<I32>(9), bs(DType::i32, Shape{}), bp(DType::i32, Shape{}), bq(DType::i32, Shape{}), bo(DType::i32, Shape{});
   interpret(g, bk, bs, bp, bq, bo);
   EXPECT_EQ(contents<I32>(bs)[0], 42);
   EXPECT_EQ(contents<I32>(bp)[0], 2);  // three swaps
@@ -175,10 +170,8 @@ TEST(ForiLoop, ZeroIterations) {
   Graph g = trace([](VmemRef<float, 4> y, VmemRef<float> c, VmemRef<float> d) {
     fori_loop(5, 5, [&](Scalar<I32> i) { y.at(i - 5).store(99.0f); });
     fori_loop(3, 1, [&](Scalar<I32>) { y.store(99.0f); });  // hi < lo: no iterations either
-    c.store(fori_loop(
-        4, 4, [](Scalar<I32>, Scalar<float> a) { return a + 1.0f; }, Scalar<float>(7.0f)));
-    d.store(fori_loop(
-        9, 0, [](Scalar<I32>, Scalar<float> a) { return a * 0.0f; }, Scalar<float>(3.5f)));
+    c.store(fori_loop(4, 4, [](Scalar<I32>, Scalar<float> a) { return a + 1.0f; }, Scalar<float>(7.0f)));
+    d.store(fori_loop(9, 0, [](Scalar<I32>, Scalar<float> a) { return a * 0.0f; }, Scalar<float>(3.5f)));
   });
   Buffer by = make_buffer<float>(Shape{4}, {1, 2, 3, 4}), bc(DType::f32, Shape{}), bd(DType::f32, Shape{});
   interpret(g, by, bc, bd);
@@ -188,10 +181,7 @@ TEST(ForiLoop, ZeroIterations) {
 }
 
 TEST(ForiLoop, OneIteration) {
-  Graph g = trace([](VmemRef<I32> c) {
-    c.store(fori_loop(
-        6, 7, [](Scalar<I32> i, Scalar<I32> a) { return a * 10 + i; }, Scalar<I32>(4)));
-  });
+  Graph g = trace([](VmemRef<I32> c) { c.store(fori_loop(6, 7, [](Scalar<I32> i, Scalar<I32> a) { return a * 10 + i; }, Scalar<I32>(4))); });
   Buffer bc(DType::i32, Shape{});
   interpret(g, bc);
   EXPECT_EQ(contents<I32>(bc)[0], 46);
@@ -199,13 +189,14 @@ TEST(ForiLoop, OneIteration) {
 
 TEST(ForiLoop, NestedLoops) {
   Graph g = trace([](VmemRef<I32, 3, 4> y, VmemRef<I32> pairs) {
-    fori_loop(0, 3, [&](Scalar<I32> i) { fori_loop(0, 4, [&](Scalar<I32> j) { y.at(i, j).store(i * 10 + j); }); });
+    fori_loop(0, 3, [&](Scalar<I32> i) {
+      fori_loop(0, 4, [&](Scalar<I32> j) { y.at(i, j).store(i * 10 + j); });
+    });
     // Count pairs (i, j) with i < j < 6 using nested carries.
     pairs.store(fori_loop(
         0, 6,
         [](Scalar<I32> i, Scalar<I32> acc) {
-          return fori_loop(
-              i + 1, 6, [](Scalar<I32>, Scalar<I32> a) { return a + 1; }, acc);
+          return fori_loop(i + 1, 6, [](Scalar<I32>, Scalar<I32> a) { return a + 1; }, acc);
         },
         Scalar<I32>(0)));
   });
@@ -222,15 +213,13 @@ TEST(ForiLoop, TracedBounds) {
   // The bounds come from memory: one graph runs different trip counts.
   Graph g = trace([](SmemRef<const I32> lo, SmemRef<const I32> hi, VmemRef<float, 8> y, VmemRef<I32> n) {
     fori_loop(lo.load(), hi.load(), [&](Scalar<I32> i) { y.at(i) += 1.0f; });
-    n.store(fori_loop(
-        lo.load(), hi.load(), [](Scalar<I32>, Scalar<I32> c) { return c + 1; }, Scalar<I32>(0)));
+    n.store(fori_loop(lo.load(), hi.load(), [](Scalar<I32>, Scalar<I32> c) { return c + 1; }, Scalar<I32>(0)));
   });
   struct Case {
     I32 lo, hi;
   };
   for (Case c : {Case{0, 8}, Case{2, 5}, Case{4, 4}, Case{6, 3}, Case{7, 8}}) {
-    Buffer blo = Buffer::scalar<I32>(c.lo), bhi = Buffer::scalar<I32>(c.hi), by = filled<float>(Shape{8}, 0.0f),
-           bn(DType::i32, Shape{});
+    Buffer blo = Buffer::scalar<I32>(c.lo), bhi = Buffer::scalar<I32>(c.hi), by = filled<float>(Shape{8}, 0.0f), bn(DType::i32, Shape{});
     interpret(g, blo, bhi, by, bn);
     std::vector<float> want(8, 0.0f);
     for (I32 i = c.lo; i < c.hi; ++i) want[static_cast<std::size_t>(i)] = 1.0f;
@@ -440,7 +429,7 @@ TEST(RunState, Nested) {
       a += 1;  // 1, 2, 3
       auto inner = run_state(a.load(), [&](VmemRef<I32, 3> b) {
         b.store(b.load() * s.load());  // 10, 20, 30
-        s += 5;                        // the outer Ref is visible inside
+        s += 5;                         // the outer Ref is visible inside
       });
       a.store(inner + 1);  // 11, 21, 31
     });

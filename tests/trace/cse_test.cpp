@@ -44,8 +44,8 @@ TEST(Cse, DifferentOperandsOrderOrAttributesAreKept) {
     auto b = exp(a);
     y.store(a - b + (b - a) + a * 2.0f + a * 3.0f);
   });
-  EXPECT_EQ(count(g, "sub"), 2) << fmt::format("{}", g);  // a - b and b - a differ
-  EXPECT_EQ(count(g, "mul"), 2) << fmt::format("{}", g);  // different constants
+  EXPECT_EQ(count(g, "sub"), 2)  << fmt::format("{}", g);  // a - b and b - a differ
+  EXPECT_EQ(count(g, "mul"), 2)  << fmt::format("{}", g);  // different constants
 }
 
 TEST(Cse, LoadsAreNeverMerged) {

@@ -21,7 +21,9 @@ using refx::testing::thrown;
 
 namespace {
 
-std::string here(int line, char after = ')') { return refx::testing::at_line("misuse_trace_test.cpp", line) + after; }
+std::string here(int line, char after = ')') {
+  return refx::testing::at_line("misuse_trace_test.cpp", line) + after;
+}
 
 // A DoubleBuffer has slots 0 and 1; slot 2 (a static index the types cannot
 // check, since .at takes run-time integers) is out of bounds at trace time.
@@ -29,8 +31,7 @@ TEST(MisuseTrace, DoubleBufferSlotTwo) {
   int line = 0;
   auto f = [&] {
     trace([&](DoubleBuffer<float, 128> buf, VmemRef<float, 128> y) {
-      line = __LINE__;
-      y.store(buf.at(2).load());
+      line = __LINE__; y.store(buf.at(2).load());
     });
   };
   EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"out of bounds", here(line)}; }));
@@ -46,8 +47,7 @@ TEST(MisuseTrace, AccumulateBoolCopyThroughUntypedDescriptor) {
     trace([&](HbmRef<const bool, 128> x, VmemRef<bool, 128> y) {
       run_scoped([&](DmaSemaphore sem) {
         const AsyncCopy c = make_async_copy(x, y, sem);
-        line = __LINE__;
-        c.start(accumulate);
+        line = __LINE__; c.start(accumulate);
         c.wait();
       });
     });

@@ -45,8 +45,7 @@ std::vector<T> rhs() {
 /// Runs z = f(x, y) over 1-D Refs of N elements.
 template <class R, class T, class F>
 std::vector<R> run_binary(const std::vector<T>& a, const std::vector<T>& b, F f) {
-  Graph g =
-      trace([&](VmemRef<const T, N> x, VmemRef<const T, N> y, VmemRef<R, N> z) { z.store(f(x.load(), y.load())); });
+  Graph g = trace([&](VmemRef<const T, N> x, VmemRef<const T, N> y, VmemRef<R, N> z) { z.store(f(x.load(), y.load())); });
   Buffer bx = make_buffer<T>(Shape{N}, a), by = make_buffer<T>(Shape{N}, b), bz(dtype_v<R>, Shape{N});
   interpret(g, bx, by, bz);
   return contents<R>(bz);
@@ -139,8 +138,8 @@ TYPED_TEST(IntOps, Rem) {
   EXPECT_TRUE(elements_match(run_binary<T>(a, b, [](auto x, auto y) { return x % y; }),
                              expected_binary<T>(a, b, [](T x, T y) { return x % y; })));
   // With a literal divisor.
-  EXPECT_TRUE(
-      elements_match(run_unary<T>(a, [](auto x) { return x % 3; }), expected_unary<T>(a, [](T x) { return x % 3; })));
+  EXPECT_TRUE(elements_match(run_unary<T>(a, [](auto x) { return x % 3; }),
+                             expected_unary<T>(a, [](T x) { return x % 3; })));
 }
 
 TYPED_TEST(IntOps, MinDividedByMinusOneDoesNotTrap) {
@@ -176,12 +175,10 @@ TYPED_TEST(IntOps, SignedOverflowWrapsAround) {
   EXPECT_TRUE(elements_match(run_binary<T>(a, b, [](auto x, auto y) { return x - y; }), diff));
   EXPECT_TRUE(elements_match(run_binary<T>(a, b, [](auto x, auto y) { return x * y; }), prod));
   // -min and abs(min) wrap to min.
-  EXPECT_TRUE(elements_match(run_unary<T>(a, [](auto x) { return -x; }), expected_unary<T>(a, [&](T x) {
-                               return wrap(static_cast<U>(U{0} - static_cast<U>(x)));
-                             })));
-  EXPECT_TRUE(elements_match(run_unary<T>(a, [](auto x) { return abs(x); }), expected_unary<T>(a, [&](T x) {
-                               return x < 0 ? wrap(static_cast<U>(U{0} - static_cast<U>(x))) : x;
-                             })));
+  EXPECT_TRUE(elements_match(run_unary<T>(a, [](auto x) { return -x; }),
+                             expected_unary<T>(a, [&](T x) { return wrap(static_cast<U>(U{0} - static_cast<U>(x))); })));
+  EXPECT_TRUE(elements_match(run_unary<T>(a, [](auto x) { return abs(x); }),
+                             expected_unary<T>(a, [&](T x) { return x < 0 ? wrap(static_cast<U>(U{0} - static_cast<U>(x))) : x; })));
 }
 
 TYPED_TEST(FloatOps, DivisionByZeroFollowsIeee) {
@@ -253,7 +250,7 @@ TYPED_TEST(NumericOps, NegAndAbs) {
                              expected_unary<T>(a, [](T x) { return x < 0 ? static_cast<T>(-x) : x; })));
   // By hand, for the first few.
   const auto got = run_unary<T>(a, [](auto x) { return abs(-x) + x; });
-  EXPECT_EQ(got[0], T(0));                      // |-(-7)| + -7
+  EXPECT_EQ(got[0], T(0));                  // |-(-7)| + -7
   EXPECT_EQ(got[4], static_cast<T>(2 * a[4]));  // |-2| + 2
 }
 
@@ -436,14 +433,10 @@ TEST(BoolOps, SelectOverBoolValues) {
 TYPED_TEST(NumericOps, LiteralBroadcast) {
   using T = TypeParam;
   const auto a = lhs<T>();
-  EXPECT_TRUE(elements_match(run_unary<T>(a, [](auto x) { return x * T(2); }),
-                             expected_unary<T>(a, [](T x) { return x * 2; })));
-  EXPECT_TRUE(elements_match(run_unary<T>(a, [](auto x) { return T(3) * x; }),
-                             expected_unary<T>(a, [](T x) { return 3 * x; })));
-  EXPECT_TRUE(elements_match(run_unary<T>(a, [](auto x) { return x - T(1); }),
-                             expected_unary<T>(a, [](T x) { return x - 1; })));
-  EXPECT_TRUE(elements_match(run_unary<T>(a, [](auto x) { return T(10) - x; }),
-                             expected_unary<T>(a, [](T x) { return 10 - x; })));
+  EXPECT_TRUE(elements_match(run_unary<T>(a, [](auto x) { return x * T(2); }), expected_unary<T>(a, [](T x) { return x * 2; })));
+  EXPECT_TRUE(elements_match(run_unary<T>(a, [](auto x) { return T(3) * x; }), expected_unary<T>(a, [](T x) { return 3 * x; })));
+  EXPECT_TRUE(elements_match(run_unary<T>(a, [](auto x) { return x - T(1); }), expected_unary<T>(a, [](T x) { return x - 1; })));
+  EXPECT_TRUE(elements_match(run_unary<T>(a, [](auto x) { return T(10) - x; }), expected_unary<T>(a, [](T x) { return 10 - x; })));
   EXPECT_TRUE(elements_match(run_unary<T>(a, [](auto x) { return T(100) / (x * x + T(1)); }),
                              expected_unary<T>(a, [](T x) { return T(100) / static_cast<T>(x * x + 1); }), 1e-6));
 }
@@ -492,8 +485,8 @@ TYPED_TEST(NumericOps, ScalarValueBroadcast) {
   });
   const auto a = lhs<T>();
   const T k = static_cast<T>(3);
-  Buffer bs = Buffer::scalar<T>(k), bx = make_buffer<T>(Shape{N}, a), by(dtype_v<T>, Shape{N}),
-         bz(dtype_v<T>, Shape{N}), bw(dtype_v<T>, Shape{});
+  Buffer bs = Buffer::scalar<T>(k), bx = make_buffer<T>(Shape{N}, a), by(dtype_v<T>, Shape{N}), bz(dtype_v<T>, Shape{N}),
+         bw(dtype_v<T>, Shape{});
   interpret(g, bs, bx, by, bz, bw);
   EXPECT_TRUE(elements_match(contents<T>(by), expected_unary<T>(a, [&](T x) { return k * x + 2; })));
   EXPECT_TRUE(elements_match(contents<T>(bz), expected_unary<T>(a, [&](T x) { return x - k; })));
@@ -506,7 +499,7 @@ TYPED_TEST(NumericOps, ExplicitBroadcastAndStoreOfScalar) {
     auto b = broadcast(s.load(), TypedShape<extents<2, 3>>{Shape{2, 3}});
     static_assert(std::is_same_v<decltype(b), Value<T, extents<2, 3>>>);
     y.store(b + T(1));
-    z.store(s.load());           // a scalar Value stored into a rank-1 Ref is broadcast
+    z.store(s.load());  // a scalar Value stored into a rank-1 Ref is broadcast
     z.at(ds(1, 2)).store(T(5));  // and so is a literal
   });
   Buffer bs = Buffer::scalar<T>(T(4)), by(dtype_v<T>, Shape{2, 3}), bz(dtype_v<T>, Shape{4});
@@ -533,8 +526,7 @@ TEST(Cast, FloatToIntSaturatesAndNanIsZero) {
   const std::vector<std::int32_t> want{0, hi, lo, hi, lo, 2147483520, lo, hi};
   EXPECT_EQ(run_unary<std::int32_t>(a, [](auto x) { return cast<std::int32_t>(x); }), want);
   const std::vector<double> d{std::nan(""), 1e300, -1e300, 9.3e18, -9.3e18, 4e9, -4e9, 2147483647.9};
-  constexpr std::int64_t hi64 = std::numeric_limits<std::int64_t>::max(),
-                         lo64 = std::numeric_limits<std::int64_t>::min();
+  constexpr std::int64_t hi64 = std::numeric_limits<std::int64_t>::max(), lo64 = std::numeric_limits<std::int64_t>::min();
   const std::vector<std::int64_t> want64{0, hi64, lo64, hi64, lo64, 4000000000LL, -4000000000LL, 2147483647};
   EXPECT_EQ(run_unary<std::int64_t>(d, [](auto x) { return cast<std::int64_t>(x); }), want64);
   const std::vector<std::int32_t> want32{0, hi, lo, hi, lo, hi, lo, hi};
@@ -577,8 +569,7 @@ TEST(Cast, ToAndFromBool) {
   EXPECT_TRUE(elements_match(run_unary<double>(bits, [](auto x) { return cast<double>(x); }),
                              std::vector<double>{1, 0, 1, 1, 0, 0, 1, 0}));
   // Counting trues with a cast and a reduction.
-  Graph g = trace(
-      [](VmemRef<const bool, N> x, VmemRef<std::int32_t> n) { n.store(reduce_sum<0>(cast<std::int32_t>(x.load()))); });
+  Graph g = trace([](VmemRef<const bool, N> x, VmemRef<std::int32_t> n) { n.store(reduce_sum<0>(cast<std::int32_t>(x.load()))); });
   Buffer bx = make_buffer<bool>(Shape{N}, bits), bn(DType::i32, Shape{});
   interpret(g, bx, bn);
   EXPECT_EQ(contents<std::int32_t>(bn)[0], 4);
@@ -611,8 +602,7 @@ TYPED_TEST(NumericOps, IotaAlongEachDimension) {
     d2.store(iota<T>(d2.typed_shape(), 2));
     flat.store(iota<T, 5>(0));
   });
-  Buffer b0(dtype_v<T>, Shape{2, 3, 4}), b1(dtype_v<T>, Shape{2, 3, 4}), b2(dtype_v<T>, Shape{2, 3, 4}),
-      bf(dtype_v<T>, Shape{5});
+  Buffer b0(dtype_v<T>, Shape{2, 3, 4}), b1(dtype_v<T>, Shape{2, 3, 4}), b2(dtype_v<T>, Shape{2, 3, 4}), bf(dtype_v<T>, Shape{5});
   interpret(g, b0, b1, b2, bf);
   std::vector<T> w0, w1, w2;
   for (int i = 0; i < 2; ++i)
@@ -629,8 +619,7 @@ TYPED_TEST(NumericOps, IotaAlongEachDimension) {
 }
 
 TEST(Iota, OfBoolAndOutOfRangeDimensionAreTraceErrors) {
-  EXPECT_TRUE(throws_with<TraceError>([] { trace([](VmemRef<bool, 4> y) { y.store(iota<bool, 4>(0)); }); },
-                                      {"iota", "numeric"}));
+  EXPECT_TRUE(throws_with<TraceError>([] { trace([](VmemRef<bool, 4> y) { y.store(iota<bool, 4>(0)); }); }, {"iota", "numeric"}));
   EXPECT_TRUE(throws_with<TraceError>([] { trace([](VmemRef<float, 2, 3> y) { y.store(iota<float, 2, 3>(2)); }); },
                                       {"iota", "dimension 2"}));
 }
@@ -661,7 +650,7 @@ TEST(FullAndZeros, BoolAndFractionalValues) {
     h.store(full<float, 2>(0.1f));
   });
   Buffer bt(DType::pred, Shape{3}), bf = make_buffer<bool>(Shape{3}, {true, true, true}), bd(DType::f64, Shape{2}),
-                                    bh(DType::f32, Shape{2});
+      bh(DType::f32, Shape{2});
   interpret(g, bt, bf, bd, bh);
   EXPECT_EQ(contents<bool>(bt), std::vector<bool>(3, true));
   EXPECT_EQ(contents<bool>(bf), std::vector<bool>(3, false));
@@ -720,9 +709,7 @@ TYPED_TEST(NumericOps, ReduceSumAndMaxAlongEachAxisOfRank3) {
     for (std::int64_t j = 0; j < B; ++j)
       for (std::int64_t k = 0; k < C; ++k) {
         const T v = at(i, j, k);
-        auto idx = [](std::int64_t r, std::int64_t c, std::int64_t cols) {
-          return static_cast<std::size_t>(r * cols + c);
-        };
+        auto idx = [](std::int64_t r, std::int64_t c, std::int64_t cols) { return static_cast<std::size_t>(r * cols + c); };
         ws0[idx(j, k, C)] += v;
         ws1[idx(i, k, C)] += v;
         ws2[idx(i, j, B)] += v;
@@ -752,8 +739,8 @@ TEST(Reductions, ByHand) {
     mx.store(reduce_max<1>(v));
     total.store(reduce_sum<0>(reduce_sum<0>(v)));
   });
-  Buffer bx = make_buffer<float>(Shape{2, 3}, {1, -2, 3, -4, 5, -6}), bc(DType::f32, Shape{3}),
-         br(DType::f32, Shape{2}), bm(DType::f32, Shape{2}), bt(DType::f32, Shape{});
+  Buffer bx = make_buffer<float>(Shape{2, 3}, {1, -2, 3, -4, 5, -6}), bc(DType::f32, Shape{3}), br(DType::f32, Shape{2}),
+         bm(DType::f32, Shape{2}), bt(DType::f32, Shape{});
   interpret(g, bx, bc, br, bm, bt);
   EXPECT_EQ(contents<float>(bc), (std::vector<float>{-3, 3, -3}));
   EXPECT_EQ(contents<float>(br), (std::vector<float>{2, -5}));
@@ -770,8 +757,8 @@ TYPED_TEST(FloatOps, ReduceMaxPropagatesNanAndReduceOverEmptyAxisGivesTheIdentit
     sum.store(reduce_sum<1>(x.load()));
   });
   // Rows: [NaN, 1], [2, NaN], [-5, -6].
-  Buffer bx = make_buffer<T>(Shape{3, 2}, {nan, 1, 2, nan, -5, -6}), bm(dtype_v<T>, Shape{3}),
-         bm0(dtype_v<T>, Shape{2}), bs(dtype_v<T>, Shape{3});
+  Buffer bx = make_buffer<T>(Shape{3, 2}, {nan, 1, 2, nan, -5, -6}), bm(dtype_v<T>, Shape{3}), bm0(dtype_v<T>, Shape{2}),
+         bs(dtype_v<T>, Shape{3});
   interpret(g, bx, bm, bm0, bs);
   const auto m = contents<T>(bm), m0 = contents<T>(bm0), su = contents<T>(bs);
   EXPECT_TRUE(std::isnan(m[0]));
@@ -787,8 +774,7 @@ TYPED_TEST(FloatOps, ReduceMaxPropagatesNanAndReduceOverEmptyAxisGivesTheIdentit
     mx.store(reduce_max<0>(x.load()));
     sum.store(reduce_sum<0>(x.load()));
   });
-  Buffer be(dtype_v<T>, Shape{0, 3}), bem = make_buffer<T>(Shape{3}, {1, 1, 1}),
-                                      bes = make_buffer<T>(Shape{3}, {1, 1, 1});
+  Buffer be(dtype_v<T>, Shape{0, 3}), bem = make_buffer<T>(Shape{3}, {1, 1, 1}), bes = make_buffer<T>(Shape{3}, {1, 1, 1});
   interpret(e, be, bem, bes);
   EXPECT_EQ(contents<T>(bem), std::vector<T>(3, -std::numeric_limits<T>::infinity()));
   EXPECT_EQ(contents<T>(bes), std::vector<T>(3, T(0)));
@@ -825,9 +811,8 @@ TYPED_TEST(IntOps, ReduceOverEmptyAxisAndWrappingSums) {
 }
 
 TEST(Reductions, OfBoolIsATraceError) {
-  EXPECT_TRUE(throws_with<TraceError>(
-      [] { trace([](VmemRef<const bool, 4> x, VmemRef<bool> y) { y.store(reduce_max<0>(x.load())); }); },
-      {"reduce_max", "bool"}));
+  EXPECT_TRUE(throws_with<TraceError>([] { trace([](VmemRef<const bool, 4> x, VmemRef<bool> y) { y.store(reduce_max<0>(x.load())); }); },
+                                      {"reduce_max", "bool"}));
 }
 
 // ---------------------------------------------------------------- dot
@@ -842,8 +827,7 @@ TYPED_TEST(NumericOps, DotNonSquare) {
   });
   auto av = [](std::int64_t i) { return static_cast<T>((i * 5) % 7 - 3); };
   auto bv = [](std::int64_t i) { return static_cast<T>((i * 3) % 5 - 2); };
-  Buffer ba = make_buffer_fn<T>(Shape{M, K}, av), bb = make_buffer_fn<T>(Shape{K, Nn}, bv),
-         bc(dtype_v<T>, Shape{M, Nn});
+  Buffer ba = make_buffer_fn<T>(Shape{M, K}, av), bb = make_buffer_fn<T>(Shape{K, Nn}, bv), bc(dtype_v<T>, Shape{M, Nn});
   interpret(g, ba, bb, bc);
   std::vector<T> want;
   for (std::int64_t i = 0; i < M; ++i)
@@ -857,15 +841,14 @@ TYPED_TEST(NumericOps, DotNonSquare) {
 
 TEST(Dot, ByHandAndOuterProduct) {
   // [[1,2],[3,4],[5,6]] x [[1,0,-1],[2,1,0]] = [[5,2,-1],[11,4,-3],[17,6,-5]]
-  Graph g = trace([](VmemRef<const float, 3, 2> a, VmemRef<const float, 2, 3> b, VmemRef<float, 3, 3> c,
-                     VmemRef<float, 2, 2> inner, VmemRef<float, 3, 3> outer) {
+  Graph g = trace([](VmemRef<const float, 3, 2> a, VmemRef<const float, 2, 3> b, VmemRef<float, 3, 3> c, VmemRef<float, 2, 2> inner,
+                     VmemRef<float, 3, 3> outer) {
     c.store(dot(a.load(), b.load()));
     inner.store(dot(b.load(), a.load()));
     // (3,1) x (1,3): an outer product of a's first column with b's first row.
     outer.store(dot(a.at(all, ds(0, 1)).load(), b.at(ds(0, 1), all).load()));
   });
-  Buffer ba = make_buffer<float>(Shape{3, 2}, {1, 2, 3, 4, 5, 6}),
-         bb = make_buffer<float>(Shape{2, 3}, {1, 0, -1, 2, 1, 0});
+  Buffer ba = make_buffer<float>(Shape{3, 2}, {1, 2, 3, 4, 5, 6}), bb = make_buffer<float>(Shape{2, 3}, {1, 0, -1, 2, 1, 0});
   Buffer bc(DType::f32, Shape{3, 3}), bi(DType::f32, Shape{2, 2}), bo(DType::f32, Shape{3, 3});
   interpret(g, ba, bb, bc, bi, bo);
   EXPECT_EQ(contents<float>(bc), (std::vector<float>{5, 2, -1, 11, 4, -3, 17, 6, -5}));
@@ -876,8 +859,7 @@ TEST(Dot, ByHandAndOuterProduct) {
 
 TEST(Dot, ContractingMismatchWithDynamicExtentsIsATraceError) {
   auto f = [] {
-    trace([](Ref<const float, extents<dyn, dyn>> a,
-             Ref<const float, extents<dyn, dyn>> b) { (void)dot(a.load(), b.load()); },
+    trace([](Ref<const float, extents<dyn, dyn>> a, Ref<const float, extents<dyn, dyn>> b) { (void)dot(a.load(), b.load()); },
           {Shape{2, 3}, Shape{4, 2}});
   };
   EXPECT_TRUE(throws_with<TraceError>(f, {"dot", "contracting"}));
@@ -904,9 +886,9 @@ TEST(AxisIndex, TracesWithoutAMesh) {
 
 TEST(Operands, DifferentDynamicShapesAreATraceError) {
   auto f = [] {
-    trace([](Ref<const float, extents<dyn>> a, Ref<const float, extents<dyn>> b,
-             Ref<float, extents<dyn>> c) { c.store(a.load() + b.load()); },
-          {Shape{4}, Shape{5}, Shape{4}});
+    trace([](Ref<const float, extents<dyn>> a, Ref<const float, extents<dyn>> b, Ref<float, extents<dyn>> c) {
+      c.store(a.load() + b.load());
+    }, {Shape{4}, Shape{5}, Shape{4}});
   };
   EXPECT_TRUE(throws_with<TraceError>(f, {"add", "different shapes", "[4]", "[5]"}));
 }

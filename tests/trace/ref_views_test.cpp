@@ -59,13 +59,12 @@ TEST(Bitcast, LoadAndStoreBetweenF32AndU32) {
 }
 
 TEST(Bitcast, NarrowerElementsScaleTheLastDimension) {
-  Graph g = trace(
-      [](VmemRef<const std::uint32_t, 2, 4> x, VmemRef<std::uint8_t, 2, 16> bytes, VmemRef<std::uint32_t, 2, 4> y) {
-        auto xb = x.bitcast<std::uint8_t>();
-        static_assert(std::is_same_v<decltype(xb), VmemRef<const std::uint8_t, 2, 16>>);
-        bytes.store(xb.load());
-        y.bitcast<std::uint8_t>().store(xb.load() + std::uint8_t{1});  // every byte + 1, wrapping
-      });
+  Graph g = trace([](VmemRef<const std::uint32_t, 2, 4> x, VmemRef<std::uint8_t, 2, 16> bytes, VmemRef<std::uint32_t, 2, 4> y) {
+    auto xb = x.bitcast<std::uint8_t>();
+    static_assert(std::is_same_v<decltype(xb), VmemRef<const std::uint8_t, 2, 16>>);
+    bytes.store(xb.load());
+    y.bitcast<std::uint8_t>().store(xb.load() + std::uint8_t{1});  // every byte + 1, wrapping
+  });
   const std::vector<std::uint32_t> in = {0x01020304u, 0xFFFFFFFFu, 0, 0x80FF7F00u, 1, 2, 0xDEADBEEFu, 0x12345678u};
   Buffer bx = make_buffer<std::uint32_t>(Shape{2, 4}, in), bb(DType::u8, Shape{2, 16}), by(DType::u32, Shape{2, 4});
   interpret(g, bx, bb, by);
@@ -97,17 +96,14 @@ TEST(Bitcast, WiderElementsFromBf16PairsAndAStridedOuterDimension) {
   const auto after = contents<bf16>(bx);
   for (int r : {1, 3}) {
     std::vector<std::int32_t> words;
-    for (int j = 0; j < 4; ++j)
-      words.push_back(static_cast<std::int32_t>(want[static_cast<std::size_t>((r / 2) * 4 + j)]) + 1);
+    for (int j = 0; j < 4; ++j) words.push_back(static_cast<std::int32_t>(want[static_cast<std::size_t>((r / 2) * 4 + j)]) + 1);
     const auto halves = reinterpret<bf16>(words);
     for (int j = 0; j < 8; ++j)
-      EXPECT_EQ(std::bit_cast<std::uint16_t>(after[static_cast<std::size_t>(r * 8 + j)]),
-                std::bit_cast<std::uint16_t>(halves[static_cast<std::size_t>(j)]))
+      EXPECT_EQ(std::bit_cast<std::uint16_t>(after[static_cast<std::size_t>(r * 8 + j)]), std::bit_cast<std::uint16_t>(halves[static_cast<std::size_t>(j)]))
           << r << "," << j;
   }
   for (int j = 0; j < 8; ++j)  // rows 0 and 2 untouched
-    EXPECT_EQ(std::bit_cast<std::uint16_t>(after[static_cast<std::size_t>(j)]),
-              std::bit_cast<std::uint16_t>(host[static_cast<std::size_t>(j)]));
+    EXPECT_EQ(std::bit_cast<std::uint16_t>(after[static_cast<std::size_t>(j)]), std::bit_cast<std::uint16_t>(host[static_cast<std::size_t>(j)]));
 }
 
 TEST(Bitcast, AccumulatesInTheViewsElementType) {
@@ -181,14 +177,15 @@ TEST(RefReshape, BitcastThenReshapeAndAccumulate) {
 }
 
 TEST(RefReshape, TraceErrors) {
-  EXPECT_TRUE(
-      throws_with<TraceError>([] { trace([](VmemRef<float, 4, 6> x) { (void)x.at(all, ds(0, 3)).reshape<12>(); }); },
-                              {"refx: Ref::reshape:", "is not contiguous", "ref_views_test.cpp"}));
-  EXPECT_TRUE(
-      throws_with<TraceError>([] { trace([](Ref<float, extents<dyn>> x) { (void)x.reshape<3, 4>(); }, {Shape{10}}); },
-                              {"refx: Ref::reshape:", "[10]", "[3,4]", "element count"}));
-  EXPECT_TRUE(throws_with<TraceError>([] { trace([](VmemRef<float, 4, 6> x) { (void)x.reshape<24>().at(ds(0, 4)); }); },
-                                      {"refx: .at(...) on a reshaped or bitcast Ref view", "index the Ref first"}));
+  EXPECT_TRUE(throws_with<TraceError>(
+      [] { trace([](VmemRef<float, 4, 6> x) { (void)x.at(all, ds(0, 3)).reshape<12>(); }); },
+      {"refx: Ref::reshape:", "is not contiguous", "ref_views_test.cpp"}));
+  EXPECT_TRUE(throws_with<TraceError>(
+      [] { trace([](Ref<float, extents<dyn>> x) { (void)x.reshape<3, 4>(); }, {Shape{10}}); },
+      {"refx: Ref::reshape:", "[10]", "[3,4]", "element count"}));
+  EXPECT_TRUE(throws_with<TraceError>(
+      [] { trace([](VmemRef<float, 4, 6> x) { (void)x.reshape<24>().at(ds(0, 4)); }); },
+      {"refx: .at(...) on a reshaped or bitcast Ref view", "index the Ref first"}));
 }
 
 // A copy from a reshaped view into a plain Ref of its shape, and back from a
@@ -245,8 +242,7 @@ TEST(RefReshape, AsyncCopiesInTheRuntimeUnderTheRaceDetector) {
   Runtime rt(RuntimeOptions{.workers = 2, .detect_races = true});
   for (int n : {1, 2}) {
     auto exe = kernel(reshape_copies).compile(Mesh{{"x", n}}, {}, rt);
-    const auto x = Array::generate<float>(
-        n, Shape{4, 6}, [](int, std::int64_t i) { return static_cast<float>(i) * 0.5f; }, rt);
+    const auto x = Array::generate<float>(n, Shape{4, 6}, [](int, std::int64_t i) { return static_cast<float>(i) * 0.5f; }, rt);
     auto out = exe(x);
     for (int d = 0; d < n; ++d) {
       EXPECT_EQ(out[0].to_host<float>(d), reshape_copies_flat()) << "device " << d;
@@ -265,8 +261,7 @@ TEST(RefViews, BitcastAndReshapeThroughACompiledKernel) {
                bytes.store(y.bitcast<std::uint8_t>().load());
                y.at(0).bitcast<std::uint8_t>() += full<std::uint8_t, 64>(std::uint8_t{1});
              }).compile(Mesh{{"x", 1}}, {}, rt);
-  const auto x = Array::generate<float>(
-      1, Shape{8, 16}, [](int, std::int64_t i) { return static_cast<float>(i % 7) - 3.25f; }, rt);
+  const auto x = Array::generate<float>(1, Shape{8, 16}, [](int, std::int64_t i) { return static_cast<float>(i % 7) - 3.25f; }, rt);
   auto out = exe(x);
   const auto host = x.to_host<float>(0);
   const auto bits = out[0].to_host<std::uint32_t>(0);
@@ -290,8 +285,7 @@ TEST(RefViews, ReductionsOfLoadedReinterpretedViews) {
                bit_sums.store(reduce_sum<1>(x.reshape<64, 64>().bitcast<std::uint32_t>().load()));
                col_max.store(reduce_max<0>(x.reshape<64, 64>().load()));
              }).compile(Mesh{{"x", 1}});
-  const auto x = Array::generate<float>(1, Shape{4096},
-                                        [](int, std::int64_t i) { return static_cast<float>((i * 37) % 101) - 50.5f; });
+  const auto x = Array::generate<float>(1, Shape{4096}, [](int, std::int64_t i) { return static_cast<float>((i * 37) % 101) - 50.5f; });
   const auto out = exe(x);
   const auto host = x.to_host<float>(0);
   const auto sums = out[0].to_host<std::uint32_t>(0);

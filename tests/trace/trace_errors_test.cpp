@@ -16,8 +16,8 @@
 
 using namespace refx;
 using refx::testing::has_all;
-using refx::testing::thrown;
 using refx::testing::throws_with;
+using refx::testing::thrown;
 
 namespace {
 
@@ -25,103 +25,66 @@ using I32 = std::int32_t;
 
 /// "trace_errors_test.cpp:<line>" followed by the character refx prints after
 /// a location, so that line 12 does not match line 123.
-std::string here(int line, char after = ')') { return refx::testing::at_line("trace_errors_test.cpp", line) + after; }
+std::string here(int line, char after = ')') {
+  return refx::testing::at_line("trace_errors_test.cpp", line) + after;
+}
 
 // ---------------------------------------------------------------- shapes
 
 TEST(TraceErrors, DynamicShapeMismatchInStore) {
   int line = 0;
   auto f = [&] {
-    trace(
-        [&](Ref<float, extents<dyn>> x) {
-          line = __LINE__;
-          x.store(full<float, 4>(1.0f));
-        },
-        {Shape{8}});
+    trace([&](Ref<float, extents<dyn>> x) {
+      line = __LINE__; x.store(full<float, 4>(1.0f));
+    }, {Shape{8}});
   };
-  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] {
-    return std::vector<std::string>{"store", "shape mismatch", "[4]", "[8]", here(line)};
-  }));
+  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"store", "shape mismatch", "[4]", "[8]", here(line)}; }));
 }
 
 TEST(TraceErrors, DynamicShapeMismatchInAccumThroughAView) {
   int line = 0;
   auto f = [&] {
-    trace(
-        [&](Ref<float, extents<dyn, dyn>> x, Ref<const float, extents<dyn>> y) {
-          line = __LINE__;
-          x.at(1) += y.load();
-        },
-        {Shape{2, 3}, Shape{2}});
+    trace([&](Ref<float, extents<dyn, dyn>> x, Ref<const float, extents<dyn>> y) {
+      line = __LINE__; x.at(1) += y.load();
+    }, {Shape{2, 3}, Shape{2}});
   };
-  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] {
-    return std::vector<std::string>{"accum", "shape mismatch", "[2]", "[3]", here(line)};
-  }));
+  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"accum", "shape mismatch", "[2]", "[3]", here(line)}; }));
 }
 
 TEST(TraceErrors, WrongNumberOfShapes) {
   int line = 0;
   auto kernel = [](Ref<float, extents<dyn>>, Ref<float, extents<dyn>>) {};
-  auto f = [&] {
-    line = __LINE__;
-    (void)trace(kernel, {Shape{8}});
-  };
-  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] {
-    return std::vector<std::string>{"1 shapes given for 2 parameters", here(line)};
-  }));
-  auto g = [&] {
-    line = __LINE__;
-    (void)trace(kernel, {Shape{8}, Shape{8}, Shape{8}});
-  };
-  EXPECT_TRUE(has_all(thrown<TraceError>(g), [&] {
-    return std::vector<std::string>{"3 shapes given for 2 parameters", here(line)};
-  }));
+  auto f = [&] { line = __LINE__; (void)trace(kernel, {Shape{8}}); };
+  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"1 shapes given for 2 parameters", here(line)}; }));
+  auto g = [&] { line = __LINE__; (void)trace(kernel, {Shape{8}, Shape{8}, Shape{8}}); };
+  EXPECT_TRUE(has_all(thrown<TraceError>(g), [&] { return std::vector<std::string>{"3 shapes given for 2 parameters", here(line)}; }));
 }
 
 TEST(TraceErrors, MissingShapeForDynamicExtents) {
   int line = 0;
-  auto f = [&] {
-    line = __LINE__;
-    (void)trace([](VmemRef<float, 4>, Ref<float, extents<dyn>>) {});
-  };
-  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] {
-    return std::vector<std::string>{"parameter 1 has dynamic extents", here(line)};
-  }));
+  auto f = [&] { line = __LINE__; (void)trace([](VmemRef<float, 4>, Ref<float, extents<dyn>>) {}); };
+  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"parameter 1 has dynamic extents", here(line)}; }));
 }
 
 TEST(TraceErrors, ShapeDisagreesWithStaticExtents) {
   int line = 0;
-  auto f = [&] {
-    line = __LINE__;
-    (void)trace([](Ref<float, extents<4, dyn>>) {}, {Shape{5, 2}});
-  };
-  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] {
-    return std::vector<std::string>{"[5,2]", "parameter 0", "static extents", here(line)};
-  }));
-  auto g = [&] {
-    line = __LINE__;
-    (void)trace([](Ref<float, extents<4, dyn>>) {}, {Shape{4}});
-  };
-  EXPECT_TRUE(has_all(thrown<TraceError>(g), [&] {
-    return std::vector<std::string>{"parameter 0", "static extents", here(line)};
-  }));
+  auto f = [&] { line = __LINE__; (void)trace([](Ref<float, extents<4, dyn>>) {}, {Shape{5, 2}}); };
+  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"[5,2]", "parameter 0", "static extents", here(line)}; }));
+  auto g = [&] { line = __LINE__; (void)trace([](Ref<float, extents<4, dyn>>) {}, {Shape{4}}); };
+  EXPECT_TRUE(has_all(thrown<TraceError>(g), [&] { return std::vector<std::string>{"parameter 0", "static extents", here(line)}; }));
 }
 
 TEST(TraceErrors, RunScopedShapesMustMatchItsParameters) {
   int line = 0;
   auto f = [&] {
     trace([&](VmemRef<float, 4>) {
-      line = __LINE__;
-      run_scoped({Shape{4}, Shape{4}}, [](Ref<float, extents<dyn>>) {});
+      line = __LINE__; run_scoped({Shape{4}, Shape{4}}, [](Ref<float, extents<dyn>>) {});
     });
   };
-  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] {
-    return std::vector<std::string>{"2 shapes given for 1 parameters", here(line)};
-  }));
+  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"2 shapes given for 1 parameters", here(line)}; }));
   auto g = [&] {
     trace([&](VmemRef<float, 4>) {
-      line = __LINE__;
-      run_scoped([](Ref<float, extents<dyn>>) {});
+      line = __LINE__; run_scoped([](Ref<float, extents<dyn>>) {});
     });
   };
   EXPECT_TRUE(has_all(thrown<TraceError>(g), [&] { return std::vector<std::string>{"dynamic extents", here(line)}; }));
@@ -130,17 +93,11 @@ TEST(TraceErrors, RunScopedShapesMustMatchItsParameters) {
 TEST(TraceErrors, ForiLoopCarryChangesRuntimeShape) {
   int line = 0;
   auto f = [&] {
-    trace(
-        [&](Ref<const float, extents<dyn>> a, Ref<const float, extents<dyn>> b) {
-          line = __LINE__;
-          (void)fori_loop(
-              0, 2, [&](Scalar<I32>, Value<float, extents<dyn>>) { return b.load(); }, a.load());
-        },
-        {Shape{4}, Shape{5}});
+    trace([&](Ref<const float, extents<dyn>> a, Ref<const float, extents<dyn>> b) {
+      line = __LINE__; (void)fori_loop(0, 2, [&](Scalar<I32>, Value<float, extents<dyn>>) { return b.load(); }, a.load());
+    }, {Shape{4}, Shape{5}});
   };
-  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] {
-    return std::vector<std::string>{"fori_loop carry 0 changes type", "f32[4]", "f32[5]", here(line)};
-  }));
+  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"fori_loop carry 0 changes type", "f32[4]", "f32[5]", here(line)}; }));
 }
 
 // ---------------------------------------------------------------- bounds
@@ -149,16 +106,12 @@ TEST(TraceErrors, OutOfBoundsStaticSliceIsReportedAtTheUse) {
   int view_line = 0, use_line = 0;
   auto f = [&] {
     trace([&](VmemRef<float, 8> x, VmemRef<float, 4> y) {
-      view_line = __LINE__;
-      auto v = x.at(ds(6, 4));
+      view_line = __LINE__; auto v = x.at(ds(6, 4));
       // Building the view reads nothing; the load is where it fails.
-      use_line = __LINE__;
-      y.store(v.load());
+      use_line = __LINE__; y.store(v.load());
     });
   };
-  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] {
-    return std::vector<std::string>{".at(...)", "out of bounds", "6..9", "size 8", here(use_line)};
-  }));
+  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{".at(...)", "out of bounds", "6..9", "size 8", here(use_line)}; }));
   try {
     f();
   } catch (const TraceError& e) {
@@ -172,8 +125,7 @@ TEST(TraceErrors, OutOfBoundsIsInheritedByNestedViewsAndStores) {
     trace([&](VmemRef<float, 8> x) {
       auto bad = x.at(ds(5, 4));
       auto inner = bad.at(ds(0, 2));  // in bounds of `bad`, but `bad` itself is not
-      line = __LINE__;
-      inner.store(0.0f);
+      line = __LINE__; inner.store(0.0f);
     });
   };
   EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"out of bounds", here(line)}; }));
@@ -184,14 +136,11 @@ TEST(TraceErrors, OutOfBoundsInsideALoopBodyNamesTheBodyLine) {
   auto f = [&] {
     trace([&](VmemRef<float, 4, 8> x) {
       fori_loop(0, 4, [&](Scalar<I32> i) {
-        line = __LINE__;
-        x.at(i, ds(4, 8)) += 1.0f;
+        line = __LINE__; x.at(i, ds(4, 8)) += 1.0f;
       });
     });
   };
-  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] {
-    return std::vector<std::string>{"out of bounds", "dimension 1", here(line)};
-  }));
+  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"out of bounds", "dimension 1", here(line)}; }));
 }
 
 // ---------------------------------------------------------------- aliasing
@@ -201,13 +150,10 @@ TEST(TraceErrors, SameRefPassedTwiceToAKernelCall) {
   int line = 0;
   auto f = [&] {
     trace([&](VmemRef<float, 8> x) {
-      line = __LINE__;
-      refx::call(copy)(x, x);
+      line = __LINE__; refx::call(copy)(x, x);
     });
   };
-  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] {
-    return std::vector<std::string>{"same Ref is passed twice", "arguments 0 and 1", here(line)};
-  }));
+  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"same Ref is passed twice", "arguments 0 and 1", here(line)}; }));
 }
 
 TEST(TraceErrors, OverlappingViewsPassedToAKernelCall) {
@@ -215,8 +161,7 @@ TEST(TraceErrors, OverlappingViewsPassedToAKernelCall) {
   int line = 0;
   auto f = [&] {
     trace([&](VmemRef<float, 8> x) {
-      line = __LINE__;
-      refx::call(add_into)(x.at(ds(0, 4)), x.at(ds(3, 4)));  // element 3 is shared
+      line = __LINE__; refx::call(add_into)(x.at(ds(0, 4)), x.at(ds(3, 4)));  // element 3 is shared
     });
   };
   EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"passed twice", here(line)}; }));
@@ -228,7 +173,7 @@ TEST(TraceErrors, KernelCallsThatDoNotAliasAreFine) {
     out.store(a.load() + b.load());
   };
   Graph g = trace([&](VmemRef<float, 8> x, VmemRef<float, 8> y) {
-    refx::call(add_into)(x.at(ds(0, 4)), x.at(ds(4, 4)));        // disjoint halves
+    refx::call(add_into)(x.at(ds(0, 4)), x.at(ds(4, 4)));      // disjoint halves
     refx::call(add_into)(x.at(ds(0, 4, 2)), x.at(ds(1, 4, 2)));  // even and odd elements
     Ref<const float, extents<8>, Vmem> ro = x;
     refx::call(sum2)(ro, ro, y);  // the same Ref twice, read-only both times
@@ -247,18 +192,11 @@ TEST(TraceErrors, RefUsedAfterItsScopeEnded) {
   auto f = [&] {
     trace([&](VmemRef<float, 8> y) {
       VmemRef<float, 8> leaked;
-      scope_line = __LINE__;
-      run_scoped([&](VmemRef<float, 8> s) {
-        s.store(1.0f);
-        leaked = s;
-      });
-      line = __LINE__;
-      y.store(leaked.load());
+      scope_line = __LINE__; run_scoped([&](VmemRef<float, 8> s) { s.store(1.0f); leaked = s; });
+      line = __LINE__; y.store(leaked.load());
     });
   };
-  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] {
-    return std::vector<std::string>{"used after its scope ended", here(line), here(scope_line, ';')};
-  }));
+  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"used after its scope ended", here(line), here(scope_line, ';')}; }));
 }
 
 TEST(TraceErrors, RunStateRefUsedAfterItsScopeEnded) {
@@ -267,13 +205,10 @@ TEST(TraceErrors, RunStateRefUsedAfterItsScopeEnded) {
     trace([&](VmemRef<float, 4> y) {
       VmemRef<float, 4> leaked;
       (void)run_state(full<float, 4>(0.0f), [&](VmemRef<float, 4> r) { leaked = r; });
-      line = __LINE__;
-      leaked.store(y.load());
+      line = __LINE__; leaked.store(y.load());
     });
   };
-  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] {
-    return std::vector<std::string>{"used after its scope ended", here(line)};
-  }));
+  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"used after its scope ended", here(line)}; }));
 }
 
 TEST(TraceErrors, ViewOfARefAfterItsScopeEnded) {
@@ -293,13 +228,10 @@ TEST(TraceErrors, ViewOfARefAfterItsScopeEndedNamesTheUseLine) {
     trace([&](VmemRef<float, 8> y) {
       VmemRef<float, 8> leaked;
       run_scoped([&](VmemRef<float, 8> s) { leaked = s; });
-      line = __LINE__;
-      y.store(leaked.at(ds<8>(0)).load());
+      line = __LINE__; y.store(leaked.at(ds<8>(0)).load());
     });
   };
-  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] {
-    return std::vector<std::string>{"used after its scope ended", here(line)};
-  }));
+  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"used after its scope ended", here(line)}; }));
 }
 
 TEST(TraceErrors, ValueFromALoopBodyUsedOutsideIt) {
@@ -308,13 +240,10 @@ TEST(TraceErrors, ValueFromALoopBodyUsedOutsideIt) {
     trace([&](VmemRef<float> y) {
       Scalar<float> leaked;
       fori_loop(0, 4, [&](Scalar<I32> i) { leaked = cast<float>(i); });
-      line = __LINE__;
-      y.store(leaked);
+      line = __LINE__; y.store(leaked);
     });
   };
-  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] {
-    return std::vector<std::string>{"defined inside a fori_loop, when or scope body is used outside", here(line)};
-  }));
+  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"defined inside a fori_loop, when or scope body is used outside", here(line)}; }));
 }
 
 TEST(TraceErrors, LoopIndexUsedOutsideTheLoop) {
@@ -323,8 +252,7 @@ TEST(TraceErrors, LoopIndexUsedOutsideTheLoop) {
     trace([&](VmemRef<I32, 4> y) {
       Scalar<I32> index;
       fori_loop(0, 4, [&](Scalar<I32> i) { index = i; });
-      line = __LINE__;
-      y.at(0).store(index);
+      line = __LINE__; y.at(0).store(index);
     });
   };
   EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"used outside", here(line)}; }));
@@ -336,8 +264,7 @@ TEST(TraceErrors, ValueFromWhenOrScopeBodyUsedOutsideIt) {
     trace([&](VmemRef<float, 4> y, SmemRef<const I32> c) {
       Value<float, extents<4>> leaked;
       when(c.load() > 0, [&] { leaked = y.load() * 2.0f; });
-      line = __LINE__;
-      y.store(leaked);
+      line = __LINE__; y.store(leaked);
     });
   };
   EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"used outside", here(line)}; }));
@@ -348,8 +275,7 @@ TEST(TraceErrors, ValueFromWhenOrScopeBodyUsedOutsideIt) {
         s.store(1.0f);
         leaked = s.load();
       });
-      line = __LINE__;
-      y += leaked;
+      line = __LINE__; y += leaked;
     });
   };
   EXPECT_TRUE(has_all(thrown<TraceError>(g), [&] { return std::vector<std::string>{"used outside", here(line)}; }));
@@ -374,8 +300,7 @@ TEST(TraceErrors, ViewWithALoopIndexStartUsedOutsideTheLoop) {
     trace([&](VmemRef<float, 8> x) {
       Ref<float, extents<2>, Vmem> window;
       fori_loop(0, 4, [&](Scalar<I32> i) { window = x.at(ds<2>(i * 2)); });
-      line = __LINE__;
-      window.store(1.0f);
+      line = __LINE__; window.store(1.0f);
     });
   };
   EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"used outside", here(line)}; }));
@@ -386,8 +311,7 @@ TEST(TraceErrors, DefaultConstructedValueUsedInAnOp) {
   auto f = [&] {
     trace([&](VmemRef<float> y) {
       Scalar<float> never_set;
-      line = __LINE__;
-      y.store(never_set);
+      line = __LINE__; y.store(never_set);
     });
   };
   EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{here(line)}; }));
@@ -397,26 +321,16 @@ TEST(TraceErrors, DefaultConstructedValueUsedInAnOp) {
 
 TEST(TraceErrors, TracedOpOutsideATrace) {
   int line = 0;
-  auto f = [&] {
-    line = __LINE__;
-    (void)axis_index("x");
-  };
-  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] {
-    return std::vector<std::string>{"used outside of a trace", here(line)};
-  }));
+  auto f = [&] { line = __LINE__; (void)axis_index("x"); };
+  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"used outside of a trace", here(line)}; }));
 }
 
 TEST(TraceErrors, RefFromAFinishedTraceUsedLater) {
   VmemRef<float, 4> escaped;
   Graph g = trace([&](VmemRef<float, 4> x) { escaped = x; });
   int line = 0;
-  auto f = [&] {
-    line = __LINE__;
-    (void)escaped.load();
-  };
-  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] {
-    return std::vector<std::string>{"used outside of a trace", here(line)};
-  }));
+  auto f = [&] { line = __LINE__; (void)escaped.load(); };
+  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"used outside of a trace", here(line)}; }));
 }
 
 // A handle kept from one trace would otherwise name whatever has the same
@@ -444,26 +358,11 @@ TEST(TraceErrors, HandlesFromAnotherTraceAreRejected) {
   const auto expect_rejected = [&](auto f) {
     EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{needle[0], here(line)}; }));
   };
-  expect_rejected(in_a_new_trace([&](auto x, auto) {
-    line = __LINE__;
-    ref.store(x.load());
-  }));
-  expect_rejected(in_a_new_trace([&](auto x, auto) {
-    line = __LINE__;
-    (void)x.load(), (void)ref.at(0);
-  }));
-  expect_rejected(in_a_new_trace([&](auto x, auto y) {
-    line = __LINE__;
-    y.store(x.load() * value);
-  }));
-  expect_rejected(in_a_new_trace([&](auto x, auto y) {
-    line = __LINE__;
-    (void)make_async_copy(x, y, sem);
-  }));
-  expect_rejected(in_a_new_trace([&](auto, auto) {
-    line = __LINE__;
-    copy->wait();
-  }));
+  expect_rejected(in_a_new_trace([&](auto x, auto) { line = __LINE__; ref.store(x.load()); }));
+  expect_rejected(in_a_new_trace([&](auto x, auto) { line = __LINE__; (void)x.load(), (void)ref.at(0); }));
+  expect_rejected(in_a_new_trace([&](auto x, auto y) { line = __LINE__; y.store(x.load() * value); }));
+  expect_rejected(in_a_new_trace([&](auto x, auto y) { line = __LINE__; (void)make_async_copy(x, y, sem); }));
+  expect_rejected(in_a_new_trace([&](auto, auto) { line = __LINE__; copy->wait(); }));
   // The same kernel traced twice makes fresh handles each time.
   const auto copy_kernel = [](VmemRef<float, 4> x, VmemRef<float, 4> y) { y.store(x.load() + 1.0f); };
   EXPECT_NO_THROW((void)trace(copy_kernel));
@@ -475,25 +374,14 @@ TEST(TraceErrors, HandlesFromAnotherTraceAreRejected) {
 TEST(TraceErrors, IntegersThatDoNotFitTheElementTypeAreRejected) {
   const std::int64_t big = (std::int64_t{1} << 33) + 7;
   int line = 0;
-  auto store = [&] {
-    (void)trace([&](VmemRef<I32, 4> y) {
-      line = __LINE__;
-      y.store(big);
-    });
-  };
+  auto store = [&] { (void)trace([&](VmemRef<I32, 4> y) { line = __LINE__; y.store(big); }); };
   EXPECT_TRUE(has_all(thrown<TraceError>(store), [&] {
     return std::vector<std::string>{"the integer 8589934599 does not fit the i32 elements of the Ref it is stored into",
                                     "(it would become 7)", here(line)};
   }));
-  auto combine = [&] {
-    (void)trace([&](VmemRef<I32, 4> y) {
-      line = __LINE__;
-      y.store(y.load() - big);
-    });
-  };
+  auto combine = [&] { (void)trace([&](VmemRef<I32, 4> y) { line = __LINE__; y.store(y.load() - big); }); };
   EXPECT_TRUE(has_all(thrown<TraceError>(combine), [&] {
-    return std::vector<std::string>{"the integer 8589934599 does not fit the i32 elements it is combined with",
-                                    here(line)};
+    return std::vector<std::string>{"the integer 8589934599 does not fit the i32 elements it is combined with", here(line)};
   }));
   auto negative = [&] { (void)trace([&](VmemRef<I32, 4> y) { y.store(y.load() + (std::int64_t{INT32_MIN} - 1)); }); };
   EXPECT_TRUE(throws_with<TraceError>(negative, {"the integer -2147483649 does not fit"}));
@@ -517,20 +405,10 @@ TEST(TraceErrors, ValueConstructorsOutsideATraceAreTraceErrors) {
 
 TEST(TraceErrors, ValueConstructorsOutsideATraceNameTheLine) {
   int line = 0;
-  auto f = [&] {
-    line = __LINE__;
-    (void)full<float, 4>(1.0f);
-  };
-  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] {
-    return std::vector<std::string>{"used outside of a trace", here(line)};
-  }));
-  auto g = [&] {
-    line = __LINE__;
-    fori_loop(0, 4, [](Scalar<I32>) {});
-  };
-  EXPECT_TRUE(has_all(thrown<TraceError>(g), [&] {
-    return std::vector<std::string>{"used outside of a trace", here(line)};
-  }));
+  auto f = [&] { line = __LINE__; (void)full<float, 4>(1.0f); };
+  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"used outside of a trace", here(line)}; }));
+  auto g = [&] { line = __LINE__; fori_loop(0, 4, [](Scalar<I32>) {}); };
+  EXPECT_TRUE(has_all(thrown<TraceError>(g), [&] { return std::vector<std::string>{"used outside of a trace", here(line)}; }));
 }
 
 // ---------------------------------------------------------------- op checks
@@ -538,18 +416,12 @@ TEST(TraceErrors, ValueConstructorsOutsideATraceNameTheLine) {
 TEST(TraceErrors, OperandTypeChecksNameTheNearestLine) {
   int line = 0;
   auto f = [&] {
-    trace(
-        [&](Ref<const float, extents<dyn>> a, Ref<const float, extents<dyn>> b, Ref<float, extents<dyn>> c) {
-          line = __LINE__;
-          auto x = a.load();
-          auto y = b.load();
-          c.store(x * y);
-        },
-        {Shape{3}, Shape{4}, Shape{3}});
+    trace([&](Ref<const float, extents<dyn>> a, Ref<const float, extents<dyn>> b, Ref<float, extents<dyn>> c) {
+      line = __LINE__; auto x = a.load(); auto y = b.load();
+      c.store(x * y);
+    }, {Shape{3}, Shape{4}, Shape{3}});
   };
-  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] {
-    return std::vector<std::string>{"mul", "different shapes", here(line)};
-  }));
+  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"mul", "different shapes", here(line)}; }));
 }
 
 TEST(TraceErrors, TraceErrorIsARefxError) {

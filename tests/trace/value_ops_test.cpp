@@ -42,7 +42,7 @@ template <class T>
   if (got.size() != want.size()) return ::testing::AssertionFailure() << "size " << got.size() << " != " << want.size();
   for (std::size_t i = 0; i < got.size(); ++i) {
     const double g = static_cast<double>(static_cast<compute_t<T>>(got[i])), w = want[i];
-    const bool ok = std::isnan(w)   ? std::isnan(g)
+    const bool ok = std::isnan(w) ? std::isnan(g)
                     : std::isinf(w) ? g == w
                                     : std::fabs(g - w) <= tolerance<T>() * std::max(1.0, std::fabs(w));
     if (!ok) return ::testing::AssertionFailure() << "element " << i << ": got " << g << ", expected " << w;
@@ -72,8 +72,7 @@ std::vector<R> run_unary(const std::vector<T>& a, F f) {
 }
 template <class R, class T, class F>
 std::vector<R> run_binary(const std::vector<T>& a, const std::vector<T>& b, F f) {
-  Graph g =
-      trace([&](VmemRef<const T, N> x, VmemRef<const T, N> y, VmemRef<R, N> z) { z.store(f(x.load(), y.load())); });
+  Graph g = trace([&](VmemRef<const T, N> x, VmemRef<const T, N> y, VmemRef<R, N> z) { z.store(f(x.load(), y.load())); });
   Buffer bx = make_buffer<T>(Shape{N}, a), by = make_buffer<T>(Shape{N}, b), bz(dtype_v<R>, Shape{N});
   interpret(g, bx, by, bz);
   return contents<R>(bz);
@@ -141,8 +140,7 @@ TEST(FloatMath, ChainedInACompiledKernel) {
                const auto v = x.load();
                y.store(logistic(v) * tanh(v) + rsqrt(v * v + 1.0f) - pow(v, 2.0f));
              }).compile(Mesh{{"x", 1}});
-  const auto in =
-      Array::generate<float>(1, Shape{64}, [](int, std::int64_t i) { return 0.25f * static_cast<float>(i - 32); });
+  const auto in = Array::generate<float>(1, Shape{64}, [](int, std::int64_t i) { return 0.25f * static_cast<float>(i - 32); });
   const auto out = exe(in)[0].to_host<float>(0);
   for (std::int64_t i = 0; i < 64; ++i) {
     const double v = 0.25 * static_cast<double>(i - 32);
@@ -161,18 +159,8 @@ TYPED_TEST_SUITE(Bits, IntTypes);
 template <class T>
 std::vector<T> patterns() {
   // Bit patterns with the top bit set and clear, all ones, zero.
-  const std::uint64_t raw[N] = {0,
-                                1,
-                                0xFF,
-                                0x5A5A5A5A5A5A5A5Aull,
-                                0xA5A5A5A5A5A5A5A5ull,
-                                ~0ull,
-                                0x80,
-                                0x80000000,
-                                0x8000000000000000ull,
-                                0x7F,
-                                0x12345678,
-                                0xF0F0F0F0F0F0F0F0ull};
+  const std::uint64_t raw[N] = {0,    1,          0xFF,       0x5A5A5A5A5A5A5A5Aull, 0xA5A5A5A5A5A5A5A5ull, ~0ull,
+                                0x80, 0x80000000, 0x8000000000000000ull, 0x7F, 0x12345678, 0xF0F0F0F0F0F0F0F0ull};
   std::vector<T> v;
   for (std::uint64_t r : raw) v.push_back(static_cast<T>(r));  // modulo 2^n
   return v;
@@ -238,11 +226,9 @@ TYPED_TEST(Bits, ShiftByALiteral) {
   using T = TypeParam;
   const auto a = patterns<T>();
   std::vector<T> want;
-  for (T x : a)
-    want.push_back(static_cast<T>(ref_shift<T>(1, ref_shift<T>(0, x, T{3}), T{2}) | ref_shift<T>(2, x, T{5})));
-  EXPECT_EQ(
-      run_unary<T>(a, [](auto x) { return shift_right_logical(shift_left(x, 3), 2) | shift_right_arithmetic(x, 5); }),
-      want);
+  for (T x : a) want.push_back(static_cast<T>(ref_shift<T>(1, ref_shift<T>(0, x, T{3}), T{2}) | ref_shift<T>(2, x, T{5})));
+  EXPECT_EQ(run_unary<T>(a, [](auto x) { return shift_right_logical(shift_left(x, 3), 2) | shift_right_arithmetic(x, 5); }),
+            want);
 }
 
 TEST(Bits, NegativeAmountShiftsEverythingOut) {
@@ -256,10 +242,10 @@ TEST(Bits, NegativeAmountShiftsEverythingOut) {
 }
 
 TEST(Bits, BoolStaysLogical) {
-  const std::vector<float> a = {-2, -1, 0, 1, 2, 3, -3, 4, -4, 5, -5, 6},
-                           b = {1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1};
-  const auto got = run_binary<bool>(
-      a, b, [](auto x, auto y) { return ((x > 0.0f) & (y > 0.0f)) | (((x < 0.0f) ^ (y < 0.0f)) & ~(x == 0.0f)); });
+  const std::vector<float> a = {-2, -1, 0, 1, 2, 3, -3, 4, -4, 5, -5, 6}, b = {1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1};
+  const auto got = run_binary<bool>(a, b, [](auto x, auto y) {
+    return ((x > 0.0f) & (y > 0.0f)) | (((x < 0.0f) ^ (y < 0.0f)) & ~(x == 0.0f));
+  });
   for (std::size_t i = 0; i < a.size(); ++i) {
     const bool want = (a[i] > 0 && b[i] > 0) || (((a[i] < 0) != (b[i] < 0)) && a[i] != 0);
     EXPECT_EQ(got[i], want) << i;
@@ -317,8 +303,7 @@ TYPED_TEST(Shapes, TransposeOfAMatrix) {
     z.store(transpose(t));
   });
   std::vector<T> data;
-  for (std::int64_t i = 0; i < M * K; ++i)
-    data.push_back(static_cast<T>(std::is_same_v<T, bool> ? i % 5 == 1 : (i * 7) % 101 - 50));
+  for (std::int64_t i = 0; i < M * K; ++i) data.push_back(static_cast<T>(std::is_same_v<T, bool> ? i % 5 == 1 : (i * 7) % 101 - 50));
   Buffer bx = make_buffer<T>(Shape{M, K}, data), by(dtype_v<T>, Shape{K, M}), bz(dtype_v<T>, Shape{M, K});
   interpret(g, bx, by, bz);
   const auto got = contents<T>(by);
@@ -343,9 +328,9 @@ TEST(Shapes, ReshapeOfADynamicValueChecksTheCountWhenTraced) {
 }
 
 TEST(Shapes, TransposeOfADynamicMatrix) {
-  Graph g = trace([](Ref<const std::int32_t, extents<dyn, dyn>> x,
-                     Ref<std::int32_t, extents<dyn, dyn>> y) { y.store(transpose(x.load())); },
-                  {Shape{2, 3}, Shape{3, 2}});
+  Graph g = trace([](Ref<const std::int32_t, extents<dyn, dyn>> x, Ref<std::int32_t, extents<dyn, dyn>> y) {
+    y.store(transpose(x.load()));
+  }, {Shape{2, 3}, Shape{3, 2}});
   Buffer bx = make_buffer<std::int32_t>(Shape{2, 3}, {1, 2, 3, 4, 5, 6}), by(DType::i32, Shape{3, 2});
   interpret(g, bx, by);
   EXPECT_EQ(contents<std::int32_t>(by), (std::vector<std::int32_t>{1, 4, 2, 5, 3, 6}));

@@ -38,8 +38,7 @@ std::vector<std::int64_t> region(const Shape& base, const std::vector<Dim>& dims
   for (std::size_t d = 0; d < dims.size(); ++d) {
     std::vector<std::int64_t> next;
     for (std::int64_t o : out)
-      for (std::int64_t k = 0; k < dims[d].size; ++k)
-        next.push_back(o + (dims[d].start + k * dims[d].stride) * strides[d]);
+      for (std::int64_t k = 0; k < dims[d].size; ++k) next.push_back(o + (dims[d].start + k * dims[d].stride) * strides[d]);
     out = std::move(next);
   }
   return out;
@@ -76,8 +75,8 @@ TEST(Views, IntegerIndicesDropDimensions) {
     col.store(x.at(all, 5).load());
   });
   const auto xs = iota_data<float>(32);
-  Buffer bx = make_buffer_fn<float>(base48, [](std::int64_t i) { return i; }), brow(DType::f32, Shape{8}),
-         be(DType::f32, Shape{}), bc(DType::f32, Shape{4});
+  Buffer bx = make_buffer_fn<float>(base48, [](std::int64_t i) { return i; }), brow(DType::f32, Shape{8}), be(DType::f32, Shape{}),
+         bc(DType::f32, Shape{4});
   interpret(g, bx, brow, be, bc);
   EXPECT_TRUE(elements_match(contents<float>(brow), gather(xs, region(base48, {at(2), range(0, 8)}))));
   EXPECT_EQ(contents<float>(be)[0], 11.0f);  // 1 * 8 + 3
@@ -85,16 +84,14 @@ TEST(Views, IntegerIndicesDropDimensions) {
 }
 
 TEST(Views, FewerIndicesThanRankKeepTrailingDimensions) {
-  Graph g =
-      trace([](VmemRef<const std::int32_t, 2, 3, 4> x, VmemRef<std::int32_t, 3, 4> a, VmemRef<std::int32_t, 2, 4> b) {
-        static_assert(std::is_same_v<decltype(x.at(1)), Ref<const std::int32_t, extents<3, 4>, Vmem>>);
-        a.store(x.at(1).load());
-        b.store(x.at(ds(0, 2), 2).load());
-      });
+  Graph g = trace([](VmemRef<const std::int32_t, 2, 3, 4> x, VmemRef<std::int32_t, 3, 4> a, VmemRef<std::int32_t, 2, 4> b) {
+    static_assert(std::is_same_v<decltype(x.at(1)), Ref<const std::int32_t, extents<3, 4>, Vmem>>);
+    a.store(x.at(1).load());
+    b.store(x.at(ds(0, 2), 2).load());
+  });
   const Shape s{2, 3, 4};
   const auto xs = iota_data<std::int32_t>(24);
-  Buffer bx = make_buffer_fn<std::int32_t>(s, [](std::int64_t i) { return i; }), ba(DType::i32, Shape{3, 4}),
-         bb(DType::i32, Shape{2, 4});
+  Buffer bx = make_buffer_fn<std::int32_t>(s, [](std::int64_t i) { return i; }), ba(DType::i32, Shape{3, 4}), bb(DType::i32, Shape{2, 4});
   interpret(g, bx, ba, bb);
   EXPECT_EQ(contents<std::int32_t>(ba), gather(xs, region(s, {at(1), range(0, 3), range(0, 4)})));
   EXPECT_EQ(contents<std::int32_t>(bb), gather(xs, region(s, {range(0, 2), at(2), range(0, 4)})));
@@ -123,8 +120,8 @@ TEST(Views, StridedSlices) {
     last.store(x.at(3, ds(6, 2, 1)).load());
   });
   const auto xs = iota_data<float>(32);
-  Buffer bx = make_buffer_fn<float>(base48, [](std::int64_t i) { return i; }), bo(DType::f32, Shape{4, 4}),
-         bc(DType::f32, Shape{2, 3}), bl(DType::f32, Shape{2});
+  Buffer bx = make_buffer_fn<float>(base48, [](std::int64_t i) { return i; }), bo(DType::f32, Shape{4, 4}), bc(DType::f32, Shape{2, 3}),
+         bl(DType::f32, Shape{2});
   interpret(g, bx, bo, bc, bl);
   EXPECT_TRUE(elements_match(contents<float>(bo), gather(xs, region(base48, {range(0, 4), range(1, 4, 2)}))));
   // Rows 0 and 3, columns 0, 3 and 6.
@@ -142,8 +139,7 @@ TEST(Views, FixedSizeSlicesKeepTheExtentInTheType) {
     b.store(w.load());
   });
   const auto xs = iota_data<double>(32);
-  Buffer bx = make_buffer_fn<double>(base48, [](std::int64_t i) { return i; }), ba(DType::f64, Shape{3, 8}),
-         bb(DType::f64, Shape{4, 2});
+  Buffer bx = make_buffer_fn<double>(base48, [](std::int64_t i) { return i; }), ba(DType::f64, Shape{3, 8}), bb(DType::f64, Shape{4, 2});
   interpret(g, bx, ba, bb);
   EXPECT_TRUE(elements_match(contents<double>(ba), gather(xs, region(base48, {range(1, 3), range(0, 8)}))));
   EXPECT_TRUE(elements_match(contents<double>(bb), std::vector<double>{1, 6, 9, 14, 17, 22, 25, 30}));
@@ -156,8 +152,7 @@ TEST(Views, AllKeepsTheWholeDimension) {
     z.store(x.at(all, all).at(3).load());
   });
   const auto xs = iota_data<float>(32);
-  Buffer bx = make_buffer_fn<float>(base48, [](std::int64_t i) { return i; }), by(DType::f32, base48),
-         bz(DType::f32, Shape{8});
+  Buffer bx = make_buffer_fn<float>(base48, [](std::int64_t i) { return i; }), by(DType::f32, base48), bz(DType::f32, Shape{8});
   interpret(g, bx, by, bz);
   std::vector<float> want;
   for (float v : xs) want.push_back(2 * v);
@@ -181,14 +176,14 @@ TEST(Views, ZeroSizeSliceAtTheEndIsEmptyAndValid) {
 
 TEST(Views, NestedViewsCompose) {
   Graph g = trace([](VmemRef<const float, 4, 8> x, VmemRef<float, 2, 3> a, VmemRef<float, 8> b, VmemRef<float, 2> c) {
-    auto rows = x.at(ds(1, 3));                              // rows 1..3
-    a.store(rows.at(ds(1, 2), ds(2, 3)).load());             // rows 2..3, columns 2..4
-    b.store(rows.at(1).load());                              // row 2
+    auto rows = x.at(ds(1, 3));                  // rows 1..3
+    a.store(rows.at(ds(1, 2), ds(2, 3)).load());  // rows 2..3, columns 2..4
+    b.store(rows.at(1).load());                   // row 2
     c.store(x.at(all, ds(1, 4, 2)).at(2, ds(1, 2)).load());  // row 2, columns {1,3,5,7}[1..2] = {3, 5}
   });
   const auto xs = iota_data<float>(32);
-  Buffer bx = make_buffer_fn<float>(base48, [](std::int64_t i) { return i; }), ba(DType::f32, Shape{2, 3}),
-         bb(DType::f32, Shape{8}), bc(DType::f32, Shape{2});
+  Buffer bx = make_buffer_fn<float>(base48, [](std::int64_t i) { return i; }), ba(DType::f32, Shape{2, 3}), bb(DType::f32, Shape{8}),
+         bc(DType::f32, Shape{2});
   interpret(g, bx, ba, bb, bc);
   EXPECT_TRUE(elements_match(contents<float>(ba), gather(xs, region(base48, {range(2, 2), range(2, 3)}))));
   EXPECT_TRUE(elements_match(contents<float>(bb), gather(xs, region(base48, {at(2), range(0, 8)}))));
@@ -198,9 +193,9 @@ TEST(Views, NestedViewsCompose) {
 TEST(Views, NestedStridesMultiply) {
   Graph g = trace([](VmemRef<const std::int32_t, 32> x, VmemRef<std::int32_t, 3> a, VmemRef<std::int32_t, 2> b,
                      VmemRef<std::int32_t, 3> c) {
-    auto odd = x.at(ds(1, 15, 2));                      // 1, 3, ..., 29
-    a.store(odd.at(ds(1, 3, 2)).load());                // odd[1], odd[3], odd[5] = 3, 7, 11
-    b.store(odd.at(ds(2, 3, 3)).at(ds(1, 2)).load());   // odd[{2,5,8}][1..2] = odd[5], odd[8] = 11, 17
+    auto odd = x.at(ds(1, 15, 2));             // 1, 3, ..., 29
+    a.store(odd.at(ds(1, 3, 2)).load());       // odd[1], odd[3], odd[5] = 3, 7, 11
+    b.store(odd.at(ds(2, 3, 3)).at(ds(1, 2)).load());  // odd[{2,5,8}][1..2] = odd[5], odd[8] = 11, 17
     c.store(x.at(ds(2, 8, 3)).at(ds(1, 3, 3)).load());  // x[{2,5,...,23}][{1,4,7}] = 5, 14, 23
   });
   const auto xs = iota_data<std::int32_t>(32);
@@ -230,12 +225,12 @@ TEST(Views, NestedStaticOutOfBoundsIsCheckedAgainstTheParentView) {
 
 TEST(Views, StoresThroughEveryKindOfView) {
   Graph g = trace([](VmemRef<float, 4, 8> y) {
-    y.at(0).store(full<float, 8>(1.0f));                    // integer index
-    y.at(1, ds(2, 3)).store(iota<float, 3>(0) + 10.0f);     // ds
-    y.at(2, ds(0, 4, 2)).store(full<float, 4>(2.0f));       // strided ds
-    y.at(ds<2>(2), 7).store(full<float, 2>(3.0f));          // ds<N> and an integer
-    y.at(all, 6).at(ds(1, 2)).store(full<float, 2>(4.0f));  // nested: column 6, rows 1..2
-    y.at(3, 1).store(5.0f);                                 // a single element, from a literal
+    y.at(0).store(full<float, 8>(1.0f));                        // integer index
+    y.at(1, ds(2, 3)).store(iota<float, 3>(0) + 10.0f);        // ds
+    y.at(2, ds(0, 4, 2)).store(full<float, 4>(2.0f));          // strided ds
+    y.at(ds<2>(2), 7).store(full<float, 2>(3.0f));             // ds<N> and an integer
+    y.at(all, 6).at(ds(1, 2)).store(full<float, 2>(4.0f));     // nested: column 6, rows 1..2
+    y.at(3, 1).store(5.0f);                                     // a single element, from a literal
   });
   Buffer by = filled<float>(base48, -1.0f);
   interpret(g, by);
@@ -284,8 +279,7 @@ TEST(Views, AccumAccumulatesAcrossCalls) {
     y += x.load();
     y.at(ds(1, 2)) += x.at(ds(2, 2)).load();
   });
-  Buffer by = refx::testing::make_buffer<float>(Shape{4}, {1, 1, 1, 1}),
-         bx = refx::testing::make_buffer<float>(Shape{4}, {1, 2, 3, 4});
+  Buffer by = refx::testing::make_buffer<float>(Shape{4}, {1, 1, 1, 1}), bx = refx::testing::make_buffer<float>(Shape{4}, {1, 2, 3, 4});
   interpret(g, by, bx);
   // y = 1 + 2x, then y[1] += x[2], y[2] += x[3].
   EXPECT_TRUE(elements_match(contents<float>(by), std::vector<float>{3, 5 + 3, 7 + 4, 9}));
@@ -378,8 +372,7 @@ TEST(TracedStarts, LoopIndexAsIntegerIndexAndFixedSlice) {
     });
   });
   const auto xs = iota_data<std::int32_t>(32);
-  Buffer bx = make_buffer_fn<std::int32_t>(base48, [](std::int64_t i) { return i; }),
-         by = filled<std::int32_t>(base48, -1);
+  Buffer bx = make_buffer_fn<std::int32_t>(base48, [](std::int64_t i) { return i; }), by = filled<std::int32_t>(base48, -1);
   interpret(g, bx, by);
   std::vector<std::int32_t> want(32, -1);
   for (int i = 0; i < 4; ++i) {
@@ -409,12 +402,12 @@ TEST(TracedStarts, FromAScalarReadFromARef) {
     y.store(x.at(ds(o + 1, 3)).load());
   });
   for (std::int32_t o : {0, 2, 4}) {
-    Buffer bo = Buffer::scalar<std::int32_t>(o),
-           bx = make_buffer_fn<float>(Shape{8}, [](std::int64_t i) { return 10 * i; }), by(DType::f32, Shape{3});
+    Buffer bo = Buffer::scalar<std::int32_t>(o), bx = make_buffer_fn<float>(Shape{8}, [](std::int64_t i) { return 10 * i; }),
+           by(DType::f32, Shape{3});
     interpret(g, bo, bx, by);
-    EXPECT_TRUE(elements_match(contents<float>(by),
-                               std::vector<float>{10.0f * static_cast<float>(o + 1), 10.0f * static_cast<float>(o + 2),
-                                                  10.0f * static_cast<float>(o + 3)}))
+    EXPECT_TRUE(elements_match(contents<float>(by), std::vector<float>{10.0f * static_cast<float>(o + 1),
+                                                                        10.0f * static_cast<float>(o + 2),
+                                                                        10.0f * static_cast<float>(o + 3)}))
         << "offset " << o;
   }
 }
@@ -465,8 +458,7 @@ TEST(TracedStarts, MixedIndexTypesInNestedViews) {
   Graph g = trace([](VmemRef<float, 16> x, SmemRef<const std::int32_t> a, SmemRef<const std::int64_t> b) {
     x.at(ds(a.load(), 8)).at(ds(b.load(), 2)).store(1.0f);
   });
-  Buffer bx = filled<float>(Shape{16}, 0.0f), ba = Buffer::scalar<std::int32_t>(3),
-         bb = Buffer::scalar<std::int64_t>(2);
+  Buffer bx = filled<float>(Shape{16}, 0.0f), ba = Buffer::scalar<std::int32_t>(3), bb = Buffer::scalar<std::int64_t>(2);
   interpret(g, bx, ba, bb);
   std::vector<float> want(16, 0.0f);
   want[5] = want[6] = 1.0f;
@@ -505,8 +497,7 @@ TEST(Bounds, DynamicOutOfBoundsStartIsARuntimeError) {
   int line = 0;
   Graph g = trace([&](VmemRef<const float, 8> x, VmemRef<float, 4> y) {
     fori_loop(0, 3, [&](Scalar<std::int32_t> i) {
-      line = __LINE__;
-      y.store(x.at(ds(i * 3, 4)).load());  // i = 2: 6..9
+      line = __LINE__; y.store(x.at(ds(i * 3, 4)).load());  // i = 2: 6..9
     });
   });
   Buffer bx = filled<float>(Shape{8}, 1.0f), by(DType::f32, Shape{4});
@@ -516,8 +507,7 @@ TEST(Bounds, DynamicOutOfBoundsStartIsARuntimeError) {
 
 TEST(Bounds, DynamicOutOfBoundsIntegerIndexAndNegativeStart) {
   Graph g = trace([](SmemRef<const std::int32_t> k, VmemRef<float, 4, 8> y) { y.at(k.load()).store(1.0f); });
-  Graph h =
-      trace([](SmemRef<const std::int32_t> k, VmemRef<float, 4, 8> y) { y.at(all, ds(k.load(), 2)).store(1.0f); });
+  Graph h = trace([](SmemRef<const std::int32_t> k, VmemRef<float, 4, 8> y) { y.at(all, ds(k.load(), 2)).store(1.0f); });
   Buffer by(DType::f32, base48);
   for (std::int32_t bad : {4, 100, -1}) {
     Buffer bk = Buffer::scalar<std::int32_t>(bad);
@@ -534,7 +524,9 @@ TEST(Bounds, DynamicOutOfBoundsIntegerIndexAndNegativeStart) {
 }
 
 TEST(Bounds, StaticOutOfBoundsSlicesAreTraceErrors) {
-  auto use = [](auto make) { return [make] { trace([&](VmemRef<float, 8> x) { make(x).store(0.0f); }); }; };
+  auto use = [](auto make) {
+    return [make] { trace([&](VmemRef<float, 8> x) { make(x).store(0.0f); }); };
+  };
   EXPECT_TRUE(throws_with<TraceError>(use([](auto x) { return x.at(ds(6, 4)); }), {"out of bounds", "6..9", "size 8"}));
   EXPECT_TRUE(throws_with<TraceError>(use([](auto x) { return x.at(ds(2, 4, 2)); }), {"out of bounds", "2..8"}));
   EXPECT_TRUE(throws_with<TraceError>(use([](auto x) { return x.at(ds(-1, 2)); }), {"out of bounds"}));
@@ -583,8 +575,9 @@ TEST(Bounds, DynamicStartInsideItsParentViewWritesThere) {
 TEST(Bounds, DynamicStartEscapingAStridedParentIsARuntimeError) {
   // The strided parent y[0], y[2], y[4]; i = 2 covers its [2..3], and [3]
   // would be y[6]: inside y, outside the parent.
-  Graph g = trace(
-      [](SmemRef<const std::int32_t> k, VmemRef<float, 8> y) { y.at(ds(0, 3, 2)).at(ds(k.load(), 2)).store(2.0f); });
+  Graph g = trace([](SmemRef<const std::int32_t> k, VmemRef<float, 8> y) {
+    y.at(ds(0, 3, 2)).at(ds(k.load(), 2)).store(2.0f);
+  });
   Buffer bk = Buffer::scalar<std::int32_t>(2), by = filled<float>(Shape{8}, 0.0f);
   EXPECT_TRUE(throws_with<RuntimeError>([&] { interpret(g, bk, by); }, {"out of bounds", "size 3"}));
   EXPECT_EQ(contents<float>(by), std::vector<float>(8, 0.0f));
