@@ -10,10 +10,10 @@
 // no copy in flight, and some device parked).
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -50,7 +50,11 @@ class DeviceScheduler {
   /// runner tasks drain the ready queue (see push_locked).
   void set_max_runners(int n) noexcept { max_runners_ = n; }
   /// `n` device slots, all absent until hosted.
-  void resize(std::int32_t n) { slots_.assign(static_cast<std::size_t>(n), Slot{}); }
+  void resize(std::int32_t n) {
+    slots_.assign(static_cast<std::size_t>(n), Slot{});
+    ready_head_ = ready_tail_ = -1;
+    ready_count_ = 0;
+  }
   void host(std::int32_t d) { slot(d).state = DeviceState::queued; }
   void unhost_all() {
     for (Slot& s : slots_) s = Slot{};
@@ -93,7 +97,7 @@ class DeviceScheduler {
   // With at most one device per worker, every run of a device is its own pool
   // task (as with shuffled scheduling, for testing, where the pool's random
   // order picks). With more devices than workers, queued devices wait in
-  // ready_ and a runner task runs them one after another, so a device queued
+  // the ready queue and a runner task runs them one after another, so a device queued
   // while a runner is busy costs no pool hand-off and no thread wake-up.
   // Small programs (no loops, no host effects, little data:
   // RuntimeOptions::single_worker_bytes) have one runner at a time whatever
@@ -104,8 +108,8 @@ class DeviceScheduler {
       pool_.push([self = owner_.shared_from_this(), d] { self->run_device(d); });
       return;
     }
-    ready_.push_back(d);
-    if (runners_ == 0 || (ready_.size() > 1 && runners_ < max_runners_)) {
+    enqueue_ready_locked(d);
+    if (runners_ == 0 || (ready_count_ > 1 && runners_ < max_runners_)) {
       ++runners_;
       pool_.push([self = owner_.shared_from_this()] { self->scheduler().run_ready(); });
     }
@@ -114,9 +118,8 @@ class DeviceScheduler {
   /// A runner: runs the devices in the ready queue until there are none.
   void run_ready() {
     std::unique_lock lock(mutex_);
-    while (!ready_.empty()) {
-      const std::int32_t d = ready_.front();
-      ready_.pop_front();
+    while (ready_head_ >= 0) {
+      const std::int32_t d = dequeue_ready_locked();
       lock.unlock();
       owner_.run_device(d);
       lock.lock();
@@ -202,10 +205,27 @@ class DeviceScheduler {
   struct Slot {
     DeviceState state = DeviceState::absent;
     bool wake_pending = false;
+    std::int32_t next_ready = -1;  // the ready queue is threaded through the slots
     Park park;
   };
   Slot& slot(std::int32_t d) { return slots_[static_cast<std::size_t>(d)]; }
   const Slot& slot(std::int32_t d) const { return slots_[static_cast<std::size_t>(d)]; }
+  // The ready queue, FIFO, without allocation: a device is in it at most
+  // once (it is queued only from absent, running or parked, never while
+  // queued), so one link per slot suffices.
+  void enqueue_ready_locked(std::int32_t d) {
+    if (ready_tail_ >= 0) slot(ready_tail_).next_ready = d;
+    else ready_head_ = d;
+    ready_tail_ = d;
+    ++ready_count_;
+  }
+  std::int32_t dequeue_ready_locked() {
+    const std::int32_t d = ready_head_;
+    ready_head_ = std::exchange(slot(d).next_ready, -1);
+    if (ready_head_ < 0) ready_tail_ = -1;
+    --ready_count_;
+    return d;
+  }
   void requeue_locked(std::int32_t d) {
     slot(d).state = DeviceState::queued;
     --parked_;
@@ -219,8 +239,9 @@ class DeviceScheduler {
   LaunchStats& stats_;  // parks and wake-ups (the owner's, under mutex_)
   mutable std::mutex mutex_;
   std::vector<Slot> slots_;
-  std::deque<std::int32_t> ready_;  // queued devices, in order (see push_locked)
-  int runners_ = 0;                 // run_ready tasks queued or running
+  std::int32_t ready_head_ = -1, ready_tail_ = -1;  // queued devices, in order (see push_locked)
+  int ready_count_ = 0;
+  int runners_ = 0;  // run_ready tasks queued or running
   int max_runners_ = 0;
   int active_ = 0;  // devices queued or running
   int parked_ = 0;

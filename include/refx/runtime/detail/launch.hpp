@@ -35,7 +35,7 @@ namespace refx::detail {
 
 class Launch final : public std::enable_shared_from_this<Launch>, public transport::Receiver {
  public:
-  Launch(LaunchRequest request, LaunchContext context);
+  Launch(LaunchRequest&& request, LaunchContext&& context);
 
   /// Its place in the dispatch order (before start; the Runtime's lock is held).
   void dispatched(LaunchDispatch d) noexcept { dispatch_ = std::move(d); }

@@ -8,7 +8,7 @@
 
 namespace refx::detail {
 
-inline Launch::Launch(LaunchRequest request, LaunchContext context)
+inline Launch::Launch(LaunchRequest&& request, LaunchContext&& context)
     : req_(std::move(request)),
       ctx_(std::move(context)),
       host_(*ctx_.host),
