@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Runs refx's collectives next to OpenMPI (btl self,vader + cma) and the
-# hand-written std::thread ring, measures the machine's copy (dst = src) and
-# read-add-write (dst += src) rates on 2 threads (the floor of each
-# collective: docs/performance.md), and prints one markdown comparison with
-# ratios (written to $OUT/summary.md).
+# hand-written std::thread ring, measures the machine's rates on 2 threads
+# for the two kinds of traffic the collectives do, copy (dst = src) and
+# read-add-write (dst += src), each also by a kernel that does only its least
+# part (write dst; update dst in place), sampled before every program and
+# after the last, and prints one markdown comparison with ratios and each
+# collective's floor (docs/performance.md, "The floor"; written to
+# $OUT/summary.md).
 #
 # Every program runs twice per cell: "warm" (the same buffers every call, as
 # the peers and MPI's own suites do) and "cold" (every call takes the next
@@ -48,12 +51,14 @@ PEERS=$OUT/peers
 
 # One cell's programs, each writing into the cell's directory $cell, once
 # warm ($pool = 0, files *.csv/json) and once cold ($pool = POOL_BYTES,
-# files cold-*). The rate kernels stream a working set of the size of the
-# collective's buffers, all devices together: N x size, 2 threads x (source
-# + destination) of N x size / 4 each.
+# files cold-*). The rate kernels work on at most the collective's
+# footprint, all devices together: 2 threads x (source + destination) of
+# N x size / 4 each; every call appends its samples to the cell's
+# membw.csv, and the summary takes the fastest.
 run_membw() {
   local per=$((n * BYTES[$size] / 4))
-  (cd "$PEERS" && build/membw --sizes "$per" --threads 2 --samples 7 --kernels memcpy,copy,acc --pool-bytes "$pool" --csv "$cell/${tag}membw.csv" > /dev/null)
+  (cd "$PEERS" && build/membw --sizes "$per" --threads 2 --samples 5 --kernels memcpy,copy,fill,memset,acc,inc \
+    --pool-bytes "$pool" --csv "$cell/${tag}membw.csv" > /dev/null)
 }
 run_mpi() {
   (cd "$PEERS" && CSV=$cell/${tag}peers.csv scripts/run_mpi.sh openmpi "$n" --sizes "$size" --budget "$BUDGET" --min-iters 5 \
@@ -83,8 +88,10 @@ for ((round = 1; round <= ROUNDS; ++round)); do
         [[ -n $tag ]] && pool=$POOL_BYTES
         echo "suite,impl,config,N,op,size_bytes,iters,t_med_s,t_min_s,t_max_s,algbw_gbps,busbw_gbps,busbw_best_gbps,check" > "$cell/${tag}peers.csv"
         echo "suite,kernel,size_bytes,threads,t_med_s,t_min_s,t_max_s,gbps_med,gbps_min,gbps_max,inner_reps" > "$cell/${tag}membw.csv"
+        # The rates are sampled between the programs (before each, and after
+        # the last), so a limit is not taken at a slower moment than the runs.
         run_membw
-        for ((k = 0; k < ${#programs[@]}; ++k)); do "${programs[(k + round) % ${#programs[@]}]}"; done
+        for ((k = 0; k < ${#programs[@]}; ++k)); do "${programs[(k + round) % ${#programs[@]}]}"; run_membw; done
       done
     done
   done

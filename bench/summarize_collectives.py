@@ -14,13 +14,17 @@ size (one per round) and, with several rounds, the range of its ratios.
 
 The floor (docs/performance.md, "The floor"): a collective must move, per
 device, C bytes by copying (dst = src) and A bytes by read-add-write (dst +=
-src, the source read from the peer where it lies); over all N devices that is
-N*C bytes at the machine's 2-thread copy rate Rc and N*A bytes at its
-read-add-write rate Ra, both measured in the same cell on a working set of
-the collective's size (each rate: the fastest of 7 samples; Rc the better
-of glibc's memcpy and a plain vector loop). floor = N*C/Rc + N*A/Ra; roofline % = floor / refx's
-best time, at most 100% unless a rate was measured below what the machine
-can do.
+src); over all N devices that is N*C bytes at a copy rate Rc and N*A bytes
+at a read-add-write rate Ra. A limit must hold wherever the source lies
+(collectives often read what a peer has just written, from cache), so each
+rate is that of the fastest kernel doing at most the least work of its kind:
+Rc the best of a write-only fill (the loop and glibc's memset) and the
+copies (glibc's memcpy and a loop); Ra the best of an in-place update (dst
++= constant) and dst += src. Each is the fastest sample of every membw run
+in the cell (one before each program and one after the last), on a working
+set no larger than the collective's. floor = N*C/Rc + N*A/Ra; roofline % =
+floor / refx's best time, at most 100% by construction: a row above it would
+mean the model is wrong.
 """
 import collections
 import csv
@@ -31,11 +35,15 @@ import sys
 
 # One round's measurement of a row: refx out of place (t, bus), in place (t,
 # bus) or None, OpenMPI's (t, bus) or None, the best thread ring's (t, bus,
-# variant) or None, the cell's rates ({"memcpy": GB/s, "acc": GB/s}), the
+# variant) or None, the cell's rates ({"copy": GB/s, "acc": GB/s}), the
 # floor's fraction of refx's best time, the most busbw out of place that the
 # round shows reachable, and the floor's fraction of the ring's time.
 Meas = collections.namedtuple("Meas", "t bus inp mpi ring rate roof reach ring_roof")
 OPS = {"BM_AllReduce": "allreduce", "BM_AllGather": "allgather", "BM_ReduceScatter": "reduce_scatter"}
+# The membw kernels that bound each kind of traffic: each does at most the
+# least work of its kind (a copy writes its destination; a read-add-write
+# updates it in place).
+KINDS = {"copy": ("fill", "memset", "memcpy", "copy"), "acc": ("inc", "acc")}
 
 
 def human(b):
@@ -60,7 +68,7 @@ def minimum_bytes(op, n, m):
 def floor_seconds(op, n, m, rates):
     """The least time all N devices' minimum traffic takes at the cell's rates."""
     c, a = minimum_bytes(op, n, m)
-    return n * c / (rates["memcpy"] * 1e9) + n * a / (rates["acc"] * 1e9)
+    return n * c / (rates["copy"] * 1e9) + n * a / (rates["acc"] * 1e9)
 
 
 def measure(cell, tag=""):
@@ -78,12 +86,13 @@ def measure(cell, tag=""):
                 if key not in ring or bus > ring[key][1]:
                     ring[key] = (t, bus, f'{r["impl"]}/{r["config"]}')
     with open(os.path.join(cell, tag + "membw.csv")) as f:
-        # Payload rates (GB/s, both threads together) of dst = src and dst += src.
-        # The fastest sample, not the median: a limit must not be beaten by a
-        # collective that ran in a quieter moment of the same cell.
-        rates = {r["kernel"]: float(r["gbps_max"]) for r in csv.DictReader(f) if r["kernel"] in ("memcpy", "copy", "acc")}
-        # The copy rate is the better of glibc's memcpy and a plain vector loop.
-        rates["memcpy"] = max(rates.get("memcpy", 0), rates.pop("copy", 0))
+        # Destination bytes per second, both threads together: the fastest
+        # sample of every run in the cell, so that a collective that ran in a
+        # quieter moment of the cell cannot beat its limit.
+        rates = {}
+        for r in csv.DictReader(f):
+            for kind in (k for k, kernels in KINDS.items() if r["kernel"] in kernels):
+                rates[kind] = max(rates.get(kind, 0.0), float(r["gbps_max"]))
     refx = {}
     with open(os.path.join(cell, tag + "refx.json")) as f:
         for b in json.load(f)["benchmarks"]:
@@ -161,8 +170,8 @@ def main():
         for r in rows:
             rates[(r.n, r.size)] += [m.rate for m in r.rounds]
         if rates:
-            print(f"{name} rates, GB/s moved (both threads), dst = src / dst += src, on a working set of N x size: " +
-                  ", ".join(f"N = {n} {human(s)} {statistics.median(x['memcpy'] for x in g):.1f} / "
+            print(f"{name} rates, GB/s of destination (both threads), copy / read-add-write, on a working set of N x size: " +
+                  ", ".join(f"N = {n} {human(s)} {statistics.median(x['copy'] for x in g):.1f} / "
                             f"{statistics.median(x['acc'] for x in g):.1f}" for (n, s), g in sorted(rates.items())) + "\n")
     for op in OPS.values():
         print(f"#### {op}: busbw GB/s (median time per op); refx = the better of in place and out of place\n")
