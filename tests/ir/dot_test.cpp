@@ -24,10 +24,7 @@
 #include "support/testing.hpp"
 
 using namespace refx;
-using refx::testing::contents;
-using refx::testing::make_buffer;
-using refx::testing::make_buffer_fn;
-using refx::testing::throws_with;
+using namespace refx::testing;
 
 namespace {
 
@@ -112,20 +109,15 @@ void check_small_integers() {
 
 // Shapes: 1x1x1; below Eigen's coefficient-wise threshold; non-square ones
 // through Eigen's blocked GEMM kernel.
-TYPED_TEST(DotTyped, SmallIntegersAreExact) {
-  using T = TypeParam;
-  check_small_integers<T, 1, 1, 1, false>();
-  check_small_integers<T, 3, 5, 4, false>();
-  check_small_integers<T, 17, 33, 9, false>();
-  check_small_integers<T, 40, 24, 56, false>();
+template <class T, bool TransB>
+void check_small_integers_at_each_shape() {
+  check_small_integers<T, 1, 1, 1, TransB>();
+  check_small_integers<T, 3, 5, 4, TransB>();
+  check_small_integers<T, 17, 33, 9, TransB>();
+  check_small_integers<T, 40, 24, 56, TransB>();
 }
-TYPED_TEST(DotTyped, TransBSmallIntegersAreExact) {
-  using T = TypeParam;
-  check_small_integers<T, 1, 1, 1, true>();
-  check_small_integers<T, 3, 5, 4, true>();
-  check_small_integers<T, 17, 33, 9, true>();
-  check_small_integers<T, 40, 24, 56, true>();
-}
+TYPED_TEST(DotTyped, SmallIntegersAreExact) { check_small_integers_at_each_shape<TypeParam, false>(); }
+TYPED_TEST(DotTyped, TransBSmallIntegersAreExact) { check_small_integers_at_each_shape<TypeParam, true>(); }
 
 template <class T, std::int64_t M, std::int64_t K, std::int64_t Nn, bool TransB>
 void check_fractional() {

@@ -15,6 +15,7 @@
 #include <random>
 
 #include "support/graph_testing.hpp"
+#include "support/program_generator.hpp"
 #include <refx/ir/interpret.hpp>
 #include <refx/ir/eval.hpp>
 #include <refx/passes/pipeline.hpp>
@@ -52,10 +53,10 @@ class LazyCopies final : public ExecEnv {
   std::vector<Pending> pending_;
 };
 
-class Generator {
+class Generator : refx::testing::ProgramGenerator<Generator> {
  public:
   Generator(std::uint32_t seed, std::vector<Full> refs, DmaSemaphores<2> dma, RegularSemaphores<2> reg)
-      : rng_(seed), refs_(std::move(refs)), dma_(dma), reg_(reg) {}
+      : ProgramGenerator(seed, reg), refs_(std::move(refs)), dma_(dma) {}
 
   void program() {
     const int n = between(8, 40);
@@ -64,14 +65,12 @@ class Generator {
   }
 
  private:
+  friend ProgramGenerator;
   struct Flight {
     AsyncCopy copy;
     Region src, dst;
     int src_ref, dst_ref, sem, frame;
   };
-
-  int between(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
-  bool coin(int percent) { return between(0, 99) < percent; }
 
   bool blocked(int r) const {
     for (const Flight& f : flights_)
@@ -108,17 +107,9 @@ class Generator {
       return region(free_ref(), h, w).load();
     }
     const Val a = expr(h, w, budget - 1);
-    switch (between(0, 8)) {
-      case 0: return a + expr(h, w, budget - 1);
-      case 1: return a - expr(h, w, budget - 1);
-      case 2: return a * expr(h, w, budget - 1);
-      case 3: return max(a, expr(h, w, budget - 1));
-      case 4: return min(a, expr(h, w, budget - 1));
-      case 5: return -a;
-      case 6: return abs(a);
-      case 7: return select(a > expr(h, w, budget - 1), a, expr(h, w, budget - 1));
-      default: return a * full<float>(shape, 0.75f) + full<float>(shape, 1.0f);
-    }
+    return combine(
+        a, [&] { return expr(h, w, budget - 1); },
+        [&](const Val& x) { return x * full<float>(shape, 0.75f) + full<float>(shape, 1.0f); });
   }
 
   void compute() {
@@ -150,59 +141,23 @@ class Generator {
     flights_.erase(flights_.begin() + static_cast<std::ptrdiff_t>(k));
   }
 
-  void signal() {
-    const int k = between(0, 1), inc = between(1, 3);
-    semaphore_signal(reg_.at(k), inc);
-    pending_[static_cast<std::size_t>(depth_)][static_cast<std::size_t>(k)] += inc;
-  }
-  void wait_signals(bool all) {
-    auto& p = pending_[static_cast<std::size_t>(depth_)];
-    for (int k = 0; k < 2; ++k) {
-      const int have = p[static_cast<std::size_t>(k)];
-      if (have == 0) continue;
-      const int v = all ? have : between(1, have);
-      semaphore_wait(reg_.at(k), v);
-      p[static_cast<std::size_t>(k)] -= v;
-    }
-  }
-
   void nested(bool loop) {
     const int lo = between(0, 2), hi = lo + between(1, 3);
     const int frame = ++frames_;
-    const auto body = [&] {
-      ++depth_;
-      pending_[static_cast<std::size_t>(depth_)] = {0, 0};
-      const int n = between(1, 5);
-      for (int k = 0; k < n; ++k) statement(frame);
-      drain(frame);
-      --depth_;
-    };
+    const auto body = [&] { block(frame); };
     if (!loop) {
       when(*loop_ % 2 == 0, body);
       return;
     }
-    auto saved = loop_;
-    const int saved_hi = loop_hi_;
-    fori_loop(lo, hi, [&](Scalar<std::int32_t> i) {
-      loop_ = i;
-      loop_hi_ = hi;
-      body();
-    });
-    loop_ = saved;
-    loop_hi_ = saved_hi;
+    in_loop(lo, hi, body);
   }
 
   void statement(int frame) {
     const int kind = between(0, 99);
     if (kind < 40) compute();
     else if (kind < 55) start_copy(frame);
-    else if (kind < 65) {
-      for (std::size_t k = 0; k < flights_.size(); ++k)
-        if (flights_[k].frame == frame) {
-          wait_copy(k);
-          break;
-        }
-    } else if (kind < 75) signal();
+    else if (kind < 65) wait_oldest(flights_, frame, [&](std::size_t k) { wait_copy(k); });
+    else if (kind < 75) signal();
     else if (kind < 83) wait_signals(false);
     else if (kind < 95 && depth_ < 2) nested(true);
     else if (loop_ && depth_ < 2) nested(false);
@@ -211,19 +166,13 @@ class Generator {
 
   // Everything a block started is waited before it ends.
   void drain(int frame) {
-    for (std::size_t k = flights_.size(); k-- > 0;)
-      if (flights_[k].frame == frame) wait_copy(k);
+    wait_all(flights_, frame, [&](std::size_t k) { wait_copy(k); });
     wait_signals(true);
   }
 
-  std::mt19937 rng_;
   std::vector<Full> refs_;
   DmaSemaphores<2> dma_;
-  RegularSemaphores<2> reg_;
   std::vector<Flight> flights_;
-  std::array<std::array<int, 2>, 4> pending_{};
-  std::optional<Scalar<std::int32_t>> loop_;
-  int loop_hi_ = 0, depth_ = 0, frames_ = 0;
 };
 
 Graph random_program(std::uint32_t seed) {

@@ -17,11 +17,8 @@
 #include <refx/runtime/runtime.hpp>
 
 using namespace refx;
-using refx::testing::contents;
-using refx::testing::make_buffer_fn;
-using refx::graph_testing::fused_matches_unfused;
-using refx::graph_testing::no_fusion;
-using refx::graph_testing::same_bits;
+using namespace refx::testing;
+using namespace refx::graph_testing;
 
 namespace {
 
@@ -29,7 +26,6 @@ constexpr float inf = std::numeric_limits<float>::infinity();
 constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
 
 
-using refx::graph_testing::live_ops;
 std::size_t loads_in(const Graph& g) { return live_ops(g, "load"); }
 
 float host_max(const std::vector<float>& v, std::size_t from, std::size_t n, std::size_t step) {

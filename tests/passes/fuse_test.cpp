@@ -12,12 +12,8 @@
 #include <refx/passes/pipeline.hpp>
 
 using namespace refx;
-using refx::testing::contents;
-using refx::testing::count_ops;
-using refx::testing::make_buffer_fn;
-using refx::graph_testing::fused_matches_unfused;
-using refx::graph_testing::no_fusion;
-using refx::graph_testing::same_bits;
+using namespace refx::testing;
+using namespace refx::graph_testing;
 
 namespace {
 

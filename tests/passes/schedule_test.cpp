@@ -22,10 +22,12 @@ namespace {
 
 const Mesh ring2{{"x", 2}};
 
-passes::Options only_schedule() {
+/// `g` after the pass pipeline with fusion off (each op scheduled on its own), as text.
+std::string scheduled(Graph& g) {
   passes::Options o;
   o.fuse = false;
-  return o;
+  passes::run_pipeline(g, o);
+  return to_text(g);
 }
 
 std::size_t at(const std::string& text, const std::string& needle) {
@@ -57,8 +59,7 @@ TEST(Schedule, ComputeWrittenAfterAWaitMovesBetweenStartAndWait) {
   Graph g = trace_for(ring2, overlap_kernel);
   const std::string before = to_text(g);
   EXPECT_LT(at(before, "dma_wait[desc=0 recv]"), at(before, "exp"));
-  passes::run_pipeline(g, only_schedule());
-  const std::string after = to_text(g);
+  const std::string after = scheduled(g);
   EXPECT_LT(at(after, "dma_start"), at(after, "exp")) << after;
   EXPECT_LT(at(after, "exp"), at(after, "dma_wait[desc=0 send]")) << after;
   EXPECT_LT(at(after, "d[...] <-"), at(after, "dma_wait[desc=0 send]")) << after;  // b prints as d
@@ -95,8 +96,7 @@ TEST(Schedule, ConsumersOfTheCopyStayAfterItsWait) {
       w.store(full<float, 64>(3.0f));
     });
   });
-  passes::run_pipeline(g, only_schedule());
-  const std::string text = to_text(g);
+  const std::string text = scheduled(g);
   EXPECT_LT(at(text, "dma_wait"), at(text, "add")) << text;
   EXPECT_LT(at(text, "dma_wait"), at(text, "a[...] <-")) << text;  // x is printed as `a`
 }
@@ -110,8 +110,7 @@ TEST(Schedule, StartsMoveAheadOfIndependentCompute) {
       c.wait();
     });
   });
-  passes::run_pipeline(g, only_schedule());
-  const std::string text = to_text(g);
+  const std::string text = scheduled(g);
   EXPECT_LT(at(text, "dma_start"), at(text, "exp")) << text;
   EXPECT_LT(at(text, "exp"), at(text, "dma_wait")) << text;
 }
@@ -126,8 +125,7 @@ TEST(Schedule, WhatAStartNeedsComesEarlyWithIt) {
       c.wait();
     });
   });
-  passes::run_pipeline(g, only_schedule());
-  const std::string text = to_text(g);
+  const std::string text = scheduled(g);
   EXPECT_LT(at(text, "mul"), at(text, "dma_start")) << text;
   EXPECT_LT(at(text, "dma_start"), at(text, "exp")) << text;
 }
@@ -144,8 +142,7 @@ TEST(Schedule, ProtocolOpsKeepTheirOrder) {
       c.wait();
     });
   });
-  passes::run_pipeline(g, only_schedule());
-  const std::string text = to_text(g);
+  const std::string text = scheduled(g);
   EXPECT_LT(at(text, "semaphore_signal"), at(text, "semaphore_wait")) << text;
   EXPECT_LT(at(text, "semaphore_wait"), at(text, "dma_start")) << text;
   EXPECT_LT(at(text, "dma_start"), at(text, "dma_wait[desc=0 send]")) << text;
@@ -162,8 +159,7 @@ TEST(Schedule, SchedulesInsideLoopBodies) {
       });
     });
   });
-  passes::run_pipeline(g, only_schedule());
-  const std::string text = to_text(g);
+  const std::string text = scheduled(g);
   EXPECT_LT(at(text, "dma_start"), at(text, "exp")) << text;
   EXPECT_LT(at(text, "exp"), at(text, "dma_wait")) << text;
 }
@@ -287,8 +283,7 @@ TEST(Schedule, NothingMovesAcrossAnOptimizationBarrier) {
       c.wait();
     });
   });
-  passes::run_pipeline(g, only_schedule());
-  const std::string text = to_text(g);
+  const std::string text = scheduled(g);
   EXPECT_LT(at(text, "exp"), at(text, "optimization_barrier")) << text;
   EXPECT_LT(at(text, "optimization_barrier"), at(text, "dma_start")) << text;
   EXPECT_EQ(refx::testing::count_ops(g, "optimization_barrier"), 1u);  // kept by DCE

@@ -4,7 +4,8 @@
 //
 // A program is a kernel over a 1-D or 2-D mesh whose body is driven by a
 // seeded generator while it is traced (as in tests/passes/differential_test.cpp,
-// whose single-device generator this extends to a mesh):
+// whose single-device generator this extends to a mesh; what the two share is
+// tests/support/program_generator.hpp):
 //
 //  - compute: elementwise expressions over random regions (strided, at
 //    static, loop-index or device-dependent offsets) of seven buffers (two
@@ -54,6 +55,7 @@
 #include <refx/passes/pipeline.hpp>
 
 #include "reliability/reliability_testing.hpp"
+#include "support/program_generator.hpp"
 
 namespace refx::testing::spmd {
 
@@ -215,7 +217,12 @@ T input_value(const Spec& s, int d, int k, std::int64_t i) {
 // ---------------------------------------------------------------- the generator
 
 template <class T>
-class Generator {
+class Generator : testing::ProgramGenerator<Generator<T>> {
+  using Base = testing::ProgramGenerator<Generator<T>>;
+  friend Base;
+  using Base::between, Base::coin, Base::signal, Base::wait_signals, Base::block, Base::in_loop, Base::wait_oldest,
+      Base::wait_all, Base::combine, Base::rng_, Base::loop_, Base::loop_hi_, Base::depth_, Base::frames_;
+
  public:
   struct Sems {
     DmaSemaphores<2> ldma;
@@ -225,7 +232,7 @@ class Generator {
   };
 
   Generator(const Spec& spec, std::vector<CBuf<T>> inputs, std::vector<Buf<T>> writable, Sems sems)
-      : spec_(spec), mesh_(spec.mesh()), rng_(spec.seed), sems_(sems) {
+      : Base(spec.seed, sems.lreg), spec_(spec), mesh_(spec.mesh()), sems_(sems) {
     for (const auto& r : inputs) read_.push_back(r);
     for (const auto& r : writable) {
       read_.push_back(r);
@@ -271,9 +278,6 @@ class Generator {
     int src_ref, dst_ref, slot, frame;
     bool send_pending = true, recv_pending = true;
   };
-
-  int between(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
-  bool coin(int percent) { return between(0, 99) < percent; }
 
   // ---- which buffers may be touched
   bool being_written(int r) const {  // a copy lands in it
@@ -360,19 +364,12 @@ class Generator {
   Val<T> expr(std::int64_t h, std::int64_t w, int budget) {
     if (budget <= 0 || coin(25)) return leaf(h, w);
     const Val<T> a = expr(h, w, budget - 1);
-    switch (between(0, 8)) {
-      case 0: return a + expr(h, w, budget - 1);
-      case 1: return a - expr(h, w, budget - 1);
-      case 2: return a * expr(h, w, budget - 1);
-      case 3: return max(a, expr(h, w, budget - 1));
-      case 4: return min(a, expr(h, w, budget - 1));
-      case 5: return -a;
-      case 6: return abs(a);
-      case 7: return select(a > expr(h, w, budget - 1), a, expr(h, w, budget - 1));
-      default:
-        if constexpr (refx::is_floating_v<T>) return a * T(0.75) + T(1);
-        else return a * T(3) + T(1);
-    }
+    return combine(
+        a, [&] { return expr(h, w, budget - 1); },
+        [](const Val<T>& x) {
+          if constexpr (refx::is_floating_v<T>) return x * T(0.75) + T(1);
+          else return x * T(3) + T(1);
+        });
   }
 
   // ---- statements
@@ -540,22 +537,6 @@ class Generator {
     semaphore_wait(b, n_);
   }
 
-  void signal() {
-    const int k = between(0, 1), inc = between(1, 3);
-    semaphore_signal(sems_.lreg.at(k), inc);
-    pending_[static_cast<std::size_t>(depth_)][static_cast<std::size_t>(k)] += inc;
-  }
-  void wait_signals(bool all) {
-    auto& p = pending_[static_cast<std::size_t>(depth_)];
-    for (int k = 0; k < 2; ++k) {
-      const int have = p[static_cast<std::size_t>(k)];
-      if (have == 0) continue;
-      const int v = all ? have : between(1, have);
-      semaphore_wait(sems_.lreg.at(k), v);
-      p[static_cast<std::size_t>(k)] -= v;
-    }
-  }
-
   void effect() {
     const int site = sites_++;
     const bool ordered = coin(60);
@@ -599,14 +580,7 @@ class Generator {
     const int lo = between(0, 2), hi = lo + between(1, 3);
     const int frame = ++frames_;
     const bool was_uniform = uniform_;
-    const auto body = [&] {
-      ++depth_;
-      pending_[static_cast<std::size_t>(depth_)] = {0, 0};
-      const int n = between(1, 5);
-      for (int k = 0; k < n; ++k) statement(frame);
-      drain(frame);
-      --depth_;
-    };
+    const auto body = [&] { block(frame); };
     if (kind == 1) {  // when on the loop index: the same on every device
       when(*loop_ % 2 == 0, body);
       return;
@@ -619,15 +593,7 @@ class Generator {
       uniform_ = was_uniform;
       return;
     }
-    auto saved = loop_;
-    const int saved_hi = loop_hi_;
-    fori_loop(lo, hi, [&](Scalar<std::int32_t> i) {
-      loop_ = i;
-      loop_hi_ = hi;
-      body();
-    });
-    loop_ = saved;
-    loop_hi_ = saved_hi;
+    in_loop(lo, hi, body);
   }
 
   void statement(int frame) {
@@ -635,20 +601,10 @@ class Generator {
     const int kind = between(0, 99);
     if (kind < 28) compute();
     else if (kind < 36) start_local(frame);
-    else if (kind < 42) {
-      for (std::size_t k = 0; k < locals_.size(); ++k)
-        if (locals_[k].frame == frame) {
-          wait_local(k);
-          break;
-        }
-    } else if (kind < 54) start_remote(frame);
-    else if (kind < 60) {
-      for (std::size_t k = 0; k < remotes_.size(); ++k)
-        if (remotes_[k].frame == frame) {
-          wait_remote(k, false);
-          break;
-        }
-    } else if (kind < 65) signal();
+    else if (kind < 42) wait_oldest(locals_, frame, [&](std::size_t k) { wait_local(k); });
+    else if (kind < 54) start_remote(frame);
+    else if (kind < 60) wait_oldest(remotes_, frame, [&](std::size_t k) { wait_remote(k, false); });
+    else if (kind < 65) signal();
     else if (kind < 69) wait_signals(false);
     else if (kind < 72) barrier();
     else if (kind < 75) collective();
@@ -662,16 +618,13 @@ class Generator {
 
   /// Everything a block started is waited before it ends.
   void drain(int frame) {
-    for (std::size_t k = locals_.size(); k-- > 0;)
-      if (locals_[k].frame == frame) wait_local(k);
-    for (std::size_t k = remotes_.size(); k-- > 0;)
-      if (remotes_[k].frame == frame) wait_remote(k, true);
+    wait_all(locals_, frame, [&](std::size_t k) { wait_local(k); });
+    wait_all(remotes_, frame, [&](std::size_t k) { wait_remote(k, true); });
     wait_signals(true);
   }
 
   const Spec& spec_;
   Mesh mesh_;
-  std::mt19937 rng_;
   Sems sems_;
   std::vector<CBuf<T>> read_;   // inputs, then the writable buffers
   std::vector<Buf<T>> write_;   // read_[kInputs + k] == write_[k]
@@ -680,9 +633,7 @@ class Generator {
   std::optional<Scalar<std::int32_t>> ix_, iy_;
   std::vector<Local> locals_;
   std::vector<Remote> remotes_;
-  std::array<std::array<int, 2>, 4> pending_{};
-  std::optional<Scalar<std::int32_t>> loop_;
-  int loop_hi_ = 0, depth_ = 0, frames_ = 0, slot_ = 0, sites_ = 0, collectives_ = 0;
+  int slot_ = 0, sites_ = 0, collectives_ = 0;
   bool uniform_ = true;
 };
 

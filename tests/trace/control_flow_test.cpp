@@ -15,12 +15,7 @@
 #include "support/testing.hpp"
 
 using namespace refx;
-using refx::testing::contents;
-using refx::testing::count_ops;
-using refx::testing::elements_match;
-using refx::testing::filled;
-using refx::testing::make_buffer;
-using refx::testing::make_buffer_fn;
+using namespace refx::testing;
 
 namespace {
 

@@ -12,14 +12,11 @@
 #include <refx/refx.hpp>
 #include <refx/ir/interpret.hpp>
 
+#include "support/interpret_testing.hpp"
 #include "support/testing.hpp"
 
 using namespace refx;
-using refx::testing::contents;
-using refx::testing::elements_match;
-using refx::testing::make_buffer;
-using refx::testing::make_buffer_fn;
-using refx::testing::throws_with;
+using namespace refx::testing;
 
 namespace {
 
@@ -42,23 +39,11 @@ std::vector<T> rhs() {
   return v;
 }
 
-/// Runs z = f(x, y) over 1-D Refs of N elements.
+/// z = f(x) and z = f(x, y) over 1-D Refs of N elements, in the interpreter.
 template <class R, class T, class F>
-std::vector<R> run_binary(const std::vector<T>& a, const std::vector<T>& b, F f) {
-  Graph g = trace([&](VmemRef<const T, N> x, VmemRef<const T, N> y, VmemRef<R, N> z) { z.store(f(x.load(), y.load())); });
-  Buffer bx = make_buffer<T>(Shape{N}, a), by = make_buffer<T>(Shape{N}, b), bz(dtype_v<R>, Shape{N});
-  interpret(g, bx, by, bz);
-  return contents<R>(bz);
-}
-
-/// Runs z = f(x) over 1-D Refs of N elements.
+std::vector<R> run_unary(const std::vector<T>& a, F f) { return interpret_unary<N, R>(a, f); }
 template <class R, class T, class F>
-std::vector<R> run_unary(const std::vector<T>& a, F f) {
-  Graph g = trace([&](VmemRef<const T, N> x, VmemRef<R, N> z) { z.store(f(x.load())); });
-  Buffer bx = make_buffer<T>(Shape{N}, a), bz(dtype_v<R>, Shape{N});
-  interpret(g, bx, bz);
-  return contents<R>(bz);
-}
+std::vector<R> run_binary(const std::vector<T>& a, const std::vector<T>& b, F f) { return interpret_binary<N, R>(a, b, f); }
 
 template <class R, class T, class F>
 std::vector<R> expected_binary(const std::vector<T>& a, const std::vector<T>& b, F f) {

@@ -23,10 +23,7 @@
 #include "support/testing.hpp"
 
 using namespace refx;
-using refx::testing::contents;
-using refx::testing::make_buffer;
-using refx::testing::make_buffer_fn;
-using refx::testing::throws_with;
+using namespace refx::testing;
 
 namespace {
 
@@ -35,6 +32,13 @@ template <class To, class From>
 std::vector<To> reinterpret(const std::vector<From>& from) {
   std::vector<To> out(from.size() * sizeof(From) / sizeof(To));
   std::memcpy(static_cast<void*>(out.data()), from.data(), out.size() * sizeof(To));
+  return out;
+}
+
+/// Every byte plus `k`, wrapping.
+std::vector<std::uint8_t> bytes_plus(const std::vector<std::uint8_t>& bytes, int k) {
+  std::vector<std::uint8_t> out;
+  for (std::uint8_t b : bytes) out.push_back(static_cast<std::uint8_t>(b + k));
   return out;
 }
 
@@ -70,9 +74,7 @@ TEST(Bitcast, NarrowerElementsScaleTheLastDimension) {
   interpret(g, bx, bb, by);
   const auto want_bytes = reinterpret<std::uint8_t>(in);
   EXPECT_EQ(contents<std::uint8_t>(bb), want_bytes);
-  std::vector<std::uint8_t> plus;
-  for (std::uint8_t b : want_bytes) plus.push_back(static_cast<std::uint8_t>(b + 1));
-  EXPECT_EQ(contents<std::uint32_t>(by), reinterpret<std::uint32_t>(plus));
+  EXPECT_EQ(contents<std::uint32_t>(by), reinterpret<std::uint32_t>(bytes_plus(want_bytes, 1)));
 }
 
 TEST(Bitcast, WiderElementsFromBf16PairsAndAStridedOuterDimension) {
@@ -171,9 +173,7 @@ TEST(RefReshape, BitcastThenReshapeAndAccumulate) {
   interpret(g, bx, by);
   const auto bytes = reinterpret<std::uint8_t>(in);
   EXPECT_EQ(contents<std::uint8_t>(by), bytes);
-  std::vector<std::uint8_t> plus;
-  for (std::uint8_t v : bytes) plus.push_back(static_cast<std::uint8_t>(v + 0x10));
-  EXPECT_EQ(contents<std::uint32_t>(bx), reinterpret<std::uint32_t>(plus));
+  EXPECT_EQ(contents<std::uint32_t>(bx), reinterpret<std::uint32_t>(bytes_plus(bytes, 0x10)));
 }
 
 TEST(RefReshape, TraceErrors) {

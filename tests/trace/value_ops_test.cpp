@@ -15,12 +15,11 @@
 #include <refx/refx.hpp>
 #include <refx/ir/interpret.hpp>
 
+#include "support/interpret_testing.hpp"
 #include "support/testing.hpp"
 
 using namespace refx;
-using refx::testing::contents;
-using refx::testing::make_buffer;
-using refx::testing::throws_with;
+using namespace refx::testing;
 
 namespace {
 
@@ -63,20 +62,11 @@ std::vector<double> widened(const std::vector<T>& v) {
   return out;
 }
 
+/// z = f(x) and z = f(x, y) over 1-D Refs of N elements, in the interpreter.
 template <class R, class T, class F>
-std::vector<R> run_unary(const std::vector<T>& a, F f) {
-  Graph g = trace([&](VmemRef<const T, N> x, VmemRef<R, N> z) { z.store(f(x.load())); });
-  Buffer bx = make_buffer<T>(Shape{N}, a), bz(dtype_v<R>, Shape{N});
-  interpret(g, bx, bz);
-  return contents<R>(bz);
-}
+std::vector<R> run_unary(const std::vector<T>& a, F f) { return interpret_unary<N, R>(a, f); }
 template <class R, class T, class F>
-std::vector<R> run_binary(const std::vector<T>& a, const std::vector<T>& b, F f) {
-  Graph g = trace([&](VmemRef<const T, N> x, VmemRef<const T, N> y, VmemRef<R, N> z) { z.store(f(x.load(), y.load())); });
-  Buffer bx = make_buffer<T>(Shape{N}, a), by = make_buffer<T>(Shape{N}, b), bz(dtype_v<R>, Shape{N});
-  interpret(g, bx, by, bz);
-  return contents<R>(bz);
-}
+std::vector<R> run_binary(const std::vector<T>& a, const std::vector<T>& b, F f) { return interpret_binary<N, R>(a, b, f); }
 
 template <class T>
 class FloatMath : public ::testing::Test {};

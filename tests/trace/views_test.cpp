@@ -13,12 +13,7 @@
 #include "support/testing.hpp"
 
 using namespace refx;
-using refx::testing::at_line;
-using refx::testing::contents;
-using refx::testing::elements_match;
-using refx::testing::filled;
-using refx::testing::make_buffer_fn;
-using refx::testing::throws_with;
+using namespace refx::testing;
 
 namespace {
 
