@@ -109,6 +109,17 @@ template <class... Args>
   throw runtime_error_at(loc, what, std::forward<Args>(args)...);
 }
 
+/// "refx: verify: <what>": a hazard the verifier found (the message names the
+/// lines of both ends itself). verify_message for a warning, verify_error to throw.
+template <class... Args>
+std::string verify_message(fmt::format_string<Args...> what, Args&&... args) {
+  return "refx: verify: " + fmt::format(what, std::forward<Args>(args)...);
+}
+template <class... Args>
+[[noreturn]] void verify_error(fmt::format_string<Args...> what, Args&&... args) {
+  throw VerifyError(verify_message(what, std::forward<Args>(args)...));
+}
+
 }  // namespace refx
 
 #if REFX_DEFINITIONS

@@ -45,15 +45,15 @@ inline void verify_copies_statically(const Graph& g, const passes::GraphFacts& f
         const SourceLoc made =
             d >= 0 && static_cast<std::size_t>(d) < descs.size() ? descs[static_cast<std::size_t>(d)].loc : op.loc;
         if (remote)
-          throw VerifyError(fmt::format(
-              "refx: verify: a remote copy from a Ref into itself (made at {}, started at {}): source and destination "
+          verify_error(
+              "a remote copy from a Ref into itself (made at {}, started at {}): source and destination "
               "are the same region on every device, so the copy landing here from the peer overwrites what this "
               "device is sending; alternate the two slots of a double buffer",
-              made, op.loc));
-        throw VerifyError(
-            fmt::format("refx: verify: a copy whose source and destination overlap (made at {}, started "
-                        "at {}); copy between disjoint regions",
-                        made, op.loc));
+              made, op.loc);
+        verify_error(
+            "a copy whose source and destination overlap (made at {}, started "
+            "at {}); copy between disjoint regions",
+            made, op.loc);
       }
     } else if (op.prim == &prim::dma_wait) {
       const std::int64_t d = prim::dma_wait_attrs(g, op).descriptor;
@@ -62,10 +62,10 @@ inline void verify_copies_statically(const Graph& g, const passes::GraphFacts& f
   }
   for (std::size_t d = 0; d < descs.size(); ++d)
     if (used[d] == 0)
-      throw VerifyError(
-          fmt::format("refx: verify: a copy descriptor made at {} is never started (nor waited); call "
-                      ".start() on it, or remove it",
-                      descs[d].loc));
+      verify_error(
+          "a copy descriptor made at {} is never started (nor waited); call "
+          ".start() on it, or remove it",
+          descs[d].loc);
   // A wait through a descriptor that is never started is fine (Pallas style:
   // a fresh descriptor waits for a copy another one started, or the peer's
   // copy), as long as some copy advances that semaphore.
@@ -77,10 +77,10 @@ inline void verify_copies_statically(const Graph& g, const passes::GraphFacts& f
     if (!sem_advanced[static_cast<std::size_t>(sem)]) {
       const SourceLoc made =
           d >= 0 && static_cast<std::size_t>(d) < descs.size() ? descs[static_cast<std::size_t>(d)].loc : op.loc;
-      throw VerifyError(
-          fmt::format("refx: verify: the wait at {} (descriptor made at {}) waits on {}, but no copy in "
-                      "the kernel ever advances it: it would wait forever",
-                      op.loc, made, semaphore_name(g, sem)));
+      verify_error(
+          "the wait at {} (descriptor made at {}) waits on {}, but no copy in "
+          "the kernel ever advances it: it would wait forever",
+          op.loc, made, semaphore_name(g, sem));
     }
   }
 }

@@ -209,17 +209,17 @@ class Simulator {
         if (f.desc == own) continue;
         const SourceLoc made = desc_loc(f.desc, g_.op(f.start).loc);
         if ((e.bits & (effect_write | effect_accum)) && f.src != no_id && must_overlap(g_, e.view, f.src, !f.crossed))
-          throw VerifyError(fmt::format(
-              "refx: verify: {} at {} writes the source of the copy started at {} (descriptor made at {}) before the "
+          verify_error(
+              "{} at {} writes the source of the copy started at {} (descriptor made at {}) before the "
               "copy is waited: the copy may still be reading it; call {}() on the copy first",
-              op.prim->name, op.loc, g_.op(f.start).loc, made, f.side == prim::WaitSide::send ? "wait_send" : "wait"));
+              op.prim->name, op.loc, g_.op(f.start).loc, made, f.side == prim::WaitSide::send ? "wait_send" : "wait");
         if (f.dst != no_id && must_overlap(g_, e.view, f.dst, !f.crossed && !f.dst_from_peer))
-          throw VerifyError(fmt::format(
-              "refx: verify: {} at {} {} the destination of the copy started at {} (descriptor made at {}) before the "
+          verify_error(
+              "{} at {} {} the destination of the copy started at {} (descriptor made at {}) before the "
               "copy is waited: {} may still be writing it; call {}() on the copy first",
               op.prim->name, op.loc, (e.bits & effect_read) ? "reads" : "writes", g_.op(f.start).loc, made,
               f.dst_from_peer ? "the peer's copy (every device runs this start)" : "the copy",
-              f.dst_from_peer ? "wait_recv" : "wait"));
+              f.dst_from_peer ? "wait_recv" : "wait");
       }
     }
   }
@@ -245,8 +245,8 @@ class Simulator {
     if (options_.shared_semaphore != passes::SharedSemaphorePolicy::allow && f.elem >= 0)
       for (const InFlight& other : inflight_)
         if (other.sem == f.sem && other.elem == f.elem) {
-          std::string msg = fmt::format(
-              "refx: verify: {}{} is shared by two copies in flight at once: the copy started at {} (made at {}) and "
+          std::string msg = verify_message(
+              "{}{} is shared by two copies in flight at once: the copy started at {} (made at {}) and "
               "the copy started at {} (made at {}); a wait cannot tell which one landed, so give each copy in "
               "flight its own semaphore",
               semaphore_name(g_, f.sem), g_.type(f.sem).shape.rank() ? fmt::format("[{}]", f.elem) : "",
@@ -280,15 +280,15 @@ class Simulator {
         const auto key = std::pair(a[0], a[1]);
         auto prev = last_wait_.find(key);
         if (prev != last_wait_.end())
-          throw VerifyError(
-              fmt::format("refx: verify: the copy made at {} is waited twice: at {} and again at {}; the "
-                          "second wait can never be satisfied",
-                          desc_loc(a[0], op.loc), g_.op(prev->second).loc, op.loc));
-        throw VerifyError(fmt::format(
-            "refx: verify: the wait at {} (descriptor made at {}) waits for {} bytes on {}, but "
+          verify_error(
+              "the copy made at {} is waited twice: at {} and again at {}; the "
+              "second wait can never be satisfied",
+              desc_loc(a[0], op.loc), g_.op(prev->second).loc, op.loc);
+        verify_error(
+            "the wait at {} (descriptor made at {}) waits for {} bytes on {}, but "
             "only {} bytes of copies are in flight on it (copies started at {}); it would "
             "wait forever",
-            op.loc, desc_loc(a[0], op.loc), bytes, semaphore_name(g_, sem), c->value, op_lines(sem, prim::dma_start)));
+            op.loc, desc_loc(a[0], op.loc), bytes, semaphore_name(g_, sem), c->value, op_lines(sem, prim::dma_start));
       }
       c->value -= bytes;
     }
@@ -314,10 +314,10 @@ class Simulator {
       return;
     }
     if (c->value < value && !peer_signalled_[static_cast<std::size_t>(sem)])
-      throw VerifyError(
-          fmt::format("refx: verify: semaphore_wait at {} waits for {} on {}, which only this device "
-                      "signals and which holds {} at that point (signals at {}); it would wait forever",
-                      op.loc, value, semaphore_name(g_, sem), c->value, op_lines(sem, prim::semaphore_signal)));
+      verify_error(
+          "semaphore_wait at {} waits for {} on {}, which only this device "
+          "signals and which holds {} at that point (signals at {}); it would wait forever",
+          op.loc, value, semaphore_name(g_, sem), c->value, op_lines(sem, prim::semaphore_signal));
     c->value -= value;
   }
 
@@ -329,28 +329,28 @@ class Simulator {
       if (c.value > 0) {
         for (const InFlight& f : inflight_)
           if (f.sem == sem)
-            throw VerifyError(fmt::format(
-                "refx: verify: the copy started at {} (descriptor made at {}) is never waited ({} side) before {}: "
+            verify_error(
+                "the copy started at {} (descriptor made at {}) is never waited ({} side) before {}: "
                 "{} ends with {} bytes; wait on it ({})",
                 g_.op(f.start).loc, desc_loc(f.desc, g_.op(f.start).loc),
                 f.side == prim::WaitSide::recv ? "receive" : "send", when, semaphore_name(g_, sem), c.value,
-                f.side == prim::WaitSide::recv ? "wait / wait_recv" : "wait_send"));
-        throw VerifyError(fmt::format(
-            "refx: verify: {} ends with {} bytes of copies never waited when {} (copies "
+                f.side == prim::WaitSide::recv ? "wait / wait_recv" : "wait_send");
+        verify_error(
+            "{} ends with {} bytes of copies never waited when {} (copies "
             "started at {}; waits at {})",
-            semaphore_name(g_, sem), c.value, when, op_lines(sem, prim::dma_start), op_lines(sem, prim::dma_wait)));
+            semaphore_name(g_, sem), c.value, when, op_lines(sem, prim::dma_start), op_lines(sem, prim::dma_wait));
       }
-      throw VerifyError(fmt::format(
-          "refx: verify: {} is waited for {} more bytes than its copies bring when {} (waits "
+      verify_error(
+          "{} is waited for {} more bytes than its copies bring when {} (waits "
           "at {}; copies started at {}): a wait would block forever",
-          semaphore_name(g_, sem), -c.value, when, op_lines(sem, prim::dma_wait), op_lines(sem, prim::dma_start)));
+          semaphore_name(g_, sem), -c.value, when, op_lines(sem, prim::dma_wait), op_lines(sem, prim::dma_start));
     }
-    throw VerifyError(
-        fmt::format("refx: verify: the signals and waits on {} do not balance when {}: {} {} than waited "
-                    "(signals at {}; waits at {}); every signal must be waited",
-                    semaphore_name(g_, sem), when, c.value > 0 ? c.value : -c.value,
-                    c.value > 0 ? "more signalled" : "less signalled", op_lines(sem, prim::semaphore_signal),
-                    op_lines(sem, prim::semaphore_wait)));
+    verify_error(
+        "the signals and waits on {} do not balance when {}: {} {} than waited "
+        "(signals at {}; waits at {}); every signal must be waited",
+        semaphore_name(g_, sem), when, c.value > 0 ? c.value : -c.value,
+        c.value > 0 ? "more signalled" : "less signalled", op_lines(sem, prim::semaphore_signal),
+        op_lines(sem, prim::semaphore_wait));
   }
 
   struct PairHash {
