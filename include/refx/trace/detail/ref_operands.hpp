@@ -32,22 +32,16 @@ using ref_operand_result_t = loaded_t<std::conditional_t<is_ref_v<A>, A, B>>;
 // One catch-all per name; a static_assert message must be a string literal,
 // so the name is spliced in by the preprocessor (#name). The messages are
 // quoted by docs/diagnostics.md and matched by tests/compile_fail/.
-#define REFX_REF_CATCH_ALL(name)                                                                        \
-  template <class R, class... Rest>                                                                     \
-    requires is_ref_v<R>                                                                                \
-  detail::loaded_t<R> name(const R&, Rest&&...) {                                                       \
-    static_assert(detail::dependent_false<R>,                                                           \
-                  "refx: " #name " takes a Value, not a Ref; read the Ref first: " #name "(x.load())"); \
-    return {};                                                                                          \
+#define REFX_REF_CATCH_ALL_CALLED(name, call, ...) /* ...: template parameters before R */      \
+  template <__VA_ARGS__ class R, class... Rest>                                                 \
+    requires is_ref_v<R>                                                                        \
+  detail::loaded_t<R> name(const R&, Rest&&...) {                                               \
+    static_assert(detail::dependent_false<R>,                                                   \
+                  "refx: " #name " takes a Value, not a Ref; read the Ref first: " #name call); \
+    return {};                                                                                  \
   }
-#define REFX_REF_CATCH_ALL_AXIS(name)                                                                         \
-  template <std::size_t Axis, class R, class... Rest>                                                         \
-    requires is_ref_v<R>                                                                                      \
-  detail::loaded_t<R> name(const R&, Rest&&...) {                                                             \
-    static_assert(detail::dependent_false<R>,                                                                 \
-                  "refx: " #name " takes a Value, not a Ref; read the Ref first: " #name "<axis>(x.load())"); \
-    return {};                                                                                                \
-  }
+#define REFX_REF_CATCH_ALL(name) REFX_REF_CATCH_ALL_CALLED(name, "(x.load())", )
+#define REFX_REF_CATCH_ALL_AXIS(name) REFX_REF_CATCH_ALL_CALLED(name, "<axis>(x.load())", std::size_t Axis, )
 #define REFX_REF_CATCH_ALL_OPERATOR(op)                                                                           \
   template <class A, class B>                                                                                     \
     requires detail::ref_operands<A, B>                                                                           \
@@ -110,6 +104,7 @@ REFX_REF_CATCH_ALL_OPERATOR(>)
 REFX_REF_CATCH_ALL_OPERATOR(>=)
 REFX_REF_CATCH_ALL_OPERATOR(==)
 REFX_REF_CATCH_ALL_OPERATOR(!=)
+#undef REFX_REF_CATCH_ALL_CALLED
 #undef REFX_REF_CATCH_ALL
 #undef REFX_REF_CATCH_ALL_AXIS
 #undef REFX_REF_CATCH_ALL_OPERATOR

@@ -64,38 +64,24 @@ template <class T, class E>
 Value<T, E> abs(const Value<T, E>& a, refx::source_location loc = refx::source_location::current()) {
   return detail::wrap<T, E>(detail::apply(prim::abs, {a.id()}, {}, loc));
 }
-template <class T, class E>
-Value<T, E> exp(const Value<T, E>& a, refx::source_location loc = refx::source_location::current()) {
-  static_assert(is_floating_v<T>, "refx: exp needs a floating-point value; cast it first");
-  return detail::wrap<T, E>(detail::apply(prim::exp, {a.id()}, {}, loc));
-}
-template <class T, class E>
-Value<T, E> log(const Value<T, E>& a, refx::source_location loc = refx::source_location::current()) {
-  static_assert(is_floating_v<T>, "refx: log needs a floating-point value; cast it first");
-  return detail::wrap<T, E>(detail::apply(prim::log, {a.id()}, {}, loc));
-}
-template <class T, class E>
-Value<T, E> sqrt(const Value<T, E>& a, refx::source_location loc = refx::source_location::current()) {
-  static_assert(is_floating_v<T>, "refx: sqrt needs a floating-point value; cast it first");
-  return detail::wrap<T, E>(detail::apply(prim::sqrt, {a.id()}, {}, loc));
-}
+
+// The floating-point functions, alike but for the name; a static_assert
+// message must be a string literal, so the name is spliced in (#name).
+#define REFX_FLOATING_FN(name)                                                                           \
+  template <class T, class E>                                                                            \
+  Value<T, E> name(const Value<T, E>& a, refx::source_location loc = refx::source_location::current()) { \
+    static_assert(is_floating_v<T>, "refx: " #name " needs a floating-point value; cast it first");      \
+    return detail::wrap<T, E>(detail::apply(prim::name, {a.id()}, {}, loc));                             \
+  }
+REFX_FLOATING_FN(exp)
+REFX_FLOATING_FN(log)
+REFX_FLOATING_FN(sqrt)
 /// 1 / sqrt(a).
-template <class T, class E>
-Value<T, E> rsqrt(const Value<T, E>& a, refx::source_location loc = refx::source_location::current()) {
-  static_assert(is_floating_v<T>, "refx: rsqrt needs a floating-point value; cast it first");
-  return detail::wrap<T, E>(detail::apply(prim::rsqrt, {a.id()}, {}, loc));
-}
-template <class T, class E>
-Value<T, E> tanh(const Value<T, E>& a, refx::source_location loc = refx::source_location::current()) {
-  static_assert(is_floating_v<T>, "refx: tanh needs a floating-point value; cast it first");
-  return detail::wrap<T, E>(detail::apply(prim::tanh, {a.id()}, {}, loc));
-}
+REFX_FLOATING_FN(rsqrt)
+REFX_FLOATING_FN(tanh)
 /// The sigmoid 1 / (1 + exp(-a)) (lax.logistic).
-template <class T, class E>
-Value<T, E> logistic(const Value<T, E>& a, refx::source_location loc = refx::source_location::current()) {
-  static_assert(is_floating_v<T>, "refx: logistic needs a floating-point value; cast it first");
-  return detail::wrap<T, E>(detail::apply(prim::logistic, {a.id()}, {}, loc));
-}
+REFX_FLOATING_FN(logistic)
+#undef REFX_FLOATING_FN
 
 /// `c ? a : b` elementwise; a scalar condition or branch is broadcast.
 template <class C, class A, class B>
