@@ -109,27 +109,31 @@ REFX_REF_CATCH_ALL_OPERATOR(!=)
 #undef REFX_REF_CATCH_ALL_AXIS
 #undef REFX_REF_CATCH_ALL_OPERATOR
 
+namespace detail {
+/// True for a Ref; otherwise a refx: error (load / store / accum given a Value).
+template <class R>
+constexpr bool expect_ref() {
+  static_assert(is_ref_v<R>,
+                "refx: expected a Ref here but got something else (a Value is immutable; "
+                "store it into a Ref first)");
+  return is_ref_v<R>;
+}
+}  // namespace detail
+
 /// Free-function spellings of the Ref operations (as in Pallas' ref_get / ref_set).
 template <class R>
 auto load(const R& ref, refx::source_location loc = refx::source_location::current()) {
-  static_assert(is_ref_v<R>,
-                "refx: expected a Ref here but got something else (a Value is immutable; "
-                "store it into a Ref first)");
-  if constexpr (is_ref_v<R>) return ref.load(loc);
+  if constexpr (detail::expect_ref<R>()) return ref.load(loc);
 }
 template <class R, class V>
 void store(const R& ref, const V& v, refx::source_location loc = refx::source_location::current()) {
-  static_assert(is_ref_v<R>,
-                "refx: expected a Ref here but got something else (a Value is immutable; "
-                "store it into a Ref first)");
-  if constexpr (is_ref_v<R>) ref.store(detail::StoreArg<typename R::element_type, typename R::extents_type>(v, loc));
+  if constexpr (detail::expect_ref<R>())
+    ref.store(detail::StoreArg<typename R::element_type, typename R::extents_type>(v, loc));
 }
 template <class R, class V>
 void accum(const R& ref, const V& v, refx::source_location loc = refx::source_location::current()) {
-  static_assert(is_ref_v<R>,
-                "refx: expected a Ref here but got something else (a Value is immutable; "
-                "store it into a Ref first)");
-  if constexpr (is_ref_v<R>) ref.accum(detail::StoreArg<typename R::element_type, typename R::extents_type>(v, loc));
+  if constexpr (detail::expect_ref<R>())
+    ref.accum(detail::StoreArg<typename R::element_type, typename R::extents_type>(v, loc));
 }
 
 }  // namespace refx
