@@ -38,8 +38,7 @@ class Semaphore : public detail::ref_base {
     return view_;
   }
   const Semaphore& name(std::string n) const {
-    auto& g = detail::Tracer::current().graph();
-    g.set_name(g.view(view()).ref, std::move(n));
+    detail::Tracer::current().name_ref(view(), std::move(n));
     return *this;
   }
   static Semaphore from_view(ViewId v) {
