@@ -96,6 +96,17 @@ void for_chunk(const R& x, const Scalar<std::int32_t>& c, std::int64_t parts, F&
 /// The out-of-place collectives, for check_collective_io's messages.
 enum class Collective { all_gather, all_reduce, reduce_scatter, all_to_all };
 
+// A static_assert whose message names the collective C: a message must be a
+// string literal, so the name is spliced in by the preprocessor (one
+// if-constexpr per collective; the messages are matched by tests/compile_fail/).
+#define REFX_COLLECTIVE_ASSERT(name, cond, rest) \
+  if constexpr (C == Collective::name) static_assert(cond, "refx: " #name rest);
+#define REFX_EACH_COLLECTIVE_ASSERT(cond, rest)      \
+  REFX_COLLECTIVE_ASSERT(all_gather, cond, rest)     \
+  REFX_COLLECTIVE_ASSERT(all_reduce, cond, rest)     \
+  REFX_COLLECTIVE_ASSERT(reduce_scatter, cond, rest) \
+  REFX_COLLECTIVE_ASSERT(all_to_all, cond, rest)
+
 /// A collective's input and output, checked at its entry (on the caller's
 /// line) rather than by a copy deep inside: both Refs, the output writable,
 /// one element type, and static extents that fit. Returns false (after the
@@ -103,22 +114,9 @@ enum class Collective { all_gather, all_reduce, reduce_scatter, all_to_all };
 template <Collective C, class Src, class Dst>
 constexpr bool check_collective_io() {
   constexpr bool refs = is_ref_v<Src> && !is_semaphore_v<Src> && is_ref_v<Dst> && !is_semaphore_v<Dst>;
-  if constexpr (C == Collective::all_gather)
-    static_assert(refs,
-                  "refx: all_gather operates on Refs (read-only input, writable output); a Value is immutable, store "
-                  "it into a Ref first");
-  if constexpr (C == Collective::all_reduce)
-    static_assert(refs,
-                  "refx: all_reduce operates on Refs (read-only input, writable output); a Value is immutable, store "
-                  "it into a Ref first");
-  if constexpr (C == Collective::reduce_scatter)
-    static_assert(refs,
-                  "refx: reduce_scatter operates on Refs (read-only input, writable output); a Value is immutable, "
-                  "store it into a Ref first");
-  if constexpr (C == Collective::all_to_all)
-    static_assert(refs,
-                  "refx: all_to_all operates on Refs (read-only input, writable output); a Value is immutable, store "
-                  "it into a Ref first");
+  REFX_EACH_COLLECTIVE_ASSERT(refs,
+                              " operates on Refs (read-only input, writable output); a Value is immutable, store it "
+                              "into a Ref first");
   if constexpr (!refs) {
     return false;
   } else {
@@ -129,31 +127,11 @@ constexpr bool check_collective_io() {
     static_assert(reducible,
                   "refx: all_reduce and reduce_scatter combine numbers; a bool Ref has no sum or max (reduce int32_t)");
     constexpr bool writable = !Dst::read_only;
-    if constexpr (C == Collective::all_gather)
-      static_assert(writable, "refx: all_gather's output must be a writable Ref<T>, not Ref<const T>");
-    if constexpr (C == Collective::all_reduce)
-      static_assert(writable, "refx: all_reduce's output must be a writable Ref<T>, not Ref<const T>");
-    if constexpr (C == Collective::reduce_scatter)
-      static_assert(writable, "refx: reduce_scatter's output must be a writable Ref<T>, not Ref<const T>");
-    if constexpr (C == Collective::all_to_all)
-      static_assert(writable, "refx: all_to_all's output must be a writable Ref<T>, not Ref<const T>");
+    REFX_EACH_COLLECTIVE_ASSERT(writable, "'s output must be a writable Ref<T>, not Ref<const T>");
     constexpr bool same = std::is_same_v<typename Src::value_type, typename Dst::value_type>;
-    if constexpr (C == Collective::all_gather)
-      static_assert(same,
-                    "refx: all_gather's output must have its input's element type (collectives do not convert); cast "
-                    "before or after");
-    if constexpr (C == Collective::all_reduce)
-      static_assert(same,
-                    "refx: all_reduce's output must have its input's element type (collectives do not convert); cast "
-                    "before or after");
-    if constexpr (C == Collective::reduce_scatter)
-      static_assert(same,
-                    "refx: reduce_scatter's output must have its input's element type (collectives do not convert); "
-                    "cast before or after");
-    if constexpr (C == Collective::all_to_all)
-      static_assert(same,
-                    "refx: all_to_all's output must have its input's element type (collectives do not convert); cast "
-                    "before or after");
+    REFX_EACH_COLLECTIVE_ASSERT(same,
+                                "'s output must have its input's element type (collectives do not convert); cast "
+                                "before or after");
     using SE = typename Src::extents_type;
     using DE = typename Dst::extents_type;
     constexpr bool fits = [] {
@@ -185,6 +163,9 @@ constexpr bool check_collective_io() {
     return ranked && reducible && writable && same && fits;
   }
 }
+
+#undef REFX_EACH_COLLECTIVE_ASSERT
+#undef REFX_COLLECTIVE_ASSERT
 
 template <class R>
 constexpr bool check_collective_ref() {

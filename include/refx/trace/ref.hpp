@@ -281,8 +281,7 @@ class Ref : public detail::ref_base {
   TypedShape<E> typed_shape() const { return {shape()}; }
   /// Names the Ref in printed graphs, DOT files and timelines.
   const Ref& name(std::string n) const {
-    auto& g = detail::Tracer::current().graph();
-    g.set_name(g.view(view()).ref, std::move(n));
+    detail::Tracer::current().name_ref(view(), std::move(n));
     return *this;
   }
 

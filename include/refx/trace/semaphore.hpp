@@ -38,8 +38,7 @@ class Semaphore : public detail::ref_base {
     return view_;
   }
   const Semaphore& name(std::string n) const {
-    auto& g = detail::Tracer::current().graph();
-    g.set_name(g.view(view()).ref, std::move(n));
+    detail::Tracer::current().name_ref(view(), std::move(n));
     return *this;
   }
   static Semaphore from_view(ViewId v) {
@@ -113,21 +112,20 @@ Scalar<std::int32_t> semaphore_read(const Semaphore<K, E>& sem,
       detail::Tracer::current(loc).bind1(prim::semaphore_read, {}, views, {}, loc));
 }
 
-/// Not a semaphore: one sentence instead of "no matching function".
-template <class S, class... A>
-  requires(!is_semaphore_v<S>)
-void semaphore_signal(const S&, const A&...) {
-  static_assert(detail::dependent_false<S>,
-                "refx: semaphore_signal takes a semaphore handle (a RegularSemaphore from run_scoped, or "
-                "get_barrier_semaphore()), not a Ref or a Value; an Smem Ref is ordinary memory, not a semaphore");
-}
-template <class S, class... A>
-  requires(!is_semaphore_v<S>)
-void semaphore_wait(const S&, const A&...) {
-  static_assert(detail::dependent_false<S>,
-                "refx: semaphore_wait takes a semaphore handle (a RegularSemaphore from run_scoped, or "
-                "get_barrier_semaphore()), not a Ref or a Value; an Smem Ref is ordinary memory, not a semaphore");
-}
+/// Not a semaphore: one sentence instead of "no matching function" (the
+/// name is spliced into the message, which must be a string literal).
+#define REFX_NOT_A_SEMAPHORE(name)                                                                                     \
+  template <class S, class... A>                                                                                       \
+    requires(!is_semaphore_v<S>)                                                                                       \
+  void name(const S&, const A&...) {                                                                                   \
+    static_assert(detail::dependent_false<S>,                                                                          \
+                  "refx: " #name                                                                                       \
+                  " takes a semaphore handle (a RegularSemaphore from run_scoped, or get_barrier_semaphore()), not a " \
+                  "Ref or a Value; an Smem Ref is ordinary memory, not a semaphore");                                  \
+  }
+REFX_NOT_A_SEMAPHORE(semaphore_signal)
+REFX_NOT_A_SEMAPHORE(semaphore_wait)
+#undef REFX_NOT_A_SEMAPHORE
 template <class S, class... A>
   requires(!is_semaphore_v<S>)
 Scalar<std::int32_t> semaphore_read(const S&, const A&...) {

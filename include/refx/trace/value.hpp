@@ -387,3 +387,4 @@ auto shift(const Primitive& p, const A& a, const B& b) {
 
 // The named operations on Values, kept apart to keep this header short.
 #include <refx/trace/detail/value_ops.hpp>
+#include <refx/trace/detail/value_dot.hpp>

@@ -29,78 +29,41 @@ template <class A, class B>
 using ref_operand_result_t = loaded_t<std::conditional_t<is_ref_v<A>, A, B>>;
 }  // namespace detail
 
-template <class R, class... Rest>
-  requires is_ref_v<R>
-detail::loaded_t<R> exp(const R&, Rest&&...) {
-  static_assert(detail::dependent_false<R>, "refx: exp takes a Value, not a Ref; read the Ref first: exp(x.load())");
-  return {};
-}
-template <class R, class... Rest>
-  requires is_ref_v<R>
-detail::loaded_t<R> log(const R&, Rest&&...) {
-  static_assert(detail::dependent_false<R>, "refx: log takes a Value, not a Ref; read the Ref first: log(x.load())");
-  return {};
-}
-template <class R, class... Rest>
-  requires is_ref_v<R>
-detail::loaded_t<R> sqrt(const R&, Rest&&...) {
-  static_assert(detail::dependent_false<R>, "refx: sqrt takes a Value, not a Ref; read the Ref first: sqrt(x.load())");
-  return {};
-}
-template <class R, class... Rest>
-  requires is_ref_v<R>
-detail::loaded_t<R> rsqrt(const R&, Rest&&...) {
-  static_assert(detail::dependent_false<R>,
-                "refx: rsqrt takes a Value, not a Ref; read the Ref first: rsqrt(x.load())");
-  return {};
-}
-template <class R, class... Rest>
-  requires is_ref_v<R>
-detail::loaded_t<R> tanh(const R&, Rest&&...) {
-  static_assert(detail::dependent_false<R>, "refx: tanh takes a Value, not a Ref; read the Ref first: tanh(x.load())");
-  return {};
-}
-template <class R, class... Rest>
-  requires is_ref_v<R>
-detail::loaded_t<R> logistic(const R&, Rest&&...) {
-  static_assert(detail::dependent_false<R>,
-                "refx: logistic takes a Value, not a Ref; read the Ref first: logistic(x.load())");
-  return {};
-}
-template <class R, class... Rest>
-  requires is_ref_v<R>
-detail::loaded_t<R> abs(const R&, Rest&&...) {
-  static_assert(detail::dependent_false<R>, "refx: abs takes a Value, not a Ref; read the Ref first: abs(x.load())");
-  return {};
-}
-template <class R, class... Rest>
-  requires is_ref_v<R>
-detail::loaded_t<R> transpose(const R&, Rest&&...) {
-  static_assert(detail::dependent_false<R>,
-                "refx: transpose takes a Value, not a Ref; read the Ref first: transpose(x.load())");
-  return {};
-}
-template <std::size_t Axis, class R, class... Rest>
-  requires is_ref_v<R>
-detail::loaded_t<R> reduce_sum(const R&, Rest&&...) {
-  static_assert(detail::dependent_false<R>,
-                "refx: reduce_sum takes a Value, not a Ref; read the Ref first: reduce_sum<axis>(x.load())");
-  return {};
-}
-template <std::size_t Axis, class R, class... Rest>
-  requires is_ref_v<R>
-detail::loaded_t<R> reduce_max(const R&, Rest&&...) {
-  static_assert(detail::dependent_false<R>,
-                "refx: reduce_max takes a Value, not a Ref; read the Ref first: reduce_max<axis>(x.load())");
-  return {};
-}
-template <std::size_t Axis, class R, class... Rest>
-  requires is_ref_v<R>
-detail::loaded_t<R> reduce_min(const R&, Rest&&...) {
-  static_assert(detail::dependent_false<R>,
-                "refx: reduce_min takes a Value, not a Ref; read the Ref first: reduce_min<axis>(x.load())");
-  return {};
-}
+// One catch-all per name; a static_assert message must be a string literal,
+// so the name is spliced in by the preprocessor (#name). The messages are
+// quoted by docs/diagnostics.md and matched by tests/compile_fail/.
+#define REFX_REF_CATCH_ALL_CALLED(name, call, ...) /* ...: template parameters before R */      \
+  template <__VA_ARGS__ class R, class... Rest>                                                 \
+    requires is_ref_v<R>                                                                        \
+  detail::loaded_t<R> name(const R&, Rest&&...) {                                               \
+    static_assert(detail::dependent_false<R>,                                                   \
+                  "refx: " #name " takes a Value, not a Ref; read the Ref first: " #name call); \
+    return {};                                                                                  \
+  }
+#define REFX_REF_CATCH_ALL(name) REFX_REF_CATCH_ALL_CALLED(name, "(x.load())", )
+#define REFX_REF_CATCH_ALL_AXIS(name) REFX_REF_CATCH_ALL_CALLED(name, "<axis>(x.load())", std::size_t Axis, )
+#define REFX_REF_CATCH_ALL_OPERATOR(op)                                                                           \
+  template <class A, class B>                                                                                     \
+    requires detail::ref_operands<A, B>                                                                           \
+  detail::ref_operand_result_t<A, B> operator op(const A&, const B&) {                                            \
+    static_assert(detail::dependent_false<A>,                                                                     \
+                  "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. " \
+                  "x.load() + 1.0f");                                                                             \
+    return {};                                                                                                    \
+  }
+
+REFX_REF_CATCH_ALL(exp)
+REFX_REF_CATCH_ALL(log)
+REFX_REF_CATCH_ALL(sqrt)
+REFX_REF_CATCH_ALL(rsqrt)
+REFX_REF_CATCH_ALL(tanh)
+REFX_REF_CATCH_ALL(logistic)
+REFX_REF_CATCH_ALL(abs)
+REFX_REF_CATCH_ALL(transpose)
+REFX_REF_CATCH_ALL_AXIS(reduce_sum)
+REFX_REF_CATCH_ALL_AXIS(reduce_max)
+REFX_REF_CATCH_ALL_AXIS(reduce_min)
+
 template <class U, class R, class... Rest>
   requires is_ref_v<R>
 Value<U, typename detail::loaded_t<R>::extents_type> cast(const R&, Rest&&...) {
@@ -126,140 +89,51 @@ auto select(const C&, const A&, const B&, Rest&&...) {
   else if constexpr (is_ref_v<B>) return detail::loaded_t<B>{};
   else return detail::loaded_t<C>{};
 }
-template <class A, class B>
-  requires detail::ref_operands<A, B>
-detail::ref_operand_result_t<A, B> operator+(const A&, const B&) {
-  static_assert(
-      detail::dependent_false<A>,
-      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
-  return {};
+
+REFX_REF_CATCH_ALL_OPERATOR(+)
+REFX_REF_CATCH_ALL_OPERATOR(-)
+REFX_REF_CATCH_ALL_OPERATOR(*)
+REFX_REF_CATCH_ALL_OPERATOR(/)
+REFX_REF_CATCH_ALL_OPERATOR(%)
+REFX_REF_CATCH_ALL_OPERATOR(&)
+REFX_REF_CATCH_ALL_OPERATOR(|)
+REFX_REF_CATCH_ALL_OPERATOR(^)
+REFX_REF_CATCH_ALL_OPERATOR(<)
+REFX_REF_CATCH_ALL_OPERATOR(<=)
+REFX_REF_CATCH_ALL_OPERATOR(>)
+REFX_REF_CATCH_ALL_OPERATOR(>=)
+REFX_REF_CATCH_ALL_OPERATOR(==)
+REFX_REF_CATCH_ALL_OPERATOR(!=)
+#undef REFX_REF_CATCH_ALL_CALLED
+#undef REFX_REF_CATCH_ALL
+#undef REFX_REF_CATCH_ALL_AXIS
+#undef REFX_REF_CATCH_ALL_OPERATOR
+
+namespace detail {
+/// True for a Ref; otherwise a refx: error (load / store / accum given a Value).
+template <class R>
+constexpr bool expect_ref() {
+  static_assert(is_ref_v<R>,
+                "refx: expected a Ref here but got something else (a Value is immutable; "
+                "store it into a Ref first)");
+  return is_ref_v<R>;
 }
-template <class A, class B>
-  requires detail::ref_operands<A, B>
-detail::ref_operand_result_t<A, B> operator-(const A&, const B&) {
-  static_assert(
-      detail::dependent_false<A>,
-      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
-  return {};
-}
-template <class A, class B>
-  requires detail::ref_operands<A, B>
-detail::ref_operand_result_t<A, B> operator*(const A&, const B&) {
-  static_assert(
-      detail::dependent_false<A>,
-      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
-  return {};
-}
-template <class A, class B>
-  requires detail::ref_operands<A, B>
-detail::ref_operand_result_t<A, B> operator/(const A&, const B&) {
-  static_assert(
-      detail::dependent_false<A>,
-      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
-  return {};
-}
-template <class A, class B>
-  requires detail::ref_operands<A, B>
-detail::ref_operand_result_t<A, B> operator%(const A&, const B&) {
-  static_assert(
-      detail::dependent_false<A>,
-      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
-  return {};
-}
-template <class A, class B>
-  requires detail::ref_operands<A, B>
-detail::ref_operand_result_t<A, B> operator&(const A&, const B&) {
-  static_assert(
-      detail::dependent_false<A>,
-      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
-  return {};
-}
-template <class A, class B>
-  requires detail::ref_operands<A, B>
-detail::ref_operand_result_t<A, B> operator|(const A&, const B&) {
-  static_assert(
-      detail::dependent_false<A>,
-      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
-  return {};
-}
-template <class A, class B>
-  requires detail::ref_operands<A, B>
-detail::ref_operand_result_t<A, B> operator^(const A&, const B&) {
-  static_assert(
-      detail::dependent_false<A>,
-      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
-  return {};
-}
-template <class A, class B>
-  requires detail::ref_operands<A, B>
-detail::ref_operand_result_t<A, B> operator<(const A&, const B&) {
-  static_assert(
-      detail::dependent_false<A>,
-      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
-  return {};
-}
-template <class A, class B>
-  requires detail::ref_operands<A, B>
-detail::ref_operand_result_t<A, B> operator<=(const A&, const B&) {
-  static_assert(
-      detail::dependent_false<A>,
-      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
-  return {};
-}
-template <class A, class B>
-  requires detail::ref_operands<A, B>
-detail::ref_operand_result_t<A, B> operator>(const A&, const B&) {
-  static_assert(
-      detail::dependent_false<A>,
-      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
-  return {};
-}
-template <class A, class B>
-  requires detail::ref_operands<A, B>
-detail::ref_operand_result_t<A, B> operator>=(const A&, const B&) {
-  static_assert(
-      detail::dependent_false<A>,
-      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
-  return {};
-}
-template <class A, class B>
-  requires detail::ref_operands<A, B>
-detail::ref_operand_result_t<A, B> operator==(const A&, const B&) {
-  static_assert(
-      detail::dependent_false<A>,
-      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
-  return {};
-}
-template <class A, class B>
-  requires detail::ref_operands<A, B>
-detail::ref_operand_result_t<A, B> operator!=(const A&, const B&) {
-  static_assert(
-      detail::dependent_false<A>,
-      "refx: arithmetic and comparisons take Values, not Refs; read the Ref first with load(), e.g. x.load() + 1.0f");
-  return {};
-}
+}  // namespace detail
 
 /// Free-function spellings of the Ref operations (as in Pallas' ref_get / ref_set).
 template <class R>
 auto load(const R& ref, refx::source_location loc = refx::source_location::current()) {
-  static_assert(is_ref_v<R>,
-                "refx: expected a Ref here but got something else (a Value is immutable; "
-                "store it into a Ref first)");
-  if constexpr (is_ref_v<R>) return ref.load(loc);
+  if constexpr (detail::expect_ref<R>()) return ref.load(loc);
 }
 template <class R, class V>
 void store(const R& ref, const V& v, refx::source_location loc = refx::source_location::current()) {
-  static_assert(is_ref_v<R>,
-                "refx: expected a Ref here but got something else (a Value is immutable; "
-                "store it into a Ref first)");
-  if constexpr (is_ref_v<R>) ref.store(detail::StoreArg<typename R::element_type, typename R::extents_type>(v, loc));
+  if constexpr (detail::expect_ref<R>())
+    ref.store(detail::StoreArg<typename R::element_type, typename R::extents_type>(v, loc));
 }
 template <class R, class V>
 void accum(const R& ref, const V& v, refx::source_location loc = refx::source_location::current()) {
-  static_assert(is_ref_v<R>,
-                "refx: expected a Ref here but got something else (a Value is immutable; "
-                "store it into a Ref first)");
-  if constexpr (is_ref_v<R>) ref.accum(detail::StoreArg<typename R::element_type, typename R::extents_type>(v, loc));
+  if constexpr (detail::expect_ref<R>())
+    ref.accum(detail::StoreArg<typename R::element_type, typename R::extents_type>(v, loc));
 }
 
 }  // namespace refx

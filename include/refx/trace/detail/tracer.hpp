@@ -56,6 +56,8 @@ class Tracer {
 
   Graph& graph() noexcept { return graph_; }
   const Graph& graph() const noexcept { return graph_; }
+  /// Names the buffer under view `v` (Ref::name, Semaphore::name).
+  void name_ref(ViewId v, std::string n) { graph_.set_name(graph_.view(v).ref, std::move(n)); }
   BlockId current_block() const noexcept { return open_.back(); }
 
   /// While known, every op is recorded at `loc` (the user's line), whatever

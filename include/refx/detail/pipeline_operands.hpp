@@ -1,0 +1,247 @@
+#pragma once
+// emit_pipeline's operands as its schedule sees them: in(...) / out(...) /
+// scratch<H>() arguments, type-erased into PipeOperand (role, Hbm view,
+// block, index per step, Vmem window and DMA semaphores), the declarations of
+// PipelineSchedule (which decides and emits the copies), and the templates
+// that allocate the windows and hand the body its blocks. Users never name
+// these; pipeline.hpp includes this header (the definitions of what is
+// declared here are in detail/pipeline_schedule.hpp).
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <refx/core/source_location.hpp>
+#include <span>
+#include <tuple>
+#include <variant>
+#include <vector>
+
+#include <refx/config.hpp>
+#include <refx/trace/copy.hpp>
+#include <refx/trace/ref.hpp>
+#include <refx/trace/scopes.hpp>
+#include <refx/trace/semaphore.hpp>
+
+namespace refx {
+
+template <class Map, std::int64_t... B>
+struct BlockSpec;  // pipeline.hpp
+
+namespace detail {
+enum class PipeRole { in, out, scratch };
+
+template <class RefT, class Spec, PipeRole Role>
+struct PipeArg {
+  static_assert(is_ref_v<RefT> && RefT::space == MemorySpace::hbm,
+                "refx: emit_pipeline's in(...) / out(...) operands are Hbm Refs (the pipeline copies their blocks "
+                "into Vmem)");
+  static_assert(Spec::rank == RefT::rank,
+                "refx: a BlockSpec's rank differs from its operand's rank; give one block extent per dimension "
+                "of the Hbm Ref");
+  static_assert(Role != PipeRole::out || !RefT::read_only,
+                "refx: out(...) needs a writable Hbm Ref; a Ref<const T> can only be an in(...) operand");
+  static constexpr PipeRole role = Role;
+  RefT ref;
+  Spec spec;
+  refx::source_location loc;
+};
+template <class H>
+struct PipeScratch {
+  static_assert(param_traits<H>::supported, "refx: scratch<H> takes a Ref<...> or a semaphore type");
+  using type = H;
+};
+
+/// One operand, type-erased, as the schedule sees it.
+struct PipeOperand {
+  PipeRole role = PipeRole::in;
+  ViewId hbm = no_id;
+  std::vector<std::int64_t> block;
+  int buffers = 2;
+  std::vector<std::vector<DynIndex>> index;  ///< block index per step
+  ViewId window = no_id;                     ///< (buffers, block...) in Vmem
+  ViewId sems = no_id;                       ///< (buffers) DMA semaphores
+  // Filled by the schedule:
+  std::vector<int> event;                        ///< per step: which run of equal block indices
+  std::vector<std::size_t> event_step;           ///< per event: its first step
+  std::vector<std::optional<AsyncCopy>> copies;  ///< per event
+  std::vector<bool> waited;                      ///< per event (outputs)
+};
+
+/// Decides and emits the copies of a pipeline, step by step.
+class PipelineSchedule {
+ public:
+  REFX_DECL PipelineSchedule(std::vector<PipeOperand>& ops, std::size_t steps, refx::source_location loc);
+  REFX_DECL void prologue();
+  REFX_DECL void before_body(std::size_t s);
+  REFX_DECL void after_body(std::size_t s);
+  REFX_DECL void epilogue();
+  /// The window slot operand k's body sees at step s.
+  REFX_DECL std::int64_t slot(std::size_t k, std::size_t s) const;
+  /// Number of copies started for operand k (fetches or write-backs).
+  REFX_DECL int copies(std::size_t k) const;
+  std::size_t steps() const noexcept { return steps_; }
+
+ private:
+  REFX_DECL void start(std::size_t k, int e);
+  REFX_DECL void wait(std::size_t k, int e);
+  std::vector<PipeOperand>& ops_;
+  std::size_t steps_;
+  refx::source_location loc_;
+};
+
+/// Checks shapes and block indices (partial blocks, out-of-range blocks).
+REFX_DECL void check_pipeline_operands(const std::vector<PipeOperand>& ops, std::span<const std::int64_t> grid,
+                                       SourceLoc loc);
+/// Every point of the grid, in row-major order.
+REFX_DECL std::vector<std::vector<std::int64_t>> grid_points(std::span<const std::int64_t> dims);
+
+/// The grid point of the innermost pipeline being traced.
+struct PipelineFrame {
+  std::span<const std::int64_t> point;
+  std::span<const std::int64_t> dims;
+};
+inline std::vector<PipelineFrame>& pipeline_frames() {
+  thread_local std::vector<PipelineFrame> frames;
+  return frames;
+}
+
+template <class X>
+DynIndex to_dyn_index(const X& x) {
+  if constexpr (std::is_integral_v<X>) return DynIndex{static_cast<std::int64_t>(x), -1};
+  else {
+    static_assert(is_scalar_value_v<X> && std::is_integral_v<typename X::element_type>,
+                  "refx: an index map returns integers or traced integer scalars (Scalar<std::int32_t>)");
+    return DynIndex{0, x.id()};
+  }
+}
+/// The block index tuple an index map returns, as one DynIndex per dimension.
+template <std::size_t N, class Ret>
+std::vector<DynIndex> block_indices(const Ret& r) {
+  if constexpr (std::is_integral_v<Ret> || is_value_v<Ret>) {
+    static_assert(N == 1,
+                  "refx: an index map returns one block index per dimension of its operand; this one "
+                  "returns a single index for an operand of rank > 1");
+    return {to_dyn_index(r)};
+  } else {
+    static_assert(std::tuple_size_v<Ret> == N,
+                  "refx: an index map returns one block index per dimension of its operand (a std::array or "
+                  "std::tuple of that size)");
+    return std::apply([](const auto&... x) { return std::vector<DynIndex>{to_dyn_index(x)...}; }, r);
+  }
+}
+
+template <class Spec>
+struct spec_shape;
+template <class Map, std::int64_t... B>
+struct spec_shape<BlockSpec<Map, B...>> {
+  static std::vector<std::int64_t> dims() { return {B...}; }
+  template <class T, bool Const>
+  using block_ref = Ref<std::conditional_t<Const, const T, T>, extents<B...>, Vmem>;
+  template <class T>
+  using window_ref = Ref<T, extents<dyn, B...>, Vmem>;
+};
+
+template <class A>
+struct pipe_traits;
+template <class RefT, class Spec, PipeRole Role>
+struct pipe_traits<PipeArg<RefT, Spec, Role>> {
+  using T = typename RefT::value_type;
+  using window = typename spec_shape<Spec>::template window_ref<T>;
+  using sems = Semaphore<SemaphoreKind::dma, extents<dyn>>;
+  using block = typename spec_shape<Spec>::template block_ref<T, Role == PipeRole::in>;
+};
+
+/// run_scoped bodies with fixed parameter types, handing the handles on.
+template <class W, class S, class K>
+struct WindowScope {
+  K* k;
+  void operator()(W w, S s) const { (*k)(w.view(), s.view()); }
+};
+template <class H, class K>
+struct ScratchScope {
+  K* k;
+  void operator()(H h) const { (*k)(h); }
+};
+
+template <class A>
+struct handle_of {
+  using type = std::monostate;
+};
+template <class H>
+struct handle_of<PipeScratch<H>> {
+  using type = H;
+};
+
+template <std::size_t R, class A>
+void describe(const A& a, PipeOperand& op, const std::vector<std::vector<std::int64_t>>& points) {
+  if constexpr (requires { a.spec; }) {
+    using Spec = std::remove_cvref_t<decltype(a.spec)>;
+    op.role = std::remove_cvref_t<A>::role;
+    op.hbm = a.ref.view();
+    op.block = spec_shape<Spec>::dims();
+    op.buffers = a.spec.buffers;
+    op.index.reserve(points.size());
+    for (const auto& p : points) {
+      op.index.push_back([&]<std::size_t... I>(std::index_sequence<I...>) {
+        static_assert(std::is_invocable_v<const decltype(a.spec.map)&, decltype((void)I, std::int64_t{})...>,
+                      "refx: a BlockSpec's index map takes one grid index (std::int64_t) per grid dimension");
+        return block_indices<Spec::rank>(a.spec.map(p[I]...));
+      }(std::make_index_sequence<R>{}));
+    }
+  } else {
+    op.role = PipeRole::scratch;
+    op.index.assign(points.size(), {});
+  }
+}
+
+template <std::size_t I, class Args, class Handles, class F>
+void allocate_all(const Args& args, std::vector<PipeOperand>& ops, Handles& handles, F& done,
+                  refx::source_location loc) {
+  if constexpr (I == std::tuple_size_v<Args>) {
+    done();
+  } else {
+    using A = std::tuple_element_t<I, Args>;
+    if constexpr (requires { std::declval<A>().spec; }) {
+      using W = typename pipe_traits<A>::window;
+      using S = typename pipe_traits<A>::sems;
+      auto next = [&](ViewId w, ViewId s) {
+        ops[I].window = w;
+        ops[I].sems = s;
+        allocate_all<I + 1>(args, ops, handles, done, loc);
+      };
+      std::vector<std::int64_t> wdims{ops[I].buffers};
+      wdims.insert(wdims.end(), ops[I].block.begin(), ops[I].block.end());
+      run_scoped(std::vector<Shape>{Shape(std::span<const std::int64_t>(wdims)), Shape{ops[I].buffers}},
+                 WindowScope<W, S, decltype(next)>{&next}, loc);
+    } else {
+      using H = typename A::type;
+      auto next = [&](H h) {
+        std::get<I>(handles) = h;
+        allocate_all<I + 1>(args, ops, handles, done, loc);
+      };
+      run_scoped(ScratchScope<H, decltype(next)>{&next}, loc);
+    }
+  }
+}
+
+/// The handle the body gets for operand I at step s.
+template <class A, class Handle>
+auto body_arg(const PipeOperand& op, const Handle& h, std::int64_t slot) {
+  if constexpr (requires { std::declval<A>().spec; }) {
+    using B = typename pipe_traits<A>::block;
+    const IndexEntry e[] = {IndexEntry{squeeze_dim, DynIndex{slot, -1}, 1, 1}};
+    return B::from_view(make_view(op.window, std::span<const IndexEntry>(e)));
+  } else {
+    return h;
+  }
+}
+
+struct FrameGuard {
+  FrameGuard(std::span<const std::int64_t> p, std::span<const std::int64_t> d) { pipeline_frames().push_back({p, d}); }
+  ~FrameGuard() { pipeline_frames().pop_back(); }
+  FrameGuard(const FrameGuard&) = delete;
+  FrameGuard& operator=(const FrameGuard&) = delete;
+};
+}  // namespace detail
+
+}  // namespace refx
