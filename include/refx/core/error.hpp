@@ -8,6 +8,7 @@
 #include <refx/core/source_location.hpp>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace refx {
@@ -74,15 +75,21 @@ Hint hint(fmt::format_string<Args...> f, Args&&... args) {
 
 namespace detail {
 /// "refx: <what> (at <loc>)", then "; <hint>" when there is one: the one shape
-/// of every message that names the user's line.
+/// of every message that names the user's line ("near" instead of "at" when
+/// the line is only the last one traced, the operation having none).
 template <class... Args>
-std::string located_message(SourceLoc loc, const Hint* h, fmt::format_string<Args...> what, Args&&... args) {
-  std::string m = fmt::format("refx: {} (at {})", fmt::format(what, std::forward<Args>(args)...), loc);
+std::string located_message_where(std::string_view where, SourceLoc loc, const Hint* h,
+                                  fmt::format_string<Args...> what, Args&&... args) {
+  std::string m = fmt::format("refx: {} ({} {})", fmt::format(what, std::forward<Args>(args)...), where, loc);
   if (h != nullptr) {
     m += "; ";
     m += h->text;
   }
   return m;
+}
+template <class... Args>
+std::string located_message(SourceLoc loc, const Hint* h, fmt::format_string<Args...> what, Args&&... args) {
+  return located_message_where("at", loc, h, what, std::forward<Args>(args)...);
 }
 }  // namespace detail
 
@@ -95,6 +102,17 @@ template <class... Args>
 template <class... Args>
 [[noreturn]] void trace_error(SourceLoc loc, const Hint& h, fmt::format_string<Args...> what, Args&&... args) {
   throw TraceError(detail::located_message(loc, &h, what, std::forward<Args>(args)...));
+}
+
+/// Throws a TraceError "refx: <what> (near <loc>)[; <hint>]": for an operation
+/// that carries no line of its own, `loc` being the last line traced.
+template <class... Args>
+[[noreturn]] void trace_error_near(SourceLoc loc, fmt::format_string<Args...> what, Args&&... args) {
+  throw TraceError(detail::located_message_where("near", loc, nullptr, what, std::forward<Args>(args)...));
+}
+template <class... Args>
+[[noreturn]] void trace_error_near(SourceLoc loc, const Hint& h, fmt::format_string<Args...> what, Args&&... args) {
+  throw TraceError(detail::located_message_where("near", loc, &h, what, std::forward<Args>(args)...));
 }
 
 /// The RuntimeError "refx: <what> (at <loc>)": a failure of a running kernel

@@ -11,13 +11,11 @@ inline ViewId detail::make_view(ViewId parent_id, std::span<const IndexEntry> en
   Graph& g = t.graph();
   // (The Ref's scope is checked, with the user's line, by the op that uses the view.)
   if (parent_id < 0 || static_cast<std::size_t>(parent_id) >= g.num_views())
-    throw TraceError(fmt::format("refx: .at(...) on an empty (default-constructed) Ref (near {})", t.near()));
+    trace_error_near(t.near(), ".at(...) on an empty (default-constructed) Ref");
   const View parent = g.view(parent_id);
   if (parent.layout != no_id)
-    throw TraceError(
-        fmt::format("refx: .at(...) on a reshaped or bitcast Ref view (near {}); index the Ref first, then "
-                    "reshape or bitcast the indexed view",
-                    t.near()));
+    trace_error_near(t.near(), hint("index the Ref first, then reshape or bitcast the indexed view"),
+                     ".at(...) on a reshaped or bitcast Ref view");
   std::string error;  // reported, with the user's line, by the op that uses the view
   std::array<DimIndex, max_rank> dims{};
   const auto pd = g.dims(parent);

@@ -212,12 +212,11 @@ REFX_DECL Tracer::Tracer() : block_open_{1}, scope_alive_{1} {
 }
 
 REFX_DECL void Tracer::foreign_handle() const {
-  throw TraceError(
-      fmt::format("refx: a Ref, Value, semaphore or copy descriptor made by another trace (another "
-                  "kernel, or an earlier compile) is used here (near {}); a handle is valid only in the "
-                  "trace that made it: pass the data in as a kernel argument instead of keeping the "
-                  "handle",
-                  near()));
+  trace_error_near(near(),
+                   hint("a handle is valid only in the trace that made it: pass the data in as a kernel argument "
+                        "instead of keeping the handle"),
+                   "a Ref, Value, semaphore or copy descriptor made by another trace (another kernel, or an earlier "
+                   "compile) is used here");
 }
 
 REFX_DECL Tracer*& Tracer::current_slot() noexcept {
