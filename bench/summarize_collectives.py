@@ -38,12 +38,16 @@ import sys
 # variant) or None, the cell's rates ({"copy": GB/s, "acc": GB/s}), the
 # floor's fraction of refx's best time, the most busbw out of place that the
 # round shows reachable, and the floor's fraction of the ring's time.
-Meas = collections.namedtuple("Meas", "t bus inp mpi ring rate roof reach ring_roof")
+Meas = collections.namedtuple("Meas", "t bus inp mpi ring rate roof reach ring_roof streamed")
 OPS = {"BM_AllReduce": "allreduce", "BM_AllGather": "allgather", "BM_ReduceScatter": "reduce_scatter"}
 # The membw kernels that bound each kind of traffic: each does at most the
 # least work of its kind (a copy writes its destination; a read-add-write
 # updates it in place).
 KINDS = {"copy": ("fill", "memset", "memcpy", "copy"), "acc": ("inc", "acc")}
+# The streaming kernels alone (source and destination both from the working
+# set): not a limit (a collective's source is often in cache), but what its
+# traffic costs when every source comes from memory, as in the cold column.
+STREAMING = {"copy": ("memcpy", "copy"), "acc": ("acc",)}
 
 
 def human(b):
@@ -89,10 +93,11 @@ def measure(cell, tag=""):
         # Destination bytes per second, both threads together: the fastest
         # sample of every run in the cell, so that a collective that ran in a
         # quieter moment of the cell cannot beat its limit.
-        rates = {}
+        rates, streaming = {}, {}
         for r in csv.DictReader(f):
-            for kind in (k for k, kernels in KINDS.items() if r["kernel"] in kernels):
-                rates[kind] = max(rates.get(kind, 0.0), float(r["gbps_max"]))
+            for table, kinds in ((rates, KINDS), (streaming, STREAMING)):
+                for kind in (k for k, kernels in kinds.items() if r["kernel"] in kernels):
+                    table[kind] = max(table.get(kind, 0.0), float(r["gbps_max"]))
     refx = {}
     with open(os.path.join(cell, tag + "refx.json")) as f:
         for b in json.load(f)["benchmarks"]:
@@ -112,7 +117,8 @@ def measure(cell, tag=""):
         # What the rounds show reachable out of place: the best (in place)
         # ring's busbw, or the floor's.
         reach = max(r[1] if r else 0, bus * t / floor)
-        rows[(op, n, size)] = Meas(t, bus, inp, mpi.get((op, n, size)), r, rates, roof, reach, ring_roof)
+        streamed = floor_seconds(op, n, size, streaming) / best_t if len(streaming) == 2 else None
+        rows[(op, n, size)] = Meas(t, bus, inp, mpi.get((op, n, size)), r, rates, roof, reach, ring_roof, streamed)
     return rows
 
 
@@ -224,6 +230,10 @@ def print_targets(rows, cold):
     big = [x for x in cold if x.size == 64 << 20]
     print(f"- cold, 64 MiB, >= 85% of the floor: {sum(x.roof >= 0.85 for x in big)} of {len(big)} rows; " +
           ", ".join(f"{x.name()} {100 * x.roof:.0f}%" for x in big) if big else "- cold, 64 MiB: no rows")
+    if big:
+        print("- cold, 64 MiB, the same minimum traffic at the streaming kernels' rates (memcpy or the copy loop, "
+              "dst += src; every source from memory) over refx's time: " +
+              ", ".join(f"{x.name()} {100 * x.median(lambda m: m.streamed):.0f}%" for x in big))
     for n, bound in ((2, 1.0), (8, 0.5)):
         for x in (x for x in rows if x.size == 4 << 10 and x.n == n):
             best = lambda m: min(m.t, m.inp[0]) if m.inp else m.t
