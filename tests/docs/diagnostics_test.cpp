@@ -1,7 +1,9 @@
 // docs/diagnostics.md lists every message refx can raise: this scans
-// include/refx/**/*.hpp for string literals starting with "refx:" and fails
-// naming each one whose text (up to its first format argument) the page does
-// not contain. No refx header is included: this binary only reads files.
+// include/refx/**/*.hpp for string literals starting with "refx:", and for
+// the text given to the functions that add that prefix (trace_error and
+// friends, core/error.hpp), and fails naming each one whose text (up to its
+// first format argument) the page does not contain. No refx header is
+// included: this binary only reads files.
 
 #include <gtest/gtest.h>
 
@@ -20,13 +22,27 @@ const fs::path& root() {
   return r;
 }
 
+/// The functions of core/error.hpp that put "refx: " (or "refx: verify: ")
+/// before the text they are given; a hint(...) among their arguments is not
+/// that text.
+const std::map<std::string, std::string>& message_functions() {
+  static const std::map<std::string, std::string> m{
+      {"trace_error", "refx: "},   {"trace_error_near", "refx: "},        {"runtime_error", "refx: "},
+      {"runtime_error_at", "refx: "}, {"verify_error", "refx: verify: "}, {"verify_message", "refx: verify: "}};
+  return m;
+}
+
 /// Every string literal sequence (adjacent literals joined, escapes decoded)
-/// of a C++ source that starts with "refx:", with its line. Comments,
+/// of a C++ source that starts with "refx:", or that is the text given to one
+/// of message_functions() (with its prefix), with its line. Comments,
 /// character literals and raw strings are skipped correctly.
 std::vector<std::pair<int, std::string>> refx_messages(const std::string& src) {
   std::vector<std::pair<int, std::string>> out;
   std::size_t i = 0;
   int line = 1;
+  std::string prefix;        // set by a call of message_functions(), until its first literal
+  bool in_hint = false;      // the next literal is a hint's, not the message
+  int hint_depth = 0;        // parentheses open inside hint(...)
   auto advance = [&](std::size_t to) {
     for (; i < to && i < src.size(); ++i)
       if (src[i] == '\n') ++line;
@@ -72,11 +88,19 @@ std::vector<std::pair<int, std::string>> refx_messages(const std::string& src) {
       std::string s = read_literal();
       for (skip_space_and_comments(); i < src.size() && src[i] == '"'; skip_space_and_comments()) s += read_literal();
       if (s.starts_with("refx:")) out.push_back({at, s});
+      else if (!prefix.empty() && !in_hint) out.push_back({at, prefix + s});
+      if (!in_hint) prefix.clear();
     } else if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
       std::size_t j = i;
       while (j < src.size() && (std::isalnum(static_cast<unsigned char>(src[j])) || src[j] == '_')) ++j;
+      const std::string word = src.substr(i, j - i);
+      if (const auto f = message_functions().find(word); f != message_functions().end()) prefix = f->second;
+      if (word == "hint" && !prefix.empty()) in_hint = true;
       advance(j);  // an identifier: an `R` inside one does not start a raw string
     } else {
+      if (in_hint && c == '(') ++hint_depth;
+      if (in_hint && c == ')' && --hint_depth == 0) in_hint = false;
+      if (c == ';' || c == '{' || c == '}') prefix.clear(), in_hint = false, hint_depth = 0;
       advance(i + 1);
     }
   }
