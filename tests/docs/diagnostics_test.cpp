@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 
@@ -30,6 +31,136 @@ const std::map<std::string, std::string>& message_functions() {
       {"trace_error", "refx: "},   {"trace_error_near", "refx: "},        {"runtime_error", "refx: "},
       {"runtime_error_at", "refx: "}, {"verify_error", "refx: verify: "}, {"verify_message", "refx: verify: "}};
   return m;
+}
+
+bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+/// A function-like macro: its parameters (`...` as __VA_ARGS__) and body.
+struct Macro {
+  std::vector<std::string> params;
+  std::string body;
+};
+
+/// The text of `body` with each parameter replaced by its argument and each
+/// `#parameter` by the argument as a string literal (string literals copied
+/// as they are).
+std::string substitute(const Macro& m, const std::vector<std::string>& args) {
+  auto arg_of = [&](const std::string& id) -> const std::string* {
+    for (std::size_t k = 0; k < m.params.size() && k < args.size(); ++k)
+      if (m.params[k] == id) return &args[k];
+    return nullptr;
+  };
+  std::string out;
+  for (std::size_t i = 0; i < m.body.size();) {
+    const char c = m.body[i];
+    if (c == '"') {
+      std::size_t j = i + 1;
+      while (j < m.body.size() && m.body[j] != '"') j += m.body[j] == '\\' ? 2 : 1;
+      out += m.body.substr(i, j + 1 - i);
+      i = j + 1;
+    } else if (c == '#' || identifier_char(c)) {
+      std::size_t j = c == '#' ? i + 1 : i;
+      while (j < m.body.size() && m.body[j] == ' ') ++j;
+      std::size_t e = j;
+      while (e < m.body.size() && identifier_char(m.body[e])) ++e;
+      const std::string* a = arg_of(m.body.substr(j, e - j));
+      if (c == '#') out += a ? "\"" + *a + "\"" : m.body.substr(i, e - i);
+      else out += a ? *a : m.body.substr(i, e - i);
+      i = std::max(e, i + 1);
+    } else {
+      out += c;
+      ++i;
+    }
+  }
+  return out;
+}
+
+/// `src` with its message-stamping macros expanded: the function-like
+/// #defines whose body holds a "refx:" literal (or calls such a macro), as
+/// the local REFX_ macros that stamp one static_assert message per name.
+/// Their definitions are blanked (a template, not a message) and every use is
+/// replaced by its expansion on the use's line (line numbers kept).
+std::string expand_message_macros(std::string src) {
+  std::map<std::string, Macro> all;
+  std::map<std::string, std::pair<std::size_t, std::size_t>> where;  // name -> definition's span
+  for (std::size_t at = 0; (at = src.find("#define ", at)) != std::string::npos;) {
+    std::size_t end = at;
+    while ((end = src.find('\n', end)) != std::string::npos && src[end - 1] == '\\') ++end;
+    if (end == std::string::npos) end = src.size();
+    std::size_t n = at + 8, e = n;
+    while (e < end && identifier_char(src[e])) ++e;
+    if (e < end && src[e] == '(') {
+      const std::size_t close = src.find(')', e);
+      Macro m;
+      std::string p;
+      for (std::size_t k = e + 1; k <= close; ++k) {
+        if (src[k] == ',' || k == close) {
+          p = p == "..." ? "__VA_ARGS__" : p;
+          if (!p.empty()) m.params.push_back(p);
+          p.clear();
+        } else if (!std::isspace(static_cast<unsigned char>(src[k]))) {
+          p += src[k];
+        }
+      }
+      for (std::size_t k = close + 1; k < end; ++k) m.body += src[k] == '\\' || src[k] == '\n' ? ' ' : src[k];
+      all.emplace(src.substr(n, e - n), m);
+      where[src.substr(n, e - n)] = {at, end};
+    }
+    at = end;
+  }
+  std::map<std::string, Macro> stamping;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& [name, m] : all) {
+      bool calls = m.body.find("refx:") != std::string::npos;
+      for (const auto& [other, unused] : stamping) calls = calls || m.body.find(other + "(") != std::string::npos;
+      if (calls && stamping.emplace(name, m).second) grew = true;
+    }
+  }
+  for (const auto& [name, span] : where)
+    if (stamping.count(name))
+      for (std::size_t k = span.first; k < span.second; ++k)
+        if (src[k] != '\n') src[k] = ' ';
+  for (bool expanded = true; expanded;) {
+    expanded = false;
+    for (const auto& [name, m] : stamping) {
+      for (std::size_t at = 0; (at = src.find(name, at)) != std::string::npos;) {
+        std::size_t open = at + name.size();
+        while (open < src.size() && src[open] == ' ') ++open;
+        if ((at > 0 && identifier_char(src[at - 1])) || open >= src.size() || src[open] != '(') {
+          at += name.size();
+          continue;
+        }
+        std::vector<std::string> args(1);
+        int depth = 0;
+        std::size_t k = open + 1;
+        int newlines = 0;
+        for (; k < src.size() && !(depth == 0 && src[k] == ')'); ++k) {
+          const char c = src[k];
+          if (c == '"') {
+            const std::size_t j = src.find('"', k + 1);
+            args.back() += src.substr(k, j + 1 - k);
+            k = j;
+            continue;
+          }
+          if (c == '(') ++depth;
+          if (c == ')') --depth;
+          if (c == '\n') ++newlines;
+          if (c == ',' && depth == 0 && args.size() < m.params.size()) args.emplace_back();
+          else args.back() += c == '\n' ? ' ' : c;
+        }
+        for (auto& a : args) {
+          a.erase(0, a.find_first_not_of(' '));
+          a.erase(a.find_last_not_of(' ') + 1);
+        }
+        const std::string text = substitute(m, args) + std::string(static_cast<std::size_t>(newlines), '\n');
+        src.replace(at, k + 1 - at, text);
+        at += text.size();
+        expanded = true;
+      }
+    }
+  }
+  return src;
 }
 
 /// Every string literal sequence (adjacent literals joined, escapes decoded)
@@ -135,6 +266,24 @@ std::string message_key(const std::string& message) {
   return key;
 }
 
+// The local macros that stamp one message per name (REFX_... in ref_operands.hpp,
+// ring.hpp, ...) are read through their uses, not as a bare "refx: " template.
+TEST(Diagnostics, StampedMessagesAreReadWhereTheMacroIsUsed) {
+  const std::string src =
+      "#define STAMP(name, rest) \\\n"
+      "  static_assert(false, \"refx: \" #name rest);\n"
+      "#define STAMP_BOTH(rest) STAMP(first, rest) STAMP(second, rest)\n"
+      "STAMP(alone, \" takes a Value\")\n"
+      "STAMP_BOTH(\" needs a Ref; read it\"\n"
+      "           \" first\")\n"
+      "const char* plain = \"refx: plain\";\n";
+  std::vector<std::pair<int, std::string>> expected{{4, "refx: alone takes a Value"},
+                                                    {5, "refx: first needs a Ref; read it first"},
+                                                    {5, "refx: second needs a Ref; read it first"},
+                                                    {7, "refx: plain"}};
+  EXPECT_EQ(refx_messages(expand_message_macros(src)), expected);
+}
+
 TEST(Diagnostics, EveryRefxMessageIsDocumented) {
   if (!fs::exists(root() / "include" / "refx")) GTEST_SKIP() << "sources not found at " << root();
   std::string doc = read_file(root() / "docs" / "diagnostics.md");
@@ -143,7 +292,7 @@ TEST(Diagnostics, EveryRefxMessageIsDocumented) {
   for (const auto& e : fs::recursive_directory_iterator(root() / "include" / "refx")) {
     if (e.path().extension() != ".hpp") continue;
     const std::string rel = fs::relative(e.path(), root()).generic_string();
-    for (const auto& [line, message] : refx_messages(read_file(e.path())))
+    for (const auto& [line, message] : refx_messages(expand_message_macros(read_file(e.path()))))
       keys.emplace(message_key(message), rel + ":" + std::to_string(line));
   }
   EXPECT_GT(keys.size(), 100u) << "the scan found too few messages";
