@@ -42,20 +42,30 @@ namespace {
 
 enum Op { all_reduce = 0, all_gather = 1, reduce_scatter = 2 };
 
-// REFX_BENCH_COPY_CHUNK_BYTES overrides RuntimeOptions::copy_chunk_bytes
-// (how its default was chosen: docs/performance.md).
+// Scheduling options, for measuring their defaults (docs/performance.md):
+// REFX_BENCH_COPY_CHUNK_BYTES, REFX_BENCH_INLINE_COPY_BYTES and
+// REFX_BENCH_SINGLE_WORKER_BYTES override the RuntimeOptions of those names,
+// REFX_BENCH_WORKERS its `workers` (0: the hardware's).
+template <class T>
+void from_env(const char* name, T& value, T least = 0) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return;
+  const std::string_view s(text);
+  const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (error != std::errc{} || end != s.data() + s.size() || value < least) {
+    std::fprintf(stderr, "bench_collectives: %s='%s' is not a whole number of at least %llu\n", name, text,
+                 static_cast<unsigned long long>(least));
+    std::exit(2);
+  }
+}
+
 refx::Runtime& runtime() {
   static refx::Runtime rt([] {
     refx::RuntimeOptions o;
-    if (const char* chunk = std::getenv("REFX_BENCH_COPY_CHUNK_BYTES")) {
-      const std::string_view text(chunk);
-      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), o.copy_chunk_bytes);
-      if (error != std::errc{} || end != text.data() + text.size() || o.copy_chunk_bytes == 0) {
-        std::fprintf(stderr, "bench_collectives: REFX_BENCH_COPY_CHUNK_BYTES='%s' is not a positive byte count\n",
-                     chunk);
-        std::exit(2);
-      }
-    }
+    from_env("REFX_BENCH_COPY_CHUNK_BYTES", o.copy_chunk_bytes, std::size_t{1});
+    from_env("REFX_BENCH_INLINE_COPY_BYTES", o.inline_copy_bytes);
+    from_env("REFX_BENCH_SINGLE_WORKER_BYTES", o.single_worker_bytes);
+    from_env("REFX_BENCH_WORKERS", o.workers);
     return o;
   }());
   return rt;

@@ -3,8 +3,8 @@
 
 Each benchmark the filter selects runs on its own, variant after variant,
 `--reps` times over, so a burst of load hits every variant alike; the table
-gives the best time of each (and all of them, sorted). docs/performance.md
-uses it to compare an old and a new build:
+gives the best and the median time of each (and all of them, sorted).
+docs/performance.md uses it to compare an old and a new build:
 
     bench/interleave.py --reps 3 --filter 'BM_AllGather/2/1048576/1/' \\
         old=/tmp/bench_collectives_old new=build/release/bench/bench_collectives
@@ -17,6 +17,7 @@ import argparse
 import collections
 import os
 import re
+import statistics
 import subprocess
 
 
@@ -56,7 +57,8 @@ def main():
                 run = subprocess.run(command + [f"--benchmark_filter=^{re.escape(benchmark)}$"],
                                      capture_output=True, text=True, env=env, check=True)
                 times[name] += [time_us(l) for l in run.stdout.splitlines() if l.startswith("BM_")]
-        cells = [f"{name} {min(t):.1f} us ({'/'.join(f'{x:.1f}' for x in sorted(t))})" for name, t in times.items()]
+        cells = [f"{name} {min(t):.1f} us, median {statistics.median(t):.1f} ({'/'.join(f'{x:.1f}' for x in sorted(t))})"
+                 for name, t in times.items()]
         print(f"{benchmark.split('/min_time')[0]:36} " + "  ".join(cells), flush=True)
 
 
