@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Summarises a refx timeline (REFX_TRACE_FILE's Chrome Trace JSON) of many
 launches of one program: the launch span, when each device started relative
-to the first (quartiles over the launches), which thread ran the copies, and
-how long one copy took. How docs/performance.md ("The far rows") shows that
-a launch ran its devices one after another on one thread.
+to the first (quartiles over the launches), which thread ran the copies, how
+long one copy took, and how many cores' worth of the launches' time went to
+copying. How docs/performance.md ("The far rows") shows that a launch ran
+its devices one after another on one thread.
 
     REFX_TRACE_FILE=/tmp/t.json build/release/bench/bench_collectives \\
         --benchmark_filter='BM_AllGather/2/1048576/1' --benchmark_min_time=0.05
@@ -41,6 +42,15 @@ def main():
     by_thread = collections.Counter(names.get((e["pid"], e["tid"]), "?") for e in copies)
     print("copies (and chunks) by thread:", dict(by_thread))
     print(f"one copy or chunk (us), quartiles: {quartiles([e['dur'] for e in copies])}")
+    # How many cores' worth of the launches' time went to copying, per thread
+    # and in all (2.0 on two cores would be both copying all the time).
+    busy = collections.defaultdict(float)
+    for e in copies:
+        busy[names.get((e["pid"], e["tid"]), "?")] += e["dur"]
+    total = sum(spans)
+    if total > 0:
+        shares = {name: round(us / total, 2) for name, us in busy.items()}
+        print(f"copying, cores' worth of the launches' time: {round(sum(busy.values()) / total, 2)} {shares}")
 
 
 if __name__ == "__main__":
