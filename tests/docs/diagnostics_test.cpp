@@ -75,19 +75,21 @@ std::string substitute(const Macro& m, const std::vector<std::string>& args) {
   return out;
 }
 
-/// `src` with its message-stamping macros expanded: the function-like
-/// #defines whose body holds a "refx:" literal (or calls such a macro), as
-/// the local REFX_ macros that stamp one static_assert message per name.
-/// Their definitions are blanked (a template, not a message) and every use is
-/// replaced by its expansion on the use's line (line numbers kept).
-std::string expand_message_macros(std::string src) {
-  std::map<std::string, Macro> all;
-  std::map<std::string, std::pair<std::size_t, std::size_t>> where;  // name -> definition's span
+/// A function-like #define of `src`: its macro and the span of its definition.
+struct Definition {
+  Macro macro;
+  std::size_t begin, end;
+};
+
+/// The function-like macros #defined in `src`, by name.
+std::map<std::string, Definition> function_macros(const std::string& src) {
+  std::map<std::string, Definition> all;
   for (std::size_t at = 0; (at = src.find("#define ", at)) != std::string::npos;) {
     std::size_t end = at;
     while ((end = src.find('\n', end)) != std::string::npos && src[end - 1] == '\\') ++end;
     if (end == std::string::npos) end = src.size();
-    std::size_t n = at + 8, e = n;
+    const std::size_t n = at + 8;
+    std::size_t e = n;
     while (e < end && identifier_char(src[e])) ++e;
     if (e < end && src[e] == '(') {
       const std::size_t close = src.find(')', e);
@@ -95,70 +97,80 @@ std::string expand_message_macros(std::string src) {
       std::string p;
       for (std::size_t k = e + 1; k <= close; ++k) {
         if (src[k] == ',' || k == close) {
-          p = p == "..." ? "__VA_ARGS__" : p;
-          if (!p.empty()) m.params.push_back(p);
+          if (!p.empty()) m.params.push_back(p == "..." ? "__VA_ARGS__" : p);
           p.clear();
         } else if (!std::isspace(static_cast<unsigned char>(src[k]))) {
           p += src[k];
         }
       }
       for (std::size_t k = close + 1; k < end; ++k) m.body += src[k] == '\\' || src[k] == '\n' ? ' ' : src[k];
-      all.emplace(src.substr(n, e - n), m);
-      where[src.substr(n, e - n)] = {at, end};
+      all[src.substr(n, e - n)] = Definition{m, at, end};
     }
     at = end;
   }
+  return all;
+}
+
+/// If a call of `name` starts at `at` in `src`, replaces it by `m`'s expansion
+/// (followed by the newlines the call spanned, so later lines keep their
+/// numbers) and returns the position after it; else returns npos.
+std::size_t expand_call(std::string& src, std::size_t at, const std::string& name, const Macro& m) {
+  std::size_t open = at + name.size();
+  while (open < src.size() && src[open] == ' ') ++open;
+  if ((at > 0 && identifier_char(src[at - 1])) || open >= src.size() || src[open] != '(') return std::string::npos;
+  std::vector<std::string> args(1);
+  int depth = 0, newlines = 0;
+  std::size_t k = open + 1;
+  for (; k < src.size() && !(depth == 0 && src[k] == ')'); ++k) {
+    const char c = src[k];
+    if (c == '"') {  // a literal, whole: its commas and parentheses are text
+      const std::size_t j = src.find('"', k + 1);
+      args.back() += src.substr(k, j + 1 - k);
+      k = j;
+      continue;
+    }
+    depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+    newlines += c == '\n';
+    if (c == ',' && depth == 0 && args.size() < m.params.size()) args.emplace_back();
+    else args.back() += c == '\n' ? ' ' : c;
+  }
+  for (auto& a : args) {
+    a.erase(0, a.find_first_not_of(' '));
+    a.erase(a.find_last_not_of(' ') + 1);
+  }
+  const std::string text = substitute(m, args) + std::string(static_cast<std::size_t>(newlines), '\n');
+  src.replace(at, k + 1 - at, text);
+  return at + text.size();
+}
+
+/// `src` with its message-stamping macros expanded: the function-like
+/// #defines whose body holds a "refx:" literal (or calls such a macro), as
+/// the local REFX_ macros that stamp one static_assert message per name.
+/// Their definitions are blanked (a template, not a message) and every use is
+/// replaced by its expansion on the use's line (line numbers kept).
+std::string expand_message_macros(std::string src) {
+  const std::map<std::string, Definition> all = function_macros(src);
   std::map<std::string, Macro> stamping;
   for (bool grew = true; grew;) {
     grew = false;
-    for (const auto& [name, m] : all) {
-      bool calls = m.body.find("refx:") != std::string::npos;
-      for (const auto& [other, unused] : stamping) calls = calls || m.body.find(other + "(") != std::string::npos;
-      if (calls && stamping.emplace(name, m).second) grew = true;
+    for (const auto& [name, d] : all) {
+      bool stamps = d.macro.body.find("refx:") != std::string::npos;
+      for (const auto& [other, unused] : stamping)
+        stamps = stamps || d.macro.body.find(other + "(") != std::string::npos;
+      if (stamps && stamping.emplace(name, d.macro).second) grew = true;
     }
   }
-  for (const auto& [name, span] : where)
-    if (stamping.count(name))
-      for (std::size_t k = span.first; k < span.second; ++k)
-        if (src[k] != '\n') src[k] = ' ';
+  for (const auto& [name, unused] : stamping)
+    for (std::size_t k = all.at(name).begin; k < all.at(name).end; ++k)
+      if (src[k] != '\n') src[k] = ' ';
   for (bool expanded = true; expanded;) {
     expanded = false;
-    for (const auto& [name, m] : stamping) {
+    for (const auto& [name, m] : stamping)
       for (std::size_t at = 0; (at = src.find(name, at)) != std::string::npos;) {
-        std::size_t open = at + name.size();
-        while (open < src.size() && src[open] == ' ') ++open;
-        if ((at > 0 && identifier_char(src[at - 1])) || open >= src.size() || src[open] != '(') {
-          at += name.size();
-          continue;
-        }
-        std::vector<std::string> args(1);
-        int depth = 0;
-        std::size_t k = open + 1;
-        int newlines = 0;
-        for (; k < src.size() && !(depth == 0 && src[k] == ')'); ++k) {
-          const char c = src[k];
-          if (c == '"') {
-            const std::size_t j = src.find('"', k + 1);
-            args.back() += src.substr(k, j + 1 - k);
-            k = j;
-            continue;
-          }
-          if (c == '(') ++depth;
-          if (c == ')') --depth;
-          if (c == '\n') ++newlines;
-          if (c == ',' && depth == 0 && args.size() < m.params.size()) args.emplace_back();
-          else args.back() += c == '\n' ? ' ' : c;
-        }
-        for (auto& a : args) {
-          a.erase(0, a.find_first_not_of(' '));
-          a.erase(a.find_last_not_of(' ') + 1);
-        }
-        const std::string text = substitute(m, args) + std::string(static_cast<std::size_t>(newlines), '\n');
-        src.replace(at, k + 1 - at, text);
-        at += text.size();
-        expanded = true;
+        const std::size_t after = expand_call(src, at, name, m);
+        expanded = expanded || after != std::string::npos;
+        at = after != std::string::npos ? after : at + name.size();
       }
-    }
   }
   return src;
 }
