@@ -39,14 +39,16 @@ def main():
     for i in range(max(map(len, starts), default=0)):
         print(f"device started #{i + 1}, us after the first, quartiles: {quartiles([s[i] for s in starts if len(s) > i])}")
     copies = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "copy"]
-    by_thread = collections.Counter(names.get((e["pid"], e["tid"]), "?") for e in copies)
-    print("copies (and chunks) by thread:", dict(by_thread))
+    # Per thread: how many copies, and for how long (us).
+    count, busy = collections.Counter(), collections.Counter()
+    for e in copies:
+        thread = names.get((e["pid"], e["tid"]), "?")
+        count[thread] += 1
+        busy[thread] += e["dur"]
+    print("copies (and chunks) by thread:", dict(count))
     print(f"one copy or chunk (us), quartiles: {quartiles([e['dur'] for e in copies])}")
     # How many cores' worth of the launches' time went to copying, per thread
     # and in all (2.0 on two cores would be both copying all the time).
-    busy = collections.defaultdict(float)
-    for e in copies:
-        busy[names.get((e["pid"], e["tid"]), "?")] += e["dur"]
     total = sum(spans)
     if total > 0:
         shares = {name: round(us / total, 2) for name, us in busy.items()}
