@@ -77,9 +77,10 @@ class Executable {
 
 namespace detail {
 /// Runs the pass pipeline on a traced kernel and makes it an Executable
-/// (`read_only`: per parameter, whether it is an input).
-REFX_DECL Executable compile_traced(Graph g, const Mesh& mesh, std::string name, const passes::Options& passes,
-                                    const std::vector<bool>& read_only, Runtime& rt);
+/// (`read_only`: per parameter, whether it is an input; `single_worker`:
+/// Kernel::single_worker).
+REFX_DECL Executable compile_traced(Graph g, const Mesh& mesh, std::string name, bool single_worker,
+                                    const passes::Options& passes, const std::vector<bool>& read_only, Runtime& rt);
 }  // namespace detail
 
 /// A kernel and its options, ready to be compiled for a mesh.
@@ -103,6 +104,15 @@ class Kernel {
     passes_ = o;
     return *this;
   }
+  /// Runs the program's devices one after another on one worker at a time,
+  /// whatever its size and loops (otherwise RuntimeOptions::single_worker_bytes
+  /// decides; a program with host effects never does): for a program whose
+  /// devices mostly consume what their peers' copies have just written, which
+  /// then stays in one core's caches (docs/runtime.md, "Runners").
+  Kernel& single_worker(bool on = true) {
+    single_worker_ = on;
+    return *this;
+  }
 
   /// Traces the kernel for `mesh` (shapes: none if all static, else one per parameter).
   Executable compile(const Mesh& mesh, const std::vector<Shape>& shapes = {}, Runtime& rt = detail::global_runtime(),
@@ -116,7 +126,8 @@ class Kernel {
     } else {
       using Params = typename detail::callable_args<F>::type;
       Graph g = trace(f_, TraceOptions{shapes, &mesh, collective_id_}, loc);
-      return detail::compile_traced(std::move(g), mesh, name_, passes_, read_only(static_cast<Params*>(nullptr)), rt);
+      return detail::compile_traced(std::move(g), mesh, name_, single_worker_, passes_,
+                                    read_only(static_cast<Params*>(nullptr)), rt);
     }
   }
 
@@ -137,6 +148,7 @@ class Kernel {
   F f_;
   std::string name_ = "kernel";
   std::int64_t collective_id_ = -1;
+  bool single_worker_ = false;
   passes::Options passes_;
 };
 
@@ -237,12 +249,13 @@ REFX_DECL void Executable::launch(const std::vector<Array>& args) const {
   }
 }
 
-REFX_DECL Executable detail::compile_traced(Graph g, const Mesh& mesh, std::string name, const passes::Options& passes,
-                                            const std::vector<bool>& read_only, Runtime& rt) {
+REFX_DECL Executable detail::compile_traced(Graph g, const Mesh& mesh, std::string name, bool single_worker,
+                                            const passes::Options& passes, const std::vector<bool>& read_only,
+                                            Runtime& rt) {
   passes::run_pipeline(g, passes);
   std::vector<Executable::Param> params;
   for (std::size_t i = 0; i < read_only.size(); ++i) params.push_back({g.type(g.params()[i]), read_only[i]});
-  return Executable(std::make_shared<const Program>(std::move(g), mesh, std::move(name)), std::move(params), rt);
+  return Executable(std::make_shared<const Program>(std::move(g), mesh, std::move(name), single_worker), std::move(params), rt);
 }
 }  // namespace refx
 #endif  // REFX_DEFINITIONS

@@ -405,6 +405,67 @@ TEST(Timeline, CopyOverlapsIndependentCompute) {
   EXPECT_TRUE(overlapped) << "no copy chunk ran while the compute did, in " << attempts << " attempts over 10 s";
 }
 
+// Kernel::single_worker: the devices of such a program run one after another
+// even where the runtime would give them a runner per worker. Four devices on
+// two workers, each computing over 2 MiB (past single_worker_bytes): the
+// compute slices of one launch never overlap; without the mark, two do.
+int g_device_compute_line = 0;
+
+Executable four_devices_computing(bool single_worker, Runtime& rt) {
+  return kernel([](VmemRef<const float, kWorkElems> a, VmemRef<float, kWorkElems> b) {
+           g_device_compute_line = __LINE__; b.store(exp(a.load()) * 0.5f + 1.0f);
+         })
+      .name("compute")
+      .single_worker(single_worker)
+      .compile(Mesh{{"x", 4}}, {}, rt);
+}
+
+/// Whether two devices' computes (from the first to the last op slice of the
+/// compute's line, in a device's lane) overlap in time.
+bool computes_overlap(const Trace& t) {
+  const std::string line = here(__FILE__, g_device_compute_line);
+  std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> spans;  // lane -> [begin, end)
+  for (const Event* e : t.all("X", "op")) {
+    if (e->arg("source") != line) continue;
+    auto [at, fresh] = spans.try_emplace(e->tid, e->ts, e->end());
+    if (!fresh) at->second = {std::min(at->second.first, e->ts), std::max(at->second.second, e->end())};
+  }
+  EXPECT_EQ(spans.size(), 4u) << "device lanes with ops at " << line;
+  for (auto i = spans.begin(); i != spans.end(); ++i)
+    for (auto j = std::next(i); j != spans.end(); ++j)
+      if (i->second.first < j->second.second && j->second.first < i->second.second) return true;
+  return false;
+}
+
+TEST(Timeline, SingleWorkerProgramRunsOneDeviceAtATime) {
+  Watchdog dog(kTestLimit, "single worker");
+  Runtime rt(two_workers());
+  auto a = Array::generate<float>(4, Shape{kWorkElems}, [](int d, std::int64_t i) { return float((i + d) % 10) * 0.1f; });
+  auto b = Array::empty(4, DType::f32, Shape{kWorkElems});
+  const Executable one = four_devices_computing(true, rt), shared = four_devices_computing(false, rt);
+  EXPECT_TRUE(one.program().single_worker);
+  EXPECT_FALSE(shared.program().single_worker);
+  for (int call = 0; call < 3; ++call) {
+    rt.start_timeline();
+    one.call_in_place({a, b});
+    EXPECT_FALSE(computes_overlap(load(rt.stop_timeline().json()))) << "call " << call;
+  }
+  EXPECT_FLOAT_EQ(b.to_host<float>(3)[1], std::exp(0.4f) * 0.5f + 1.0f);
+  // Whether the second worker gets a core at the moment is up to the OS (see
+  // above): attempts go on for up to 10 s until two devices overlap.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  bool overlapped = false;
+  int attempts = 0;
+  while (!overlapped && std::chrono::steady_clock::now() < deadline) {
+    ++attempts;
+    rt.start_timeline();
+    shared.call_in_place({a, b});
+    overlapped = computes_overlap(load(rt.stop_timeline().json()));
+  }
+  EXPECT_TRUE(overlapped) << "no two devices computed at once without single_worker, in " << attempts
+                          << " attempts over 10 s";
+}
+
 // ---------------------------------------------------------------- REFX_TRACE_FILE
 
 // Run as a child of the tests below (REFX_TIMELINE_TEST_CHILD set), the binary

@@ -51,10 +51,12 @@ struct Program {
   /// small on one worker at a time (RuntimeOptions::single_worker_bytes).
   std::int64_t max_data_bytes = 0;
   bool loops = false;
+  /// Kernel::single_worker: one worker at a time whatever the size and loops.
+  bool single_worker = false;
   /// Reused between launches (declared last: destroyed before the graph).
   mutable ContextCache contexts;
 
-  Program(Graph g, Mesh m, std::string n);
+  Program(Graph g, Mesh m, std::string n, bool one_worker = false);
 };
 
 /// Counters of one launch (and, summed, of a runtime).
@@ -69,8 +71,8 @@ struct LaunchStats {
 };
 
 #if REFX_DEFINITIONS
-REFX_DECL Program::Program(Graph g, Mesh m, std::string n)
-    : graph(std::move(g)), mesh(std::move(m)), name(std::move(n)) {
+REFX_DECL Program::Program(Graph g, Mesh m, std::string n, bool one_worker)
+    : graph(std::move(g)), mesh(std::move(m)), name(std::move(n)), single_worker(one_worker) {
   for (std::size_t o = 0; o < graph.num_ops(); ++o) {
     const Op& op = graph.op(static_cast<OpId>(o));
     if (op.prim == &prim::barrier_semaphore) {
