@@ -108,7 +108,9 @@ class Kernel {
   /// whatever its size and loops (otherwise RuntimeOptions::single_worker_bytes
   /// decides; a program with host effects never does): for a program whose
   /// devices mostly consume what their peers' copies have just written, which
-  /// then stays in one core's caches (docs/runtime.md, "Runners").
+  /// then stays in one core's caches; where that data comes from memory, one
+  /// thread streams it at half the rate of two (docs/collectives.md, "The
+  /// in-place ring all-reduce on one worker").
   Kernel& single_worker(bool on = true) {
     single_worker_ = on;
     return *this;

@@ -191,10 +191,6 @@ TEST_P(ByteCounts, AllReduceProgramInPlace) {
   const auto got = measure(rt_, [&] { exe.call_in_place({x}); x.block_until_ready(); });
   const auto [bytes, copies] = automatic_all_reduce(n(), m(), true);
   expect(got, bytes, copies);
-  // The ring (two rounds of N - 1 chunks) runs its devices on one worker up to
-  // single_worker_all_reduce_max_bytes.
-  const bool ring = n() > 1 && m() * S > collectives::one_shot_max_bytes && bytes == 2 * (n() - 1) * m() * S;
-  EXPECT_EQ(exe.program().single_worker, ring && m() * S <= collectives::single_worker_all_reduce_max_bytes);
 }
 
 TEST_P(ByteCounts, ReduceScatterInPlace) {
@@ -262,8 +258,6 @@ std::vector<Case> cases() {
   for (int n : {3, 4}) out.push_back({n, collectives::direct_max_bytes / S + 56});
   // Between the in-place and the out-of-place limit: the ring in place, direct out of place.
   out.push_back({4, collectives::direct_in_place_max_bytes / S + 56});
-  // At the in-place limit: the ring, on one worker (single_worker_all_reduce_max_bytes).
-  out.push_back({4, collectives::direct_in_place_max_bytes / S});
   return out;
 }
 

@@ -171,29 +171,18 @@ inline constexpr std::int64_t direct_in_place_max_bytes = 1 << 20;
 /// algorithm for N > 2 below this size of x per device (for N = 2 up to
 /// `one_shot_max_bytes`), the ring otherwise: docs/performance.md.
 inline constexpr std::int64_t reduce_scatter_direct_max_bytes = 256 << 10;
-/// all_reduce_program in place with the ring, up to this size per device,
-/// runs its devices on one worker at a time (Kernel::single_worker): each
-/// device adds what a peer's copy has just written, and on one thread that
-/// data stays in one core's caches instead of crossing between cores at every
-/// step (1 MiB, N = 2: 118 -> 50 us; N = 8: 638 -> 485 us; the direct
-/// algorithm and out of place lose on one worker: docs/performance.md).
-inline constexpr std::int64_t single_worker_all_reduce_max_bytes = 1 << 20;
 
 }  // namespace refx::collectives
 
 namespace refx::detail {
-/// What Algorithm::automatic picks for an all-reduce of `bytes` per device
-/// over `devices`.
-inline collectives::Algorithm automatic_all_reduce(std::int64_t bytes, std::int32_t devices, bool in_place) {
-  return bytes <= collectives::one_shot_max_bytes ? collectives::Algorithm::one_shot
-         : devices > 2 && bytes < (in_place ? collectives::direct_in_place_max_bytes : collectives::direct_max_bytes)
-             ? collectives::Algorithm::direct
-             : collectives::Algorithm::ring;
-}
+/// What Algorithm::automatic picks for an all-reduce of x.
 template <class R>
 collectives::Algorithm automatic_all_reduce(const R& x, const Ring& ring, bool in_place) {
-  return automatic_all_reduce(x.shape().num_elements() * static_cast<std::int64_t>(sizeof(typename R::value_type)),
-                              ring.size, in_place);
+  const std::int64_t bytes = x.shape().num_elements() * static_cast<std::int64_t>(sizeof(typename R::value_type));
+  return bytes <= collectives::one_shot_max_bytes ? collectives::Algorithm::one_shot
+         : ring.size > 2 && bytes < (in_place ? collectives::direct_in_place_max_bytes : collectives::direct_max_bytes)
+             ? collectives::Algorithm::direct
+             : collectives::Algorithm::ring;
 }
 
 /// Direct ("two-shot") all-reduce. Round 1: chunk p of x goes to device p's

@@ -57,15 +57,10 @@ Executable all_reduce_program(const Mesh& mesh, std::int64_t elements, ProgramOp
                               Runtime& rt = refx::detail::global_runtime(),
                               refx::source_location loc = refx::source_location::current()) {
   const std::string axis = detail::axis_of(mesh, o);
-  if (o.in_place) {
-    const std::int64_t bytes = elements * static_cast<std::int64_t>(sizeof(T));
-    const std::int32_t n = mesh.axis_size(axis);
-    const Algorithm a = o.algorithm == Algorithm::automatic ? detail::automatic_all_reduce(bytes, n, true) : o.algorithm;
+  if (o.in_place)
     return kernel([=](detail::Vec<T> x) { all_reduce(x, axis, o.op, o.direction, o.algorithm, loc); })
         .name("all_reduce")
-        .single_worker(n > 1 && a == Algorithm::ring && bytes <= single_worker_all_reduce_max_bytes)
         .compile(mesh, {Shape{elements}}, rt);
-  }
   return kernel([=](detail::Vec<const T> x, detail::Vec<T> out) {
            all_reduce(x, out, axis, o.op, o.direction, o.algorithm, loc);
          })
