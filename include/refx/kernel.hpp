@@ -257,7 +257,8 @@ REFX_DECL Executable detail::compile_traced(Graph g, const Mesh& mesh, std::stri
   passes::run_pipeline(g, passes);
   std::vector<Executable::Param> params;
   for (std::size_t i = 0; i < read_only.size(); ++i) params.push_back({g.type(g.params()[i]), read_only[i]});
-  return Executable(std::make_shared<const Program>(std::move(g), mesh, std::move(name), single_worker), std::move(params), rt);
+  return Executable(std::make_shared<const Program>(std::move(g), mesh, std::move(name), single_worker),
+                    std::move(params), rt);
 }
 }  // namespace refx
 #endif  // REFX_DEFINITIONS

@@ -129,6 +129,21 @@ RuntimeOptions two_workers() {
   return o;
 }
 
+/// Calls `attempt` until it sets `done`, fails fatally, or 10 s have passed;
+/// how many times it ran. For tests that need two threads running at once:
+/// whether the second gets a core at that moment is up to the OS, and on a
+/// loaded machine (CI runs two tests at once on two cores) it often does not.
+template <class F>
+int attempt_until(const bool& done, F&& attempt) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  int attempts = 0;
+  while (!done && !::testing::Test::HasFatalFailure() && std::chrono::steady_clock::now() < deadline) {
+    ++attempts;
+    attempt();
+  }
+  return attempts;
+}
+
 // ---------------------------------------------------------------- structure
 
 TEST(Timeline, LanesSlicesFlowsAndCounters) {
@@ -372,16 +387,10 @@ TEST(Timeline, CopyOverlapsIndependentCompute) {
   exe.call_in_place({x, a, y, b});  // warm: page faults of fresh outputs are not the point
   y.block_until_ready();
 
-  // Whether the other worker gets a core while the compute runs is up to the
-  // OS: on a loaded machine (CI runs two tests at once on two cores) it often
-  // does not. So attempts go on, for up to 10 s, until one overlaps; every
-  // attempt checks the schedule and the chunks.
+  // Every attempt checks the schedule and the chunks.
   const std::string compute_line = here(__FILE__, g_compute_line);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   bool overlapped = false;
-  int attempts = 0;
-  while (!overlapped && std::chrono::steady_clock::now() < deadline) {
-    ++attempts;
+  const int attempts = attempt_until(overlapped, [&] {
     rt.start_timeline();
     exe.call_in_place({x, a, y, b});
     const Trace t = load(rt.stop_timeline().json());
@@ -401,7 +410,7 @@ TEST(Timeline, CopyOverlapsIndependentCompute) {
       if (c->ts < compute->end() && compute->ts < c->end()) overlapped = true;
     }
     ASSERT_EQ(bytes, static_cast<double>(kCopyElems * 4));
-  }
+  });
   EXPECT_TRUE(overlapped) << "no copy chunk ran while the compute did, in " << attempts << " attempts over 10 s";
 }
 
@@ -451,17 +460,12 @@ TEST(Timeline, SingleWorkerProgramRunsOneDeviceAtATime) {
     EXPECT_FALSE(computes_overlap(load(rt.stop_timeline().json()))) << "call " << call;
   }
   EXPECT_FLOAT_EQ(b.to_host<float>(3)[1], std::exp(0.4f) * 0.5f + 1.0f);
-  // Whether the second worker gets a core at the moment is up to the OS (see
-  // above): attempts go on for up to 10 s until two devices overlap.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   bool overlapped = false;
-  int attempts = 0;
-  while (!overlapped && std::chrono::steady_clock::now() < deadline) {
-    ++attempts;
+  const int attempts = attempt_until(overlapped, [&] {
     rt.start_timeline();
     shared.call_in_place({a, b});
     overlapped = computes_overlap(load(rt.stop_timeline().json()));
-  }
+  });
   EXPECT_TRUE(overlapped) << "no two devices computed at once without single_worker, in " << attempts
                           << " attempts over 10 s";
 }

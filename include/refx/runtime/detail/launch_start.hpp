@@ -23,10 +23,10 @@ inline Launch::Launch(LaunchRequest&& request, LaunchContext&& context)
   // one after another on one runner even with a worker per device: their
   // time is hand-offs between threads, not work. So do programs that ask for
   // it (Kernel::single_worker), unless they have host effects.
-  const bool small = !req_.effects.host_effects &&
-                     (program().single_worker ||
-                      (!program().loops &&
-                       static_cast<std::size_t>(program().max_data_bytes) <= options_.single_worker_bytes));
+  const bool small =
+      !req_.effects.host_effects &&
+      (program().single_worker ||
+       (!program().loops && static_cast<std::size_t>(program().max_data_bytes) <= options_.single_worker_bytes));
   if ((n > workers || small) && options_.shuffle_seed == 0) sched_.set_max_runners(small ? 1 : workers);
 }
 
