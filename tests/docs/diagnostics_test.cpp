@@ -160,9 +160,11 @@ std::string expand_message_macros(std::string src) {
       if (stamps && stamping.emplace(name, d.macro).second) grew = true;
     }
   }
-  for (const auto& [name, unused] : stamping)
-    for (std::size_t k = all.at(name).begin; k < all.at(name).end; ++k)
+  for (const auto& [name, unused] : stamping) {
+    const Definition& d = all.at(name);
+    for (std::size_t k = d.begin; k < d.end; ++k)
       if (src[k] != '\n') src[k] = ' ';
+  }
   for (bool expanded = true; expanded;) {
     expanded = false;
     for (const auto& [name, m] : stamping)

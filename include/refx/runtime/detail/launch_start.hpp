@@ -19,15 +19,15 @@ inline Launch::Launch(LaunchRequest&& request, LaunchContext&& context)
       sched_(*this, pool_, stats_) {
   const std::int32_t n = program().mesh.size();
   const auto workers = static_cast<int>(pool_.size());
-  // Small programs (no loops, no host effects, little data) run their devices
-  // one after another on one runner even with a worker per device: their
-  // time is hand-offs between threads, not work. So do programs that ask for
-  // it (Kernel::single_worker), unless they have host effects.
-  const bool small =
-      !req_.effects.host_effects &&
-      (program().single_worker ||
-       (!program().loops && static_cast<std::size_t>(program().max_data_bytes) <= options_.single_worker_bytes));
-  if ((n > workers || small) && options_.shuffle_seed == 0) sched_.set_max_runners(small ? 1 : workers);
+  // One runner, its devices one after another even with a worker per device,
+  // for small programs (no loops, little data: their time is hand-offs
+  // between threads, not work) and for those that ask for it
+  // (Kernel::single_worker); never with host effects (an io_callback may
+  // block its runner).
+  const Program& p = program();
+  const bool small = !p.loops && static_cast<std::size_t>(p.max_data_bytes) <= options_.single_worker_bytes;
+  const bool one_runner = !req_.effects.host_effects && (p.single_worker || small);
+  if ((n > workers || one_runner) && options_.shuffle_seed == 0) sched_.set_max_runners(one_runner ? 1 : workers);
 }
 
 inline void Launch::start() {
