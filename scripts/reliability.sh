@@ -7,7 +7,7 @@
 #   asan   AddressSanitizer + UBSan build of the differential fuzzer, fault
 #          injection, stress (LeakSanitizer at exit) and the bad-input tests
 #   fuzz   the libFuzzer build (clang-15) of the graph-builder fuzz target,
-#          REFX_LIBFUZZER_RUNS runs (default 100000)
+#          REFX_LIBFUZZER_RUNS runs (default 50000)
 #
 # Only these targets are built (a whole sanitizer build of the suite would
 # not fit the CI time budget). Counts are scaled down in sanitizer builds
@@ -51,7 +51,7 @@ for stage in "${stages[@]}"; do
       cmake --preset fuzz >/dev/null
       cmake --build --preset fuzz -j2 --target refx_graph_fuzzer
       t1=$SECONDS
-      runs="${REFX_LIBFUZZER_RUNS:-100000}"
+      runs="${REFX_LIBFUZZER_RUNS:-50000}"
       log=build/fuzz/libfuzzer.log
       echo "== reliability: libFuzzer, ${runs} runs (log: ${log})"
       if ! build/fuzz/tests/fuzz/refx_graph_fuzzer -runs="${runs}" -seed=1 -max_len=2048 -len_control=20 \

@@ -279,7 +279,7 @@ TEST(BadInput, IntegerStoredIntoNarrowerElements) {
           y.store((std::int64_t{1} << 33) + 7);
         }).compile(Mesh{{"x", 1}});
       },
-      {"refx: the integer 8589934599 does not fit the i32 elements of the Ref it is stored into (it would become 7)",
+      {"refx: the integer 8589934599 does not fit the i32 elements of the Ref it is stored into: it would become 7 (at ",
        "bad_input_test.cpp:"});
 }
 TEST(BadInput, BarrierSemaphoreWithoutACollectiveId) {

@@ -376,8 +376,9 @@ TEST(TraceErrors, IntegersThatDoNotFitTheElementTypeAreRejected) {
   int line = 0;
   auto store = [&] { (void)trace([&](VmemRef<I32, 4> y) { line = __LINE__; y.store(big); }); };
   EXPECT_TRUE(has_all(thrown<TraceError>(store), [&] {
-    return std::vector<std::string>{"the integer 8589934599 does not fit the i32 elements of the Ref it is stored into",
-                                    "(it would become 7)", here(line)};
+    return std::vector<std::string>{"the integer 8589934599 does not fit the i32 elements of the Ref it is stored into: "
+                                    "it would become 7 (at ",
+                                    here(line), "); use a wider element type or a value in range"};
   }));
   auto combine = [&] { (void)trace([&](VmemRef<I32, 4> y) { line = __LINE__; y.store(y.load() - big); }); };
   EXPECT_TRUE(has_all(thrown<TraceError>(combine), [&] {

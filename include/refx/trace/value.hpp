@@ -202,11 +202,12 @@ T literal_as(U literal, std::string_view what, std::string_view where, SourceLoc
                 !std::is_same_v<U, bool>) {
     using S = std::conditional_t<std::is_signed_v<U>, std::make_signed_t<U>, std::make_unsigned_t<U>>;
     const S v = static_cast<S>(literal);
-    if (!std::in_range<T>(v))
-      throw TraceError(
-          fmt::format("refx: the integer {} does not fit the {} elements {} (it would become {}); use a "
-                      "wider element type or a value in range ({} {})",
-                      v, dtype_v<T>, what, static_cast<T>(v), where, loc));
+    if (!std::in_range<T>(v)) {
+      const Hint h = hint("use a wider element type or a value in range");
+      throw TraceError(detail::located_message_where(
+          where, loc, &h, "the integer {} does not fit the {} elements {}: it would become {}", v, dtype_v<T>, what,
+          static_cast<T>(v)));
+    }
   }
   return static_cast<T>(literal);
 }

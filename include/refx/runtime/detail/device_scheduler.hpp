@@ -53,7 +53,6 @@ class DeviceScheduler {
   void resize(std::int32_t n) {
     slots_.assign(static_cast<std::size_t>(n), Slot{});
     ready_head_ = ready_tail_ = -1;
-    ready_count_ = 0;
   }
   void host(std::int32_t d) { slot(d).state = DeviceState::queued; }
   void unhost_all() {
@@ -109,7 +108,7 @@ class DeviceScheduler {
       return;
     }
     enqueue_ready_locked(d);
-    if (runners_ == 0 || (ready_count_ > 1 && runners_ < max_runners_)) {
+    if (runners_ == 0 || (more_than_one_ready_locked() && runners_ < max_runners_)) {
       ++runners_;
       pool_.push([self = owner_.shared_from_this()] { self->scheduler().run_ready(); });
     }
@@ -217,13 +216,12 @@ class DeviceScheduler {
     if (ready_tail_ >= 0) slot(ready_tail_).next_ready = d;
     else ready_head_ = d;
     ready_tail_ = d;
-    ++ready_count_;
   }
+  bool more_than_one_ready_locked() const { return ready_head_ != ready_tail_; }  // both -1 when empty
   std::int32_t dequeue_ready_locked() {
     const std::int32_t d = ready_head_;
     ready_head_ = std::exchange(slot(d).next_ready, -1);
     if (ready_head_ < 0) ready_tail_ = -1;
-    --ready_count_;
     return d;
   }
   void requeue_locked(std::int32_t d) {
@@ -240,8 +238,7 @@ class DeviceScheduler {
   mutable std::mutex mutex_;
   std::vector<Slot> slots_;
   std::int32_t ready_head_ = -1, ready_tail_ = -1;  // queued devices, in order (see push_locked)
-  int ready_count_ = 0;
-  int runners_ = 0;  // run_ready tasks queued or running
+  int runners_ = 0;                                 // run_ready tasks queued or running
   int max_runners_ = 0;
   int active_ = 0;  // devices queued or running
   int parked_ = 0;
