@@ -53,8 +53,18 @@ if(REFX_CXX MATCHES "clang")
 endif()
 
 if(REFX_MODE STREQUAL "pch")
+  # The templates that refx's headers use in their own inline code are
+  # instantiated at the end of every translation unit that includes them:
+  # ~1.2 s of each check's ~1.6 s on this machine, the same work every
+  # time. clang can do it once, into the precompiled header
+  # (-fpch-instantiate-templates): a check then takes ~0.35 s. GCC has no
+  # equivalent; its checks still pay it.
+  set(pch_flags "")
+  if(REFX_CXX MATCHES "clang")
+    set(pch_flags -fpch-instantiate-templates)
+  endif()
   execute_process(
-    COMMAND "${REFX_CXX}" ${args_no_syntax_only} -x c++-header "${REFX_SOURCE}" -o "${REFX_SOURCE}${pch_suffix}"
+    COMMAND "${REFX_CXX}" ${args_no_syntax_only} ${pch_flags} -x c++-header "${REFX_SOURCE}" -o "${REFX_SOURCE}${pch_suffix}"
     RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "RefxCompileCheck.cmake: precompiling ${REFX_SOURCE} failed")
