@@ -9,7 +9,8 @@
 #   REFX_CONSUMER_BINARY_DIR REFX_GENERATOR REFX_MAKE_PROGRAM REFX_CXX_COMPILER
 #   REFX_CONFIG REFX_EXTRA_PREFIX_PATH ('|'-separated) REFX_EXPECTED_VERSION
 #   REFX_EXPECT_COMPILED, REFX_EXPECT_MPI (refx::compiled / refx::mpi were built: the
-#   consumer must build and run them too)
+#   consumer must build and run them too); optional REFX_CONFIG_CXX_FLAGS, the
+#   consumer's CMAKE_CXX_FLAGS_<REFX_CONFIG> (the calling build's)
 cmake_minimum_required(VERSION 3.21)
 
 function(refx_run step)
@@ -44,6 +45,12 @@ if(REFX_MAKE_PROGRAM)
   set(make_program_arg "-DCMAKE_MAKE_PROGRAM=${REFX_MAKE_PROGRAM}")
 endif()
 
+set(config_flags_arg "")
+if(DEFINED REFX_CONFIG_CXX_FLAGS AND NOT REFX_CONFIG_CXX_FLAGS STREQUAL "")
+  string(TOUPPER "${REFX_CONFIG}" config_upper)
+  set(config_flags_arg "-DCMAKE_CXX_FLAGS_${config_upper}=${REFX_CONFIG_CXX_FLAGS}")
+endif()
+
 refx_run("configure"
   "${CMAKE_COMMAND}"
     -C "${init_cache}"
@@ -53,6 +60,7 @@ refx_run("configure"
     ${make_program_arg}
     "-DCMAKE_CXX_COMPILER=${REFX_CXX_COMPILER}"
     "-DCMAKE_BUILD_TYPE=${REFX_CONFIG}"
+    ${config_flags_arg}
     -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
 
 # Make sure the package came from the scratch prefix, not the build tree or
