@@ -3,13 +3,16 @@
 launches of one program: the launch span, when each device started relative
 to the first (quartiles over the launches), which thread ran the copies, how
 long one copy took, and how many cores' worth of the launches' time went to
-copying. How docs/performance.md ("The far rows") shows that a launch ran
-its devices one after another on one thread.
+copying; around each launch's copies, the time before the first and after
+the last, which threads ran them, how long two copies ran at once, and the
+time between launches. How docs/performance.md ("The far rows", "Where the
+two cores go") shows where a launch's time goes.
 
     REFX_TRACE_FILE=/tmp/t.json build/release/bench/bench_collectives \\
         --benchmark_filter='BM_AllGather/2/1048576/1' --benchmark_min_time=0.05
     bench/timeline_stats.py /tmp/t.json
 """
+import bisect
 import collections
 import json
 import statistics
@@ -46,6 +49,31 @@ def main():
         count[thread] += 1
         busy[thread] += e["dur"]
     print("copies (and chunks) by thread:", dict(count))
+    # Around the copies of each launch (launches one at a time, as in the
+    # benchmarks: a copy belongs to the launch whose kernels' window holds its
+    # start): how long before the first starts, how long the launch lasts
+    # after the last lands, and the idle time from one launch to the next.
+    windows = sorted((min(k["ts"] for k in ks), max(k["ts"] + k["dur"] for k in ks)) for ks in kernels.values())
+    starts_at = [w[0] for w in windows]
+    per_launch = collections.defaultdict(list)
+    for e in copies:
+        i = bisect.bisect_right(starts_at, e["ts"]) - 1
+        if i >= 0 and e["ts"] <= windows[i][1]:
+            per_launch[i].append(e)
+    if per_launch:
+        before = [min(c["ts"] for c in cs) - windows[i][0] for i, cs in per_launch.items()]
+        after = [windows[i][1] - max(c["ts"] + c["dur"] for c in cs) for i, cs in per_launch.items()]
+        who = collections.Counter(
+            " + ".join(sorted(names.get((c["pid"], c["tid"]), "?") for c in cs)) for cs in per_launch.values())
+        print(f"first copy starts, us into the launch, quartiles: {quartiles(before)}")
+        print(f"the launch ends, us after its last copy, quartiles: {quartiles(after)}")
+        print("threads that ran a launch's copies:", dict(who.most_common(4)))
+        pairs = [sorted(cs, key=lambda c: c["ts"]) for cs in per_launch.values() if len(cs) == 2]
+        if pairs:
+            print(f"launches of two copies: how long both ran at once (us), quartiles: "
+                  f"{quartiles([max(0, min(a['ts'] + a['dur'], b['ts'] + b['dur']) - b['ts']) for a, b in pairs])}")
+    print(f"from one launch's end to the next one's start (us), quartiles: "
+          f"{quartiles([b[0] - a[1] for a, b in zip(windows, windows[1:])])}")
     print(f"one copy or chunk (us), quartiles: {quartiles([e['dur'] for e in copies])}")
     # How many cores' worth of the launches' time went to copying, per thread
     # and in all (2.0 on two cores would be both copying all the time).
