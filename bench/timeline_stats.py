@@ -33,11 +33,10 @@ def main():
     for e in ev:
         if e.get("ph") == "X" and e.get("cat") == "kernel":
             kernels[(e["pid"], e["args"]["launch"])].append(e)
-    spans, starts = [], []
-    for ks in kernels.values():
-        t0 = min(k["ts"] for k in ks)
-        spans.append(max(k["ts"] + k["dur"] for k in ks) - t0)
-        starts.append(sorted(k["ts"] - t0 for k in ks))
+    # Each launch's window: from its first kernel's start to its last one's end.
+    windows = sorted((min(k["ts"] for k in ks), max(k["ts"] + k["dur"] for k in ks)) for ks in kernels.values())
+    spans = [end - start for start, end in windows]
+    starts = [[t - ts[0] for t in ts] for ts in (sorted(k["ts"] for k in ks) for ks in kernels.values())]
     print(f"launches: {len(spans)}; span (us), quartiles: {quartiles(spans)}")
     for i in range(max(map(len, starts), default=0)):
         print(f"device started #{i + 1}, us after the first, quartiles: {quartiles([s[i] for s in starts if len(s) > i])}")
@@ -53,7 +52,6 @@ def main():
     # benchmarks: a copy belongs to the launch whose kernels' window holds its
     # start): how long before the first starts, how long the launch lasts
     # after the last lands, and the idle time from one launch to the next.
-    windows = sorted((min(k["ts"] for k in ks), max(k["ts"] + k["dur"] for k in ks)) for ks in kernels.values())
     starts_at = [w[0] for w in windows]
     per_launch = collections.defaultdict(list)
     for e in copies:

@@ -46,7 +46,7 @@ if(REFX_MAKE_PROGRAM)
 endif()
 
 set(config_flags_arg "")
-if(DEFINED REFX_CONFIG_CXX_FLAGS AND NOT REFX_CONFIG_CXX_FLAGS STREQUAL "")
+if(NOT "${REFX_CONFIG_CXX_FLAGS}" STREQUAL "")
   string(TOUPPER "${REFX_CONFIG}" config_upper)
   set(config_flags_arg "-DCMAKE_CXX_FLAGS_${config_upper}=${REFX_CONFIG_CXX_FLAGS}")
 endif()
