@@ -23,13 +23,20 @@
 
 #include <benchmark/benchmark.h>
 
+#include <sched.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <charconv>
 #include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <optional>
+#include <string>
+#include <thread>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -86,6 +93,16 @@ refx::collectives::Algorithm algorithm() {
 double pool_bytes() {
   const char* text = std::getenv("REFX_BENCH_POOL_BYTES");
   return text == nullptr ? 0.0 : std::atof(text);
+}
+
+using Clock = std::chrono::steady_clock;
+
+double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+
+double median(std::vector<double> v) {
+  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
 }
 
 double bus_factor(Op op, int n) { return op == all_reduce ? 2.0 * (n - 1) / n : static_cast<double>(n - 1) / n; }
@@ -145,16 +162,15 @@ void run(benchmark::State& state, Op op) {
   std::vector<double> seconds;
   const auto before = runtime().totals();
   for (auto _ : state) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = Clock::now();
     call();
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    seconds.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
   }
   const auto after = runtime().totals();
   const double iters = static_cast<double>(state.iterations());
-  const auto mid = seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2);
-  std::nth_element(seconds.begin(), mid, seconds.end());
-  state.counters["median_us"] = *mid * 1e6;
-  state.counters["busbw_GBps"] = static_cast<double>(bytes) * bus_factor(op, n) / *mid / 1e9;
+  const double mid = median(std::move(seconds));
+  state.counters["median_us"] = mid * 1e6;
+  state.counters["busbw_GBps"] = static_cast<double>(bytes) * bus_factor(op, n) / mid / 1e9;
   state.counters["bytes_copied_per_op"] = static_cast<double>(after.bytes_copied - before.bytes_copied) / iters;
   state.counters["parks_per_op"] = static_cast<double>(after.parks - before.parks) / iters;
   state.counters["pool_sets"] = static_cast<double>(k);
@@ -172,9 +188,202 @@ void BM_AllReduce(benchmark::State& s) { run(s, all_reduce); }
 void BM_AllGather(benchmark::State& s) { run(s, all_gather); }
 void BM_ReduceScatter(benchmark::State& s) { run(s, reduce_scatter); }
 
+// BM_DispatchFloor/<N>/<bytes>: how close a launch per call can come to the
+// thread ring (issue 27): the in-place all-gather, four ways, interleaved in one process (rounds of
+// blocks, one block per way, so a slow phase of the machine hits all alike):
+//
+//   ring        N persistent threads (the calling thread is rank 0), as
+//               ../shared/peers/src/ring_threads.cpp runs and times it:
+//               barrier, then the op (a copy and a barrier per step), timed
+//               from the first barrier's end.
+//   handed      the same copies and barriers, but every op is handed to the
+//               N - 1 other threads by the calling thread, which runs rank 0
+//               and waits for the others to finish: the least a runtime whose
+//               calls come from a host thread must do. Timed from the
+//               hand-off to the end of the wait.
+//   handed+idle the same with one more thread polling with sched_yield, as an
+//               idle pool worker does (the third thread of refx's pool of two
+//               workers and a helping host thread, on two cores).
+//   refx        Executable::call_in_place of all_gather_program, in place,
+//               then block_until_ready, on this file's runtime() (its REFX_BENCH_*
+//               options apply).
+//
+// Each reports the median time per op; ratio_* is the ring's median over the
+// way's (1.0: as fast as the ring; higher is faster), as
+// bench/run_collectives.sh reports refx against the peers.
+//
+//   bench_collectives --benchmark_filter='BM_DispatchFloor/2/1048576'
+
+// A sense-reversing barrier whose waiters yield, as the peers' "yield" ring.
+struct alignas(64) SpinBarrier {
+  explicit SpinBarrier(int n) : n(n) {}
+  void wait(int& local_sense) {
+    local_sense ^= 1;
+    if (count.fetch_add(1, std::memory_order_acq_rel) == n - 1) {
+      count.store(0, std::memory_order_relaxed);
+      sense.store(local_sense, std::memory_order_release);
+    } else {
+      while (sense.load(std::memory_order_acquire) != local_sense) sched_yield();
+    }
+  }
+  std::atomic<int> count{0};
+  alignas(64) std::atomic<int> sense{0};
+  const int n;
+};
+
+// N buffers of `bytes`, one per rank, each first touched by its rank.
+struct Ring {
+  Ring(int n, std::size_t bytes)
+      : n(n), chunk(bytes / static_cast<std::size_t>(n)), data(static_cast<std::size_t>(n)) {}
+  ~Ring() {
+    for (char* p : data) std::free(p);
+  }
+  void touch(int r) {
+    char*& p = data[static_cast<std::size_t>(r)];
+    if (p == nullptr) p = static_cast<char*>(std::aligned_alloc(64, chunk * static_cast<std::size_t>(n)));
+    std::memset(p, r + 1, chunk * static_cast<std::size_t>(n));
+  }
+  // Rank r's part of the in-place ring all-gather: N - 1 steps, each a copy
+  // of one chunk from the left neighbour and a barrier.
+  void all_gather(int r, SpinBarrier& b, int& sense) {
+    const int left = (r - 1 + n) % n;
+    for (int s = 0; s < n - 1; ++s) {
+      const auto c = static_cast<std::size_t>(((r - s - 1) % n + n) % n);
+      std::memcpy(data[static_cast<std::size_t>(r)] + c * chunk, data[static_cast<std::size_t>(left)] + c * chunk,
+                  chunk);
+      b.wait(sense);
+    }
+  }
+  const int n;
+  const std::size_t chunk;
+  std::vector<char*> data;
+};
+
+// `ops` ops of the thread ring; the per-op times of rank 0.
+std::vector<double> ring_block(Ring& ring, int ops) {
+  SpinBarrier b(ring.n);
+  std::vector<double> t;
+  auto rank = [&](int r) {
+    int sense = 0;
+    for (int i = 0; i < ops; ++i) {
+      b.wait(sense);
+      const auto t0 = Clock::now();
+      ring.all_gather(r, b, sense);
+      if (r == 0) t.push_back(micros(Clock::now() - t0));
+    }
+  };
+  std::vector<std::thread> others;
+  for (int r = 1; r < ring.n; ++r) others.emplace_back(rank, r);
+  rank(0);
+  for (auto& th : others) th.join();
+  return t;
+}
+
+// `ops` ops handed by the calling thread (rank 0) to the others, each
+// polling for the next op with sched_yield; `idle`: plus a thread that only
+// polls.
+std::vector<double> handed_block(Ring& ring, int ops, bool idle) {
+  SpinBarrier b(ring.n);
+  std::atomic<int> go{0}, done{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> others;
+  for (int r = 1; r < ring.n; ++r)
+    others.emplace_back([&, r] {
+      int sense = 0;
+      for (int i = 1; i <= ops; ++i) {
+        while (go.load(std::memory_order_acquire) < i) sched_yield();
+        ring.all_gather(r, b, sense);
+        done.fetch_add(1, std::memory_order_acq_rel);
+      }
+    });
+  if (idle)
+    others.emplace_back([&] {
+      while (!stop.load(std::memory_order_acquire)) sched_yield();
+    });
+  std::vector<double> t;
+  int sense = 0;
+  for (int i = 1; i <= ops; ++i) {
+    const auto t0 = Clock::now();
+    go.store(i, std::memory_order_release);
+    ring.all_gather(0, b, sense);
+    while (done.load(std::memory_order_acquire) < i * (ring.n - 1)) sched_yield();
+    t.push_back(micros(Clock::now() - t0));
+  }
+  stop.store(true, std::memory_order_release);
+  for (auto& th : others) th.join();
+  return t;
+}
+
+void BM_DispatchFloor(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const auto bytes = static_cast<std::size_t>(state.range(1));
+  const std::int64_t block = static_cast<std::int64_t>(bytes) / 4 / n;
+  const refx::Mesh mesh{{"x", n}};
+  refx::collectives::ProgramOptions o;
+  o.in_place = true;
+  const refx::Executable exe = refx::collectives::all_gather_program<float>(mesh, block, o, runtime());
+  const refx::Array x = refx::Array::generate<float>(
+      n, refx::Shape{n, block},
+      [](int d, std::int64_t i) { return static_cast<float>(d + 1) + static_cast<float>(i % 7); }, runtime());
+  const std::vector<refx::Array> args{x};
+  const auto refx_block = [&](int ops) {
+    std::vector<double> t;
+    for (int i = 0; i < ops; ++i) {
+      const auto t0 = Clock::now();
+      exe.call_in_place(args);
+      x.block_until_ready();
+      t.push_back(micros(Clock::now() - t0));
+    }
+    return t;
+  };
+  Ring ring(n, bytes);
+  {
+    std::vector<std::thread> touch;
+    for (int r = 1; r < n; ++r) touch.emplace_back([&, r] { ring.touch(r); });
+    ring.touch(0);
+    for (auto& th : touch) th.join();
+  }
+  // Ops per block: about 20 ms of the ring, at least 20.
+  refx_block(3);
+  const std::vector<double> probe = ring_block(ring, 20);
+  const int ops = std::max(20, static_cast<int>(20'000.0 / std::max(median(probe), 0.1)));
+  const std::vector<std::function<std::vector<double>()>> ways{
+      [&] { return ring_block(ring, ops); },
+      [&] { return handed_block(ring, ops, false); },
+      [&] { return handed_block(ring, ops, true); },
+      [&] {
+        std::vector<double> t = refx_block(ops);
+        // The pool's workers poll for a while after a call: let them sleep
+        // before the hand-written threads run.
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        return t;
+      },
+  };
+  std::vector<std::vector<double>> times(ways.size());
+  for (auto _ : state)
+    for (std::size_t w = 0; w < ways.size(); ++w) {
+      std::vector<double> t = ways[w]();
+      times[w].insert(times[w].end(), t.begin(), t.end());
+    }
+  const char* names[] = {"ring", "handed", "handed_idle", "refx"};
+  const double ring_us = median(times[0]);
+  for (std::size_t w = 0; w < ways.size(); ++w) {
+    const double us = median(times[w]);
+    state.counters[std::string(names[w]) + "_us"] = us;
+    if (w > 0) state.counters[std::string("ratio_") + names[w]] = ring_us / us;
+  }
+}
+
 BENCHMARK(BM_AllReduce)->Apply(args);
 BENCHMARK(BM_AllGather)->Apply(args);
 BENCHMARK(BM_ReduceScatter)->Apply(args);
+BENCHMARK(BM_DispatchFloor)
+    ->Args({2, 64 << 10})
+    ->Args({2, 1 << 20})
+    ->Args({2, 16 << 20})
+    ->Args({8, 1 << 20})
+    ->Iterations(5)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -71,7 +71,7 @@ run_ring() {
     --budget "$BUDGET" --min-iters 5 --pool-bytes "$pool" --csv "$cell/${tag}peers.csv" > /dev/null)
 }
 run_refx() {
-  REFX_BENCH_POOL_BYTES=$pool "$REFX" --benchmark_filter="^BM_[A-Za-z]+/$n/${BYTES[$size]}/" --benchmark_min_time="$BUDGET" \
+  REFX_BENCH_POOL_BYTES=$pool "$REFX" --benchmark_filter="^BM_(AllReduce|AllGather|ReduceScatter)/$n/${BYTES[$size]}/" --benchmark_min_time="$BUDGET" \
     --benchmark_format=json --benchmark_out="$cell/${tag}refx.json" > /dev/null
 }
 

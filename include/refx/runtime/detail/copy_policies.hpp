@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include <refx/runtime/detail/copy_job.hpp>
@@ -53,6 +54,10 @@ void run_chunks(CopyJob& job, const WorkerPool& pool, Last&& last) {
     timed_copy(job.trace, static_cast<std::size_t>(c), pool,
                [&] { copy_contiguous(job.src, job.dst, job.reduce, b, e); });
     if (job.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) last();
+    // Between chunks, let a thread that shares this core run: with more
+    // threads than cores, one may hold a device that has yet to start its
+    // own copies, and would wait for the whole of this one otherwise.
+    if (job.next.load(std::memory_order_relaxed) < job.chunks) std::this_thread::yield();
   }
 }
 
