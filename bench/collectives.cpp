@@ -27,17 +27,17 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <charconv>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <string>
-#include <thread>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -189,8 +189,9 @@ void BM_AllGather(benchmark::State& s) { run(s, all_gather); }
 void BM_ReduceScatter(benchmark::State& s) { run(s, reduce_scatter); }
 
 // BM_DispatchFloor/<N>/<bytes>: how close a launch per call can come to the
-// thread ring (issue 27): the in-place all-gather, four ways, interleaved in one process (rounds of
-// blocks, one block per way, so a slow phase of the machine hits all alike):
+// thread ring (issue 27): the in-place all-gather, four ways, interleaved in
+// one process (rounds of blocks, one block per way, so a slow phase of the
+// machine hits all alike):
 //
 //   ring        N persistent threads (the calling thread is rank 0), as
 //               ../shared/peers/src/ring_threads.cpp runs and times it:
@@ -205,8 +206,8 @@ void BM_ReduceScatter(benchmark::State& s) { run(s, reduce_scatter); }
 //               idle pool worker does (the third thread of refx's pool of two
 //               workers and a helping host thread, on two cores).
 //   refx        Executable::call_in_place of all_gather_program, in place,
-//               then block_until_ready, on this file's runtime() (its REFX_BENCH_*
-//               options apply).
+//               then block_until_ready, on this file's runtime() (its
+//               REFX_BENCH_* options apply).
 //
 // Each reports the median time per op; ratio_* is the ring's median over the
 // way's (1.0: as fast as the ring; higher is faster), as
