@@ -236,13 +236,16 @@ struct alignas(64) SpinBarrier {
 struct Ring {
   Ring(int n, std::size_t bytes)
       : n(n), chunk(bytes / static_cast<std::size_t>(n)), data(static_cast<std::size_t>(n)) {}
+  Ring(const Ring&) = delete;
+  Ring& operator=(const Ring&) = delete;
   ~Ring() {
     for (char* p : data) std::free(p);
   }
+  // Rank r allocates and fills its own buffer (once).
   void touch(int r) {
-    char*& p = data[static_cast<std::size_t>(r)];
-    if (p == nullptr) p = static_cast<char*>(std::aligned_alloc(64, chunk * static_cast<std::size_t>(n)));
+    char* p = static_cast<char*>(std::aligned_alloc(64, chunk * static_cast<std::size_t>(n)));
     std::memset(p, r + 1, chunk * static_cast<std::size_t>(n));
+    data[static_cast<std::size_t>(r)] = p;
   }
   // Rank r's part of the in-place ring all-gather: N - 1 steps, each a copy
   // of one chunk from the left neighbour and a barrier.
@@ -348,30 +351,34 @@ void BM_DispatchFloor(benchmark::State& state) {
   refx_block(3);
   const std::vector<double> probe = ring_block(ring, 20);
   const int ops = std::max(20, static_cast<int>(20'000.0 / std::max(median(probe), 0.1)));
-  const std::vector<std::function<std::vector<double>()>> ways{
-      [&] { return ring_block(ring, ops); },
-      [&] { return handed_block(ring, ops, false); },
-      [&] { return handed_block(ring, ops, true); },
-      [&] {
-        std::vector<double> t = refx_block(ops);
-        // The pool's workers poll for a while after a call: let them sleep
-        // before the hand-written threads run.
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        return t;
-      },
+  struct Way {
+    const char* name;
+    std::function<std::vector<double>()> run;
+    std::vector<double> times{};  // of every round
   };
-  std::vector<std::vector<double>> times(ways.size());
+  Way ways[] = {
+      {"ring", [&] { return ring_block(ring, ops); }},
+      {"handed", [&] { return handed_block(ring, ops, false); }},
+      {"handed_idle", [&] { return handed_block(ring, ops, true); }},
+      {"refx",
+       [&] {
+         std::vector<double> t = refx_block(ops);
+         // The pool's workers poll for a while after a call: let them sleep
+         // before the hand-written threads run.
+         std::this_thread::sleep_for(std::chrono::milliseconds(5));
+         return t;
+       }},
+  };
   for (auto _ : state)
-    for (std::size_t w = 0; w < ways.size(); ++w) {
-      std::vector<double> t = ways[w]();
-      times[w].insert(times[w].end(), t.begin(), t.end());
+    for (Way& w : ways) {
+      const std::vector<double> t = w.run();
+      w.times.insert(w.times.end(), t.begin(), t.end());
     }
-  const char* names[] = {"ring", "handed", "handed_idle", "refx"};
-  const double ring_us = median(times[0]);
-  for (std::size_t w = 0; w < ways.size(); ++w) {
-    const double us = median(times[w]);
-    state.counters[std::string(names[w]) + "_us"] = us;
-    if (w > 0) state.counters[std::string("ratio_") + names[w]] = ring_us / us;
+  const double ring_us = median(ways[0].times);
+  for (const Way& w : ways) {
+    const double us = median(w.times);
+    state.counters[std::string(w.name) + "_us"] = us;
+    if (&w != &ways[0]) state.counters[std::string("ratio_") + w.name] = ring_us / us;
   }
 }
 

@@ -61,8 +61,11 @@ def main():
     if per_launch:
         before = [min(c["ts"] for c in cs) - windows[i][0] for i, cs in per_launch.items()]
         after = [windows[i][1] - max(c["ts"] + c["dur"] for c in cs) for i, cs in per_launch.items()]
+        # Each thread once, with how many of the launch's copies (or chunks) it ran if more than one.
         who = collections.Counter(
-            " + ".join(sorted(names.get((c["pid"], c["tid"]), "?") for c in cs)) for cs in per_launch.values())
+            " + ".join(f"{t} x{k}" if k > 1 else t
+                       for t, k in sorted(collections.Counter(names.get((c["pid"], c["tid"]), "?") for c in cs).items()))
+            for cs in per_launch.values())
         print(f"first copy starts, us into the launch, quartiles: {quartiles(before)}")
         print(f"the launch ends, us after its last copy, quartiles: {quartiles(after)}")
         print("threads that ran a launch's copies:", dict(who.most_common(4)))
