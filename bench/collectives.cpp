@@ -189,7 +189,7 @@ void BM_AllGather(benchmark::State& s) { run(s, all_gather); }
 void BM_ReduceScatter(benchmark::State& s) { run(s, reduce_scatter); }
 
 // BM_DispatchFloor/<N>/<bytes>: how close a launch per call can come to the
-// thread ring (issue 27): the in-place all-gather, four ways, interleaved in
+// thread ring (issue 27): the in-place all-gather, seven ways, interleaved in
 // one process (rounds of blocks, one block per way, so a slow phase of the
 // machine hits all alike):
 //
@@ -197,17 +197,29 @@ void BM_ReduceScatter(benchmark::State& s) { run(s, reduce_scatter); }
 //               ../shared/peers/src/ring_threads.cpp runs and times it:
 //               barrier, then the op (a copy and a barrier per step), timed
 //               from the first barrier's end.
+//   ring_timed  the ring again, with rank 0's copies timed too (two clock
+//               reads per step, kept out of `ring`): ring_copy_us, their
+//               median, is the copy alone; the rest of a ring op is its
+//               barrier.
 //   handed      the same copies and barriers, but every op is handed to the
 //               N - 1 other threads by the calling thread, which runs rank 0
 //               and waits for the others to finish: the least a runtime whose
 //               calls come from a host thread must do. Timed from the
 //               hand-off to the end of the wait.
-//   handed+idle the same with one more thread polling with sched_yield, as an
+//   handed_idle the same with one more thread polling with sched_yield, as an
 //               idle pool worker does (the third thread of refx's pool of two
 //               workers and a helping host thread, on two cores).
 //   refx        Executable::call_in_place of all_gather_program, in place,
 //               then block_until_ready, on this file's runtime() (its
 //               REFX_BENCH_* options apply).
+//   refx_async  the same calls dispatched ten at a time, then one
+//               block_until_ready: the time per call when the host's
+//               dispatch and wait overlap the launches (asynchronous
+//               dispatch, as a JAX loop runs).
+//   refx_cold   the refx calls, each after the calling thread wrote 2 MiB
+//               of other memory (untimed): its L2 (1-2 MiB per core here)
+//               then holds none of what the launch touches, as after a
+//               launch whose copies moved that much.
 //
 // Each reports the median time per op; ratio_* is the ring's median over the
 // way's (1.0: as fast as the ring; higher is faster), as
@@ -248,13 +260,23 @@ struct Ring {
     data[static_cast<std::size_t>(r)] = p;
   }
   // Rank r's part of the in-place ring all-gather: N - 1 steps, each a copy
-  // of one chunk from the left neighbour and a barrier.
-  void all_gather(int r, SpinBarrier& b, int& sense) {
+  // of one chunk from the left neighbour and a barrier; `copies`, if given,
+  // receives the time of each copy.
+  void all_gather(int r, SpinBarrier& b, int& sense, std::vector<double>* copies = nullptr) {
     const int left = (r - 1 + n) % n;
     for (int s = 0; s < n - 1; ++s) {
       const auto c = static_cast<std::size_t>(((r - s - 1) % n + n) % n);
-      std::memcpy(data[static_cast<std::size_t>(r)] + c * chunk, data[static_cast<std::size_t>(left)] + c * chunk,
-                  chunk);
+      const auto copy = [&] {
+        std::memcpy(data[static_cast<std::size_t>(r)] + c * chunk, data[static_cast<std::size_t>(left)] + c * chunk,
+                    chunk);
+      };
+      if (copies) {
+        const auto t0 = Clock::now();
+        copy();
+        copies->push_back(micros(Clock::now() - t0));
+      } else {
+        copy();
+      }
       b.wait(sense);
     }
   }
@@ -263,16 +285,18 @@ struct Ring {
   std::vector<char*> data;
 };
 
-// `ops` ops of the thread ring; the per-op times of rank 0.
-std::vector<double> ring_block(Ring& ring, int ops) {
+// `ops` ops of the thread ring; the per-op times of rank 0 (and, into
+// `copies`, the times of its copies).
+std::vector<double> ring_block(Ring& ring, int ops, std::vector<double>* copies = nullptr) {
   SpinBarrier b(ring.n);
   std::vector<double> t;
+  if (copies) copies->reserve(copies->size() + static_cast<std::size_t>(ops * (ring.n - 1)));
   auto rank = [&](int r) {
     int sense = 0;
     for (int i = 0; i < ops; ++i) {
       b.wait(sense);
       const auto t0 = Clock::now();
-      ring.all_gather(r, b, sense);
+      ring.all_gather(r, b, sense, r == 0 ? copies : nullptr);
       if (r == 0) t.push_back(micros(Clock::now() - t0));
     }
   };
@@ -330,14 +354,24 @@ void BM_DispatchFloor(benchmark::State& state) {
       n, refx::Shape{n, block},
       [](int d, std::int64_t i) { return static_cast<float>(d + 1) + static_cast<float>(i % 7); }, runtime());
   const std::vector<refx::Array> args{x};
-  const auto refx_block = [&](int ops) {
+  // `ops` calls, `batch` dispatched at a time before one wait; the time per
+  // call. `cold`: each call after writing 2 MiB of other memory.
+  std::vector<char> other(std::size_t{2} << 20);
+  const auto refx_block = [&](int ops, int batch, bool cold = false) {
     std::vector<double> t;
-    for (int i = 0; i < ops; ++i) {
+    for (int i = 0; i < ops; i += batch) {
+      if (cold) {
+        std::memset(other.data(), i, other.size());
+        benchmark::ClobberMemory();
+      }
       const auto t0 = Clock::now();
-      exe.call_in_place(args);
+      for (int j = 0; j < batch; ++j) exe.call_in_place(args);
       x.block_until_ready();
-      t.push_back(micros(Clock::now() - t0));
+      t.push_back(micros(Clock::now() - t0) / batch);
     }
+    // The pool's workers poll for a while after a call: let them sleep
+    // before the hand-written threads run.
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
     return t;
   };
   Ring ring(n, bytes);
@@ -348,7 +382,7 @@ void BM_DispatchFloor(benchmark::State& state) {
     for (auto& th : touch) th.join();
   }
   // Ops per block: about 20 ms of the ring, at least 20.
-  refx_block(3);
+  refx_block(3, 1);
   const std::vector<double> probe = ring_block(ring, 20);
   const int ops = std::max(20, static_cast<int>(20'000.0 / std::max(median(probe), 0.1)));
   struct Way {
@@ -356,18 +390,15 @@ void BM_DispatchFloor(benchmark::State& state) {
     std::function<std::vector<double>()> run;
     std::vector<double> times{};  // of every round
   };
+  std::vector<double> ring_copies;
   Way ways[] = {
       {"ring", [&] { return ring_block(ring, ops); }},
+      {"ring_timed", [&] { return ring_block(ring, ops, &ring_copies); }},
       {"handed", [&] { return handed_block(ring, ops, false); }},
       {"handed_idle", [&] { return handed_block(ring, ops, true); }},
-      {"refx",
-       [&] {
-         std::vector<double> t = refx_block(ops);
-         // The pool's workers poll for a while after a call: let them sleep
-         // before the hand-written threads run.
-         std::this_thread::sleep_for(std::chrono::milliseconds(5));
-         return t;
-       }},
+      {"refx", [&] { return refx_block(ops, 1); }},
+      {"refx_async", [&] { return refx_block(ops, 10); }},
+      {"refx_cold", [&] { return refx_block(ops, 1, true); }},
   };
   for (auto _ : state)
     for (Way& w : ways) {
@@ -380,14 +411,20 @@ void BM_DispatchFloor(benchmark::State& state) {
     state.counters[std::string(w.name) + "_us"] = us;
     if (&w != &ways[0]) state.counters[std::string("ratio_") + w.name] = ring_us / us;
   }
+  state.counters["ring_copy_us"] = median(ring_copies);
 }
 
 BENCHMARK(BM_AllReduce)->Apply(args);
 BENCHMARK(BM_AllGather)->Apply(args);
 BENCHMARK(BM_ReduceScatter)->Apply(args);
 BENCHMARK(BM_DispatchFloor)
+    ->Args({2, 4 << 10})
     ->Args({2, 64 << 10})
+    ->Args({2, 256 << 10})
+    ->Args({2, 512 << 10})
     ->Args({2, 1 << 20})
+    ->Args({2, 2 << 20})
+    ->Args({2, 4 << 20})
     ->Args({2, 16 << 20})
     ->Args({8, 1 << 20})
     ->Iterations(5)
