@@ -266,17 +266,10 @@ struct Ring {
     const int left = (r - 1 + n) % n;
     for (int s = 0; s < n - 1; ++s) {
       const auto c = static_cast<std::size_t>(((r - s - 1) % n + n) % n);
-      const auto copy = [&] {
-        std::memcpy(data[static_cast<std::size_t>(r)] + c * chunk, data[static_cast<std::size_t>(left)] + c * chunk,
-                    chunk);
-      };
-      if (copies) {
-        const auto t0 = Clock::now();
-        copy();
-        copies->push_back(micros(Clock::now() - t0));
-      } else {
-        copy();
-      }
+      const Clock::time_point t0 = copies ? Clock::now() : Clock::time_point{};
+      std::memcpy(data[static_cast<std::size_t>(r)] + c * chunk, data[static_cast<std::size_t>(left)] + c * chunk,
+                  chunk);
+      if (copies) copies->push_back(micros(Clock::now() - t0));
       b.wait(sense);
     }
   }
