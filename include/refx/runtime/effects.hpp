@@ -12,13 +12,13 @@
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <string>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
-#include <refx/ir/graph.hpp>
-#include <refx/ir/primitives/comm.hpp>
-#include <refx/ir/primitives/effects.hpp>
+#include <refx/ir/eval.hpp>  // PrintSink
+#include <refx/ir/host_effects.hpp>
 #include <refx/runtime/effect_info.hpp>
 #include <refx/runtime/event.hpp>
 

@@ -5,18 +5,27 @@
 // also keeps the calling thread's effect tokens (docs/effects.md): a runtime
 // token per ordered effect kind and an output token per device, which
 // effects_barrier() waits for.
+//
+// Here: the class and its declarations. Its definitions, and those of the
+// launch they run (detail/launch.hpp and the launch_*.hpp files), come at
+// the end, in header-only builds and in librefx (REFX_DEFINITIONS): a
+// translation unit built against refx::compiled that makes its own Runtime
+// parses none of them (docs/compile-time.md).
 
-#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <deque>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
+#include <utility>
+#include <vector>
 
 #include <refx/config.hpp>
-#include <refx/runtime/detail/launch.hpp>
 #include <refx/runtime/detail/declarations.hpp>
+#include <refx/runtime/detail/launch_request.hpp>
+#include <refx/runtime/effects.hpp>
 #include <refx/runtime/options.hpp>
 #include <refx/runtime/timeline.hpp>
 #include <refx/runtime/worker_pool.hpp>
@@ -24,49 +33,26 @@
 
 namespace refx {
 
+namespace detail {
+class Launch;            // detail/launch.hpp
+class TimelineRecorder;  // detail/timeline_recorder.hpp
+}  // namespace detail
+
 // A Runtime is the LaunchHost of its launches (privately: users never call
 // record / launch_finished); a launch gets everything else in its context.
 class Runtime : private detail::LaunchHost {
  public:
-  explicit Runtime(RuntimeOptions o = {})
-      : options_(o),
-        id_(next_id()),
-        sink_(std::make_shared<PrintSinkHolder>(detail::print_to_stdout)),
-        process_timeline_(detail::process_timeline()),
-        remote_(o.transport),
-        placement_(remote_ ? remote_->placement() : transport::Placement{}),
-        pool_(o.workers != 0 ? o.workers
-                             : std::max(1u, std::thread::hardware_concurrency() /
-                                                static_cast<unsigned>(std::max(1, placement_.local_ranks))),
-              // k ranks on this machine share its cores, so a polling thread
-              // gets about 1/k of the wall time: poll k times as long (1 ms
-              // of a core each).
-              std::chrono::milliseconds(std::clamp(placement_.local_ranks, 1, 8))) {
-    if (remote_ && o.detect_races)
-      throw Error("refx: RuntimeOptions::detect_races is in-process only (its vector clocks do not cross ranks)");
-    if (o.shuffle_seed != 0) pool_.set_shuffle(o.shuffle_seed);
-    if (remote_)
-      pool_.set_host_helper([r = remote_.get()] { return r->help(); }, [r = remote_.get()] { r->stop_helping(); });
-    if (o.record_timeline) timeline_ = std::make_shared<detail::TimelineRecorder>();
-    timeline_on_.store(timeline_ || process_timeline_, std::memory_order_relaxed);
-  }
+  explicit Runtime(RuntimeOptions o = {});
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
-  ~Runtime() { drain(); }
+  ~Runtime();
 
   /// The process-wide runtime used by default. In a program linked with
   /// refx::mpi (transport::default_remote() set) and started by mpirun, it
   /// spreads every mesh over the ranks (docs/transport.md); otherwise it is
   /// in-process.
-  static Runtime& global() {
-    static Runtime rt(global_options());
-    return rt;
-  }
-  static RuntimeOptions global_options() {
-    RuntimeOptions o;
-    if (const transport::RemoteFactory make = transport::default_remote().load()) o.transport = make();
-    return o;
-  }
+  static Runtime& global();
+  static RuntimeOptions global_options();
 
   const RuntimeOptions& options() const noexcept { return options_; }
   WorkerPool& pool() noexcept { return pool_; }
@@ -92,77 +78,14 @@ class Runtime : private detail::LaunchHost {
   /// outputs replaces the output tokens of its devices. The host never blocks.
   std::shared_ptr<detail::Launch> enqueue(std::shared_ptr<const Program> p, std::vector<std::vector<Buffer*>> args,
                                           std::vector<std::shared_ptr<const void>> keep_alive, LaunchEffects fx = {},
-                                          std::vector<InputDependency> inputs = {}) {
-    if (!fx.known) fx = LaunchEffects::of(effect_info(p->graph), true);
-    const std::int32_t devices = p->mesh.size();
-    detail::LaunchContext ctx;
-    ctx.host = this;
-    ctx.pool = &pool_;
-    ctx.options = &options_;
-    ctx.runtime = this;
-    ctx.event = std::make_shared<Event>(this);
-    ctx.inputs = std::move(inputs);
-    ctx.remote = remote_.get();
-    if (options_.detect_races) ctx.observers.push_back(std::make_unique<detail::RaceObserver>(devices));
-    detail::LaunchTimeline* timeline = nullptr;  // numbered below
-    if (timeline_on_.load(std::memory_order_relaxed)) {
-      auto t = std::make_unique<detail::LaunchTimeline>(p, id_, pool_.size());
-      timeline = t.get();
-      ctx.observers.push_back(std::make_unique<detail::TimelineObserver>(
-          std::move(t), [this](std::unique_ptr<detail::LaunchTimeline> done, const std::exception_ptr& e) {
-            timeline_finished(std::move(done), e);
-          }));
-    }
-    const std::shared_ptr<Event> event = ctx.event;
-    // Built before the lock: a worker ending the previous launch may be waiting for it.
-    auto l = std::make_shared<detail::Launch>(
-        detail::LaunchRequest{std::move(p), std::move(args), std::move(keep_alive), fx}, std::move(ctx));
-    bool start_now = false;
-    {
-      std::lock_guard lock(mutex_);
-      detail::LaunchDispatch d;
-      d.number = ++launches_;
-      if (timeline) timeline->set_number(d.number);
-      if (fx.host_effects) d.sink = sink_;
-      // Before the launch can start: it reads its dependencies in start().
-      if (fx.ordered_mask != 0 || fx.output_token())
-        detail::thread_tokens(id_).record(RuntimeToken(event, d.number), devices, fx, &d.deps);
-      last_ = event;
-      l->dispatched(std::move(d));
-      if (busy_) {
-        queue_.push_back(l);
-      } else {
-        busy_ = true;
-        start_now = true;
-      }
-    }
-    // Setting a launch up is the workers' job: dispatch only queues.
-    if (start_now) pool_.push([l] { l->start(); });
-    return l;
-  }
+                                          std::vector<InputDependency> inputs = {});
 
   /// Waits until every queued launch has finished (errors stay with their Arrays).
-  void drain() {
-    std::shared_ptr<Event> last;
-    {
-      std::lock_guard lock(mutex_);
-      last = last_;
-    }
-    if (last) {
-      try {
-        last->wait(&pool_);
-      } catch (...) {  // reported through the launch's own outputs
-      }
-    }
-  }
+  void drain();
 
   /// Where debug_print text goes (programs dispatched from now on): one call
   /// per print, never two at once. An empty function restores stdout.
-  void set_print_sink(PrintSink sink) {
-    auto holder = std::make_shared<PrintSinkHolder>(sink ? std::move(sink) : PrintSink(detail::print_to_stdout));
-    std::lock_guard lock(mutex_);
-    sink_ = std::move(holder);
-  }
+  void set_print_sink(PrintSink sink);
 
   /// Waits until every effect of the programs this thread dispatched has
   /// happened: its runtime tokens (one per ordered effect kind), its output
@@ -170,116 +93,39 @@ class Runtime : private detail::LaunchHost {
   /// outputs) and every program without outputs since the last barrier. Then
   /// clears that state and rethrows the first failure among them (in dispatch
   /// order), so a failure is reported once and later programs start clean.
-  void effects_barrier() {
-    if (detail::host_effect_runtime() == this)
-      throw Error(
-          "refx: effects_barrier() called from a debug_print sink or an io_callback would wait for the "
-          "program that is calling it; call it on the host after dispatch");
-    detail::ThreadTokens& tokens = detail::thread_tokens(id_);
-    const std::vector<RuntimeToken> all = tokens.all();
-    tokens.clear();
-    std::exception_ptr first;
-    for (const RuntimeToken& t : all) {
-      try {
-        t.event()->wait(&pool_);
-      } catch (...) {
-        if (!first) first = std::current_exception();
-      }
-    }
-    if (first) std::rethrow_exception(first);
-  }
+  void effects_barrier();
 
   /// This thread's runtime token of an ordered effect kind (invalid if no
   /// program with that kind was dispatched since the last barrier).
-  RuntimeToken runtime_token(OrderedEffect kind) {
-    return detail::thread_tokens(id_).ordered[static_cast<std::size_t>(kind) - 1];
-  }
+  RuntimeToken runtime_token(OrderedEffect kind);
   /// This thread's output tokens, one per device (invalid where none).
-  std::vector<RuntimeToken> output_tokens() { return detail::thread_tokens(id_).output; }
+  std::vector<RuntimeToken> output_tokens();
 
   /// The persistent barrier semaphore of (device, collective id).
-  Buffer& barrier(std::int32_t device, std::int64_t collective_id) override {
-    std::lock_guard lock(mutex_);
-    auto [it, fresh] = barriers_.try_emplace({device, collective_id}, DType::i64, Shape{});
-    if (fresh) it->second.fill_zero();
-    return it->second;
-  }
+  Buffer& barrier(std::int32_t device, std::int64_t collective_id) override;
 
   /// Starts recording a timeline of the launches dispatched from now on (see
   /// docs/runtime.md, "Timeline"); a recording already on goes on.
-  void start_timeline() {
-    std::lock_guard lock(mutex_);
-    if (!timeline_) timeline_ = std::make_shared<detail::TimelineRecorder>();
-    timeline_on_.store(true, std::memory_order_relaxed);
-  }
+  void start_timeline();
   /// Waits for the launches dispatched so far, stops recording and returns
   /// the recording (empty if none was on): `json()` is Chrome Trace Event
   /// JSON for ui.perfetto.dev and chrome://tracing, `write(path)` saves it.
   /// REFX_TRACE_FILE's recording of the whole process is not affected.
-  Timeline stop_timeline() {
-    drain();
-    std::shared_ptr<detail::TimelineRecorder> r;
-    {
-      std::lock_guard lock(mutex_);
-      r = std::move(timeline_);
-      timeline_.reset();
-      timeline_on_.store(process_timeline_ && !process_timeline_->full(), std::memory_order_relaxed);
-    }
-    return r ? r->take() : Timeline{};
-  }
+  Timeline stop_timeline();
   /// True while start_timeline()'s recording is on.
-  bool recording_timeline() const {
-    std::lock_guard lock(mutex_);
-    return timeline_ != nullptr;
-  }
+  bool recording_timeline() const;
 
-  LaunchStats totals() const {
-    std::lock_guard lock(mutex_);
-    return totals_;
-  }
-  std::int64_t launches() const {
-    std::lock_guard lock(mutex_);
-    return launches_;
-  }
+  LaunchStats totals() const;
+  std::int64_t launches() const;
 
  private:
-  void record(const LaunchStats& s) override {
-    std::lock_guard lock(mutex_);
-    totals_.bytes_copied += s.bytes_copied;
-    totals_.copies += s.copies;
-    totals_.parks += s.parks;
-    totals_.wakeups += s.wakeups;
-    totals_.contexts_built += s.contexts_built;
-  }
+  void record(const LaunchStats& s) override;
   // A recorded launch completed: hand it to the recordings still on; stop
   // recording launches once every recording is full.
-  void timeline_finished(std::unique_ptr<detail::LaunchTimeline> t, const std::exception_ptr& error) {
-    t->finish(error);
-    std::shared_ptr<const detail::LaunchTimeline> done(std::move(t));
-    std::lock_guard lock(mutex_);
-    if (timeline_) timeline_->add(done);
-    if (process_timeline_) process_timeline_->add(done);
-    timeline_on_.store((timeline_ && !timeline_->full()) || (process_timeline_ && !process_timeline_->full()),
-                       std::memory_order_relaxed);
-  }
-  void launch_finished() override {
-    std::shared_ptr<detail::Launch> next;
-    {
-      std::lock_guard lock(mutex_);
-      if (queue_.empty()) {
-        busy_ = false;
-      } else {
-        next = std::move(queue_.front());
-        queue_.pop_front();
-      }
-    }
-    if (next) pool_.push([next] { next->start(); });
-  }
+  void timeline_finished(std::unique_ptr<detail::LaunchTimeline> t, const std::exception_ptr& error);
+  void launch_finished() override;
 
-  static std::uint64_t next_id() {
-    static std::atomic<std::uint64_t> next{1};
-    return next.fetch_add(1, std::memory_order_relaxed);
-  }
+  static std::uint64_t next_id();
 
   RuntimeOptions options_;
   const std::uint64_t id_;  // keys the threads' token state (addresses get reused)
@@ -299,11 +145,6 @@ class Runtime : private detail::LaunchHost {
   WorkerPool pool_;  // last: its threads stop before the state they use goes
 };
 
-#if REFX_DEFINITIONS
-REFX_DECL Runtime& detail::global_runtime() { return Runtime::global(); }
-REFX_DECL void effects_barrier(Runtime& rt) { rt.effects_barrier(); }
-#endif  // REFX_DEFINITIONS
-
 /// The calling thread's runtime token for ordered effects of `kind`.
 inline RuntimeToken runtime_token(OrderedEffect kind, Runtime& rt = Runtime::global()) {
   return rt.runtime_token(kind);
@@ -314,9 +155,235 @@ inline std::vector<RuntimeToken> output_tokens(Runtime& rt = Runtime::global()) 
 
 }  // namespace refx
 
+#if REFX_DEFINITIONS
+#include <algorithm>
+#include <thread>
+
+#include <refx/runtime/detail/launch.hpp>
+#include <refx/runtime/detail/timeline_recorder.hpp>
+
+namespace refx {
+
+REFX_DECL Runtime::Runtime(RuntimeOptions o)
+    : options_(o),
+      id_(next_id()),
+      sink_(std::make_shared<PrintSinkHolder>(detail::print_to_stdout)),
+      process_timeline_(detail::process_timeline()),
+      remote_(o.transport),
+      placement_(remote_ ? remote_->placement() : transport::Placement{}),
+      pool_(o.workers != 0 ? o.workers
+                           : std::max(1u, std::thread::hardware_concurrency() /
+                                              static_cast<unsigned>(std::max(1, placement_.local_ranks))),
+            // k ranks on this machine share its cores, so a polling thread
+            // gets about 1/k of the wall time: poll k times as long (1 ms
+            // of a core each).
+            std::chrono::milliseconds(std::clamp(placement_.local_ranks, 1, 8))) {
+  if (remote_ && o.detect_races)
+    throw Error("refx: RuntimeOptions::detect_races is in-process only (its vector clocks do not cross ranks)");
+  if (o.shuffle_seed != 0) pool_.set_shuffle(o.shuffle_seed);
+  if (remote_)
+    pool_.set_host_helper([r = remote_.get()] { return r->help(); }, [r = remote_.get()] { r->stop_helping(); });
+  if (o.record_timeline) timeline_ = std::make_shared<detail::TimelineRecorder>();
+  timeline_on_.store(timeline_ || process_timeline_, std::memory_order_relaxed);
+}
+
+REFX_DECL Runtime::~Runtime() { drain(); }
+
+REFX_DECL Runtime& Runtime::global() {
+  static Runtime rt(global_options());
+  return rt;
+}
+
+REFX_DECL RuntimeOptions Runtime::global_options() {
+  RuntimeOptions o;
+  if (const transport::RemoteFactory make = transport::default_remote().load()) o.transport = make();
+  return o;
+}
+
+REFX_DECL std::shared_ptr<detail::Launch> Runtime::enqueue(std::shared_ptr<const Program> p,
+                                                           std::vector<std::vector<Buffer*>> args,
+                                                           std::vector<std::shared_ptr<const void>> keep_alive,
+                                                           LaunchEffects fx, std::vector<InputDependency> inputs) {
+  if (!fx.known) fx = LaunchEffects::of(effect_info(p->graph), true);
+  const std::int32_t devices = p->mesh.size();
+  detail::LaunchContext ctx;
+  ctx.host = this;
+  ctx.pool = &pool_;
+  ctx.options = &options_;
+  ctx.runtime = this;
+  ctx.event = std::make_shared<Event>(this);
+  ctx.inputs = std::move(inputs);
+  ctx.remote = remote_.get();
+  if (options_.detect_races) ctx.observers.push_back(std::make_unique<detail::RaceObserver>(devices));
+  detail::LaunchTimeline* timeline = nullptr;  // numbered below
+  if (timeline_on_.load(std::memory_order_relaxed)) {
+    auto t = std::make_unique<detail::LaunchTimeline>(p, id_, pool_.size());
+    timeline = t.get();
+    ctx.observers.push_back(std::make_unique<detail::TimelineObserver>(
+        std::move(t), [this](std::unique_ptr<detail::LaunchTimeline> done, const std::exception_ptr& e) {
+          timeline_finished(std::move(done), e);
+        }));
+  }
+  const std::shared_ptr<Event> event = ctx.event;
+  // Built before the lock: a worker ending the previous launch may be waiting for it.
+  auto l = std::make_shared<detail::Launch>(
+      detail::LaunchRequest{std::move(p), std::move(args), std::move(keep_alive), fx}, std::move(ctx));
+  bool start_now = false;
+  {
+    std::lock_guard lock(mutex_);
+    detail::LaunchDispatch d;
+    d.number = ++launches_;
+    if (timeline) timeline->set_number(d.number);
+    if (fx.host_effects) d.sink = sink_;
+    // Before the launch can start: it reads its dependencies in start().
+    if (fx.ordered_mask != 0 || fx.output_token())
+      detail::thread_tokens(id_).record(RuntimeToken(event, d.number), devices, fx, &d.deps);
+    last_ = event;
+    l->dispatched(std::move(d));
+    if (busy_) {
+      queue_.push_back(l);
+    } else {
+      busy_ = true;
+      start_now = true;
+    }
+  }
+  // Setting a launch up is the workers' job: dispatch only queues.
+  if (start_now) pool_.push([l] { l->start(); });
+  return l;
+}
+
+REFX_DECL void Runtime::drain() {
+  std::shared_ptr<Event> last;
+  {
+    std::lock_guard lock(mutex_);
+    last = last_;
+  }
+  if (last) {
+    try {
+      last->wait(&pool_);
+    } catch (...) {  // reported through the launch's own outputs
+    }
+  }
+}
+
+REFX_DECL void Runtime::set_print_sink(PrintSink sink) {
+  auto holder = std::make_shared<PrintSinkHolder>(sink ? std::move(sink) : PrintSink(detail::print_to_stdout));
+  std::lock_guard lock(mutex_);
+  sink_ = std::move(holder);
+}
+
+REFX_DECL void Runtime::effects_barrier() {
+  if (detail::host_effect_runtime() == this)
+    throw Error(
+        "refx: effects_barrier() called from a debug_print sink or an io_callback would wait for the "
+        "program that is calling it; call it on the host after dispatch");
+  detail::ThreadTokens& tokens = detail::thread_tokens(id_);
+  const std::vector<RuntimeToken> all = tokens.all();
+  tokens.clear();
+  std::exception_ptr first;
+  for (const RuntimeToken& t : all) {
+    try {
+      t.event()->wait(&pool_);
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+REFX_DECL RuntimeToken Runtime::runtime_token(OrderedEffect kind) {
+  return detail::thread_tokens(id_).ordered[static_cast<std::size_t>(kind) - 1];
+}
+
+REFX_DECL std::vector<RuntimeToken> Runtime::output_tokens() { return detail::thread_tokens(id_).output; }
+
+REFX_DECL Buffer& Runtime::barrier(std::int32_t device, std::int64_t collective_id) {
+  std::lock_guard lock(mutex_);
+  auto [it, fresh] = barriers_.try_emplace({device, collective_id}, DType::i64, Shape{});
+  if (fresh) it->second.fill_zero();
+  return it->second;
+}
+
+REFX_DECL void Runtime::start_timeline() {
+  std::lock_guard lock(mutex_);
+  if (!timeline_) timeline_ = std::make_shared<detail::TimelineRecorder>();
+  timeline_on_.store(true, std::memory_order_relaxed);
+}
+
+REFX_DECL Timeline Runtime::stop_timeline() {
+  drain();
+  std::shared_ptr<detail::TimelineRecorder> r;
+  {
+    std::lock_guard lock(mutex_);
+    r = std::move(timeline_);
+    timeline_.reset();
+    timeline_on_.store(process_timeline_ && !process_timeline_->full(), std::memory_order_relaxed);
+  }
+  return r ? r->take() : Timeline{};
+}
+
+REFX_DECL bool Runtime::recording_timeline() const {
+  std::lock_guard lock(mutex_);
+  return timeline_ != nullptr;
+}
+
+REFX_DECL LaunchStats Runtime::totals() const {
+  std::lock_guard lock(mutex_);
+  return totals_;
+}
+
+REFX_DECL std::int64_t Runtime::launches() const {
+  std::lock_guard lock(mutex_);
+  return launches_;
+}
+
+REFX_DECL void Runtime::record(const LaunchStats& s) {
+  std::lock_guard lock(mutex_);
+  totals_.bytes_copied += s.bytes_copied;
+  totals_.copies += s.copies;
+  totals_.parks += s.parks;
+  totals_.wakeups += s.wakeups;
+  totals_.contexts_built += s.contexts_built;
+}
+
+REFX_DECL void Runtime::timeline_finished(std::unique_ptr<detail::LaunchTimeline> t, const std::exception_ptr& error) {
+  t->finish(error);
+  std::shared_ptr<const detail::LaunchTimeline> done(std::move(t));
+  std::lock_guard lock(mutex_);
+  if (timeline_) timeline_->add(done);
+  if (process_timeline_) process_timeline_->add(done);
+  timeline_on_.store((timeline_ && !timeline_->full()) || (process_timeline_ && !process_timeline_->full()),
+                     std::memory_order_relaxed);
+}
+
+REFX_DECL void Runtime::launch_finished() {
+  std::shared_ptr<detail::Launch> next;
+  {
+    std::lock_guard lock(mutex_);
+    if (queue_.empty()) {
+      busy_ = false;
+    } else {
+      next = std::move(queue_.front());
+      queue_.pop_front();
+    }
+  }
+  if (next) pool_.push([next] { next->start(); });
+}
+
+REFX_DECL std::uint64_t Runtime::next_id() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+REFX_DECL Runtime& detail::global_runtime() { return Runtime::global(); }
+REFX_DECL void effects_barrier(Runtime& rt) { rt.effects_barrier(); }
+
+}  // namespace refx
+
 #include <refx/runtime/detail/launch_devices.hpp>  // first: the others need Launch::Device
 #include <refx/runtime/detail/launch_start.hpp>
 #include <refx/runtime/detail/launch_copies.hpp>
 #include <refx/runtime/detail/launch_end.hpp>
 #include <refx/runtime/detail/launch_effects.hpp>
 #include <refx/runtime/detail/launch_remote.hpp>
+#endif  // REFX_DEFINITIONS
