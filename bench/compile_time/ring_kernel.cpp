@@ -1,22 +1,13 @@
-// A user translation unit: includes the umbrella and defines one ring kernel.
+// A user translation unit: includes the umbrella and defines one ring kernel
+// (ring.hpp), then compiles and runs it.
 #include <refx/refx.hpp>
+
+#include "ring.hpp"
 
 using namespace refx;
 
 int main() {
-  auto ring = kernel([](HbmRef<const float, 4096> x, HbmRef<float, 4096> y) {
-                auto me = axis_index("x"), n = axis_size("x");
-                run_scoped([&](VmemRef<float, 4096> buf, RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv) {
-                  semaphore_signal(ready, 1, (me + n - 1) % n);
-                  semaphore_wait(ready, 1);
-                  auto c = make_async_remote_copy(x, y, send, recv, (me + 1) % n);
-                  c.start();
-                  c.wait();
-                  sync_copy(y, buf);
-                  buf.store(buf.load() * 2.0f + 1.0f);
-                  sync_copy(buf, y);
-                });
-              }).compile(Mesh{{"x", 4}});
+  auto ring = ring_kernel().compile(Mesh{{"x", 4}});
   auto x = Array::generate<float>(4, Shape{4096}, [](int d, std::int64_t i) { return d + i; });
   return ring(x)[0].to_host<float>(0)[0] >= 0 ? 0 : 1;
 }
