@@ -107,6 +107,7 @@ inline std::string Launch::unbalanced_lines() {
       if (const std::int64_t c = *host_.barrier(dev->id, id).data<std::int64_t>(); c != 0)
         problems.push_back(fmt::format("  device {}: barrier semaphore (collective id {}) ends at {}", dev->id, id, c));
   }
+  if (problems.empty()) return {};  // every launch that ends clean: no formatting
   return fmt::format("{}", fmt::join(problems, "\n"));
 }
 
