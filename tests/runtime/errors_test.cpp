@@ -637,4 +637,34 @@ TEST(ErrorsNoOutputs, EffectsBarrierSurfacesAFailure) {
   EXPECT_TRUE(threw) << "a failing kernel without outputs must be reported by effects_barrier";
 }
 
+// The race detector's vector clocks live in one process: a Runtime with a
+// transport to other processes refuses it when it is made, naming the option.
+// The transport here is a stub that is never called (no launch is made).
+struct UnusedRemote final : transport::Remote {
+  transport::Placement placement() const override { return {}; }
+  void started(std::int64_t, std::shared_ptr<transport::Receiver>) override {}
+  void signal(int, const transport::RemoteSignal&) override {}
+  void copy(int, const transport::RemoteCopy&, const std::byte*, std::shared_ptr<void>,
+            std::function<void()>) override {}
+  void failed(std::int64_t, const std::string&) override {}
+  void report(transport::Report) override {}
+  void finished(std::int64_t) override {}
+};
+
+TEST(RuntimeOptionsErrors, RaceDetectorWithATransportIsRefused) {
+  RuntimeOptions o;
+  o.detect_races = true;
+  o.transport = std::make_shared<UnusedRemote>();
+  try {
+    Runtime rt(o);
+    FAIL() << "a Runtime with a transport accepted detect_races";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "refx: RuntimeOptions::detect_races is in-process only (its vector clocks do not cross ranks)");
+  }
+  o.detect_races = false;
+  Runtime without(o);  // the same transport without the detector is accepted
+  EXPECT_EQ(without.remote(), o.transport.get());
+}
+
 }  // namespace
