@@ -5,6 +5,7 @@
 // threaded runtime both drive this machine; they differ in their ExecEnv.
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <functional>
@@ -14,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include <refx/config.hpp>
 #include <refx/ir/buffer.hpp>
 #include <refx/ir/graph.hpp>
 #include <refx/ir/primitive.hpp>
@@ -90,7 +92,11 @@ inline std::exception_ptr perform_host_effect(HostEffect& e, const Op& op, const
 /// the threaded runtime overrides them.
 class ExecEnv {
  public:
-  virtual ~ExecEnv() = default;
+  // Out of line: the key function, so that with separate compilation the
+  // vtable and every virtual below (copy_start instantiates the copy loops
+  // of every element type) are emitted in src/refx.cpp only, not in each
+  // TU that includes this header.
+  virtual ~ExecEnv();
   virtual std::int32_t device_id() const { return 0; }
   virtual std::int32_t num_devices() const { return 1; }
   /// Index and size along a named mesh axis.
@@ -139,10 +145,12 @@ class ExecContext {
   ExecContext(const Graph& g, ExecEnv& env)
       : graph_(g),
         env_(&env),
+        device_(env.device_id()),
         observe_(env.observes_ops()),
         values_(g.num_values()),
         refs_(g.num_values()),
-        storage_(g.num_values()) {
+        storage_(g.num_values()),
+        kept_(kept_ops(g)) {
     const auto allocate = [&](ValueId v) {
       const ValueType& t = g.type(v);
       auto buf = std::make_unique<Buffer>(t.dtype, t.shape);
@@ -168,8 +176,14 @@ class ExecContext {
   /// Makes a finished context ready to run the kernel again, on `env`: the
   /// scoped storage and the values' buffers are kept (the threaded runtime
   /// reuses contexts between launches of a program), semaphores restart at
-  /// 0, and scratch is poisoned again if `env` asks for it.
+  /// 0, and scratch is poisoned again if `env` asks for it. On the same
+  /// device as before, the results of kept ops (kept_ops) stand and those ops
+  /// do not run again; on another, they run again.
   void reset(ExecEnv& env) {
+    if (env.device_id() != device_)
+      for (Kept& k : kept_)
+        if (k == Kept::computed) k = Kept::once;
+    device_ = env.device_id();
     env_ = &env;
     observe_ = env.observes_ops();
     const bool poison = env.poisons_scratch();
@@ -236,6 +250,29 @@ class ExecContext {
     OpId owner;
   };
   static std::size_t idx(ValueId v) noexcept { return static_cast<std::size_t>(v); }
+  // Per op: whether run() computes it every time, or once per device (a
+  // pure op, Primitive::pure, without views, whose inputs are all outputs of
+  // such ops: constants, axis_index and the arithmetic on them), and whether
+  // it has been.
+  enum class Kept : std::uint8_t { never, once, computed };
+  static std::vector<Kept> kept_ops(const Graph& g) {
+    std::vector<Kept> kept(g.num_ops(), Kept::never);
+    std::vector<bool> value_kept(g.num_values(), false);
+    // Op ids need not follow the data flow (passes add ops): to a fixed point.
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (std::size_t o = 0; o < g.num_ops(); ++o) {
+        const Op& op = g.op(static_cast<OpId>(o));
+        if (kept[o] != Kept::never || !op.prim->pure || !g.views(op).empty()) continue;
+        const auto ins = g.inputs(op);
+        if (!std::all_of(ins.begin(), ins.end(), [&](ValueId v) { return value_kept[idx(v)]; })) continue;
+        kept[o] = Kept::once;
+        for (ValueId v : g.outputs(op)) value_kept[idx(v)] = true;
+        grew = true;
+      }
+    }
+    return kept;
+  }
   /// The op `ahead` places after the running one in its block, or null.
   const Op* op_ahead(std::uint32_t ahead) const noexcept {
     if (frames_.empty()) return nullptr;
@@ -255,12 +292,14 @@ class ExecContext {
 
   const Graph& graph_;
   ExecEnv* env_;
+  std::int32_t device_;  // whose kept results values_ holds
   bool observe_;
   std::vector<Buffer> values_;
   std::vector<Buffer*> refs_;
   std::vector<std::unique_ptr<Buffer>> storage_;
   std::vector<ValueId> scoped_;  // the values with storage_, in id order
   std::vector<Frame> frames_;
+  std::vector<Kept> kept_;  // per op
 };
 
 inline ResolvedView ExecContext::resolve(ViewId id, SourceLoc loc) const {
@@ -377,13 +416,21 @@ inline ExecStatus ExecContext::run() {
       leave();
       continue;
     }
-    const Op& op = graph_.op(b.ops[f.pc]);
+    const OpId id = b.ops[f.pc];
+    Kept& kept = kept_[static_cast<std::size_t>(id)];
+    // Its result from an earlier run on this device stands (observers see every op).
+    if (kept == Kept::computed && !observe_) {
+      ++f.pc;
+      continue;
+    }
+    const Op& op = graph_.op(id);
     if (op.prim->control != ControlKind::none) {
       enter(op);
       continue;
     }
     if (observe_) env_->before_op(*this, op);
     if (op.prim->impl(*this, op) == ExecStatus::blocked) return ExecStatus::blocked;
+    if (kept == Kept::once) kept = Kept::computed;
     ++frames_.back().pc;
   }
   return ExecStatus::done;
@@ -418,5 +465,9 @@ inline Buffer& ExecEnv::barrier_semaphore(std::int64_t collective_id) {
   if (fresh) it->second.fill_zero();
   return it->second;
 }
+
+#if REFX_DEFINITIONS
+REFX_DECL ExecEnv::~ExecEnv() = default;
+#endif  // REFX_DEFINITIONS
 
 }  // namespace refx

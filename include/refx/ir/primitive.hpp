@@ -116,7 +116,22 @@ struct Primitive {
   /// The op's outputs are Refs whose storage the executor allocates
   /// statically for the whole kernel (see prim::allocate).
   bool allocates = false;
+  /// The outputs depend on the inputs, the attributes and the device's place
+  /// in the mesh alone: no Ref is read or written, no semaphore, no effect.
+  /// A device's reused state (the threaded runtime's, between launches of a
+  /// program) keeps the results of a pure op whose inputs are all kept too,
+  /// instead of computing them again: index arithmetic on constants and
+  /// axis_index runs once per device, not once per call (ExecContext::run).
+  bool pure = false;
 };
+
+namespace detail {
+/// `p`, marked pure (Primitive::pure).
+constexpr Primitive as_pure(Primitive p) {
+  p.pure = true;
+  return p;
+}
+}  // namespace detail
 
 template <class... Args>
 [[noreturn]] void AbstractContext::fail(fmt::format_string<Args...> f, Args&&... args) const {

@@ -1,6 +1,7 @@
 #pragma once
 // What the runtime executes: a verified, scheduled graph for a mesh.
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -8,36 +9,31 @@
 
 #include <refx/config.hpp>
 #include <refx/core/mesh.hpp>
-#include <refx/ir/eval.hpp>
 #include <refx/ir/graph.hpp>
 #include <refx/ir/printer.hpp>
 #include <refx/ir/primitives/builtins.hpp>
 
 namespace refx {
 
-/// The device states (ExecContexts, with their scoped storage and value
-/// buffers) of a program's finished launches, kept for its next launch so
-/// that a call allocates none: at most one launch's worth. Scratch stays
-/// allocated between calls, as a TPU kernel's is static.
+class ExecContext;  // ir/eval.hpp
+
+/// The device states (ExecContexts, with their scoped storage, value buffers
+/// and kept results) of a program's last finished launch, one per device,
+/// kept for its next launch so that a call allocates none. Scratch stays
+/// allocated between calls, as a TPU kernel's is static. A device gets its
+/// own state back: what it computed once (ExecContext::reset) stands.
 class ContextCache {
  public:
-  /// A context to reset() and reuse, or null.
-  std::unique_ptr<ExecContext> take() {
-    std::lock_guard lock(mutex_);
-    if (free_.empty()) return nullptr;
-    auto c = std::move(free_.back());
-    free_.pop_back();
-    return c;
-  }
-  /// Keeps a finished context whose semaphores are back to 0, up to `limit`.
-  void give(std::unique_ptr<ExecContext> c, std::size_t limit) {
-    std::lock_guard lock(mutex_);
-    if (free_.size() < limit) free_.push_back(std::move(c));
-  }
+  ContextCache() = default;
+  ~ContextCache();
+  /// Device d's state to reset() and reuse, or null.
+  std::unique_ptr<ExecContext> take(std::int32_t device);
+  /// Keeps device d's finished state (its semaphores back to 0).
+  void give(std::int32_t device, std::unique_ptr<ExecContext> c);
 
  private:
   std::mutex mutex_;
-  std::vector<std::unique_ptr<ExecContext>> free_;
+  std::vector<std::unique_ptr<ExecContext>> by_device_;
 };
 
 struct Program {
@@ -71,6 +67,27 @@ struct LaunchStats {
 };
 
 #if REFX_DEFINITIONS
+}  // namespace refx
+
+#include <refx/ir/eval.hpp>
+
+namespace refx {
+
+REFX_DECL ContextCache::~ContextCache() = default;
+
+REFX_DECL std::unique_ptr<ExecContext> ContextCache::take(std::int32_t device) {
+  std::lock_guard lock(mutex_);
+  const auto d = static_cast<std::size_t>(device);
+  return d < by_device_.size() ? std::move(by_device_[d]) : nullptr;
+}
+
+REFX_DECL void ContextCache::give(std::int32_t device, std::unique_ptr<ExecContext> c) {
+  std::lock_guard lock(mutex_);
+  const auto d = static_cast<std::size_t>(device);
+  if (d >= by_device_.size()) by_device_.resize(d + 1);
+  by_device_[d] = std::move(c);
+}
+
 REFX_DECL Program::Program(Graph g, Mesh m, std::string n, bool one_worker)
     : graph(std::move(g)), mesh(std::move(m)), name(std::move(n)), single_worker(one_worker) {
   for (std::size_t o = 0; o < graph.num_ops(); ++o) {

@@ -143,8 +143,8 @@ namespace refx::prim {
 // Constant-initialised (no dynamic initialisation): usable from any static
 // initializer, whatever the order of translation units.
 namespace defs {
-inline constexpr Primitive dot =
-    Primitive{"dot", detail::dot_abstract, detail::dot_impl, detail::dot_print, nullptr, ControlKind::none, nullptr};
+inline constexpr Primitive dot = detail::as_pure(
+    Primitive{"dot", detail::dot_abstract, detail::dot_impl, detail::dot_print, nullptr, ControlKind::none, nullptr});
 }  // namespace defs
 REFX_DECL constinit const Primitive& dot = defs::dot;
 #endif  // REFX_DEFINITIONS

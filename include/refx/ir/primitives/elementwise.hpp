@@ -110,18 +110,13 @@ inline ExecStatus elementwise_impl(ExecContext& ctx, const Op& op) {
 
 template <class F>
 constexpr Primitive unary(std::string_view name) {
-  return Primitive{name,    &detail::unary_abstract<F>, &elementwise_impl,       nullptr,
-                   nullptr, ControlKind::none,          &detail::unary_kernel<F>};
+  return detail::as_pure(Primitive{name, &detail::unary_abstract<F>, &elementwise_impl, nullptr, nullptr,
+                                   ControlKind::none, &detail::unary_kernel<F>});
 }
 template <class F, bool Predicate = false>
 constexpr Primitive binary(std::string_view name) {
-  return Primitive{name,
-                   &detail::binary_abstract<F, Predicate>,
-                   &elementwise_impl,
-                   nullptr,
-                   nullptr,
-                   ControlKind::none,
-                   &detail::binary_kernel<F>};
+  return detail::as_pure(Primitive{name, &detail::binary_abstract<F, Predicate>, &elementwise_impl, nullptr, nullptr,
+                                   ControlKind::none, &detail::binary_kernel<F>});
 }
 
 #if REFX_DEFINITIONS
@@ -157,8 +152,9 @@ inline constexpr Primitive lt = binary<detail::Lt, true>("lt");
 inline constexpr Primitive le = binary<detail::Le, true>("le");
 inline constexpr Primitive gt = binary<detail::Gt, true>("gt");
 inline constexpr Primitive ge = binary<detail::Ge, true>("ge");
-inline constexpr Primitive select = Primitive{"select", &detail::select_abstract, &elementwise_impl,     nullptr,
-                                              nullptr,  ControlKind::none,        &detail::select_kernel};
+inline constexpr Primitive select =
+    detail::as_pure(Primitive{"select", &detail::select_abstract, &elementwise_impl, nullptr, nullptr,
+                              ControlKind::none, &detail::select_kernel});
 }  // namespace defs
 REFX_DECL constinit const Primitive& neg = defs::neg;
 REFX_DECL constinit const Primitive& abs = defs::abs;

@@ -412,8 +412,10 @@ namespace refx::prim {
 // Constant-initialised (no dynamic initialisation): usable from any static
 // initializer, whatever the order of translation units.
 namespace defs {
-inline constexpr Primitive fused = Primitive{
-    "fused", detail::fused_abstract, detail::fused_impl, detail::fused_print, nullptr, ControlKind::none, nullptr};
+// Pure only without views: one that loads or stores reaches Refs
+// (ExecContext keeps the results of view-less ops only).
+inline constexpr Primitive fused = detail::as_pure(Primitive{"fused", detail::fused_abstract, detail::fused_impl,
+                                                             detail::fused_print, nullptr, ControlKind::none, nullptr});
 }  // namespace defs
 REFX_DECL constinit const Primitive& fused = defs::fused;
 #endif  // REFX_DEFINITIONS

@@ -78,8 +78,10 @@ namespace refx::prim {
 // Constant-initialised (no dynamic initialisation): usable from any static
 // initializer, whatever the order of translation units.
 namespace defs {
-inline constexpr Primitive reshape = Primitive{"reshape", detail::reshape_abstract, detail::reshape_impl};
-inline constexpr Primitive transpose = Primitive{"transpose", detail::transpose_abstract, detail::transpose_impl};
+inline constexpr Primitive reshape =
+    detail::as_pure(Primitive{"reshape", detail::reshape_abstract, detail::reshape_impl});
+inline constexpr Primitive transpose =
+    detail::as_pure(Primitive{"transpose", detail::transpose_abstract, detail::transpose_impl});
 }  // namespace defs
 REFX_DECL constinit const Primitive& reshape = defs::reshape;
 REFX_DECL constinit const Primitive& transpose = defs::transpose;

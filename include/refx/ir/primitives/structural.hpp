@@ -309,23 +309,24 @@ namespace refx::prim {
 // Constant-initialised (no dynamic initialisation): usable from any static
 // initializer, whatever the order of translation units.
 namespace defs {
-inline constexpr Primitive constant =
-    detail::simple("constant", detail::constant_abstract, detail::constant_impl, detail::constant_print);
-inline constexpr Primitive iota = detail::simple("iota", detail::iota_abstract, detail::iota_impl);
-inline constexpr Primitive broadcast = detail::simple("broadcast", detail::broadcast_abstract, detail::broadcast_impl);
-inline constexpr Primitive cast = detail::simple("convert", detail::cast_abstract, detail::cast_impl);
-inline constexpr Primitive reduce_sum =
-    detail::simple("reduce_sum", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::sum>);
-inline constexpr Primitive reduce_max =
-    detail::simple("reduce_max", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::max>);
-inline constexpr Primitive reduce_min =
-    detail::simple("reduce_min", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::min>);
+inline constexpr Primitive constant = detail::as_pure(
+    detail::simple("constant", detail::constant_abstract, detail::constant_impl, detail::constant_print));
+inline constexpr Primitive iota = detail::as_pure(detail::simple("iota", detail::iota_abstract, detail::iota_impl));
+inline constexpr Primitive broadcast =
+    detail::as_pure(detail::simple("broadcast", detail::broadcast_abstract, detail::broadcast_impl));
+inline constexpr Primitive cast = detail::as_pure(detail::simple("convert", detail::cast_abstract, detail::cast_impl));
+inline constexpr Primitive reduce_sum = detail::as_pure(
+    detail::simple("reduce_sum", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::sum>));
+inline constexpr Primitive reduce_max = detail::as_pure(
+    detail::simple("reduce_max", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::max>));
+inline constexpr Primitive reduce_min = detail::as_pure(
+    detail::simple("reduce_min", detail::reduce_abstract, detail::reduce_impl<detail::ReduceKind::min>));
 inline constexpr Primitive axis_index =
-    detail::simple("axis_index", detail::axis_abstract, detail::axis_impl<false>, detail::axis_print);
+    detail::as_pure(detail::simple("axis_index", detail::axis_abstract, detail::axis_impl<false>, detail::axis_print));
 inline constexpr Primitive index_check =
     detail::simple("index_check", detail::index_check_abstract, detail::index_check_impl);
 inline constexpr Primitive axis_size =
-    detail::simple("axis_size", detail::axis_abstract, detail::axis_impl<true>, detail::axis_print);
+    detail::as_pure(detail::simple("axis_size", detail::axis_abstract, detail::axis_impl<true>, detail::axis_print));
 }  // namespace defs
 REFX_DECL constinit const Primitive& constant = defs::constant;
 REFX_DECL constinit const Primitive& iota = defs::iota;

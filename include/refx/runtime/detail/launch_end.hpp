@@ -74,7 +74,7 @@ inline void Launch::complete(std::unique_lock<std::mutex>& lock, std::exception_
   // instead of allocating its own.
   if (!error)
     for (auto& dev : devices_)
-      if (dev) program().contexts.give(std::move(dev->ctx), devices_.size());
+      if (dev) program().contexts.give(dev->id, std::move(dev->ctx));
   event_->set(error);
   host_.launch_finished();
 }

@@ -101,7 +101,7 @@ inline std::int64_t Launch::build_devices() {
   std::int64_t built = 0;
   for (std::int32_t d = 0; d < n; ++d) {
     if (ctx_.remote && !host_.hosts(d, n)) continue;
-    std::unique_ptr<ExecContext> reused = program().contexts.take();
+    std::unique_ptr<ExecContext> reused = program().contexts.take(d);
     if (!reused) ++built;
     auto& dev = devices_[static_cast<std::size_t>(d)] = std::make_unique<Device>(*this, d, std::move(reused));
     const auto& args = req_.args[static_cast<std::size_t>(d)];
