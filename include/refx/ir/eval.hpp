@@ -240,6 +240,14 @@ class ExecContext {
   /// Resolves view i of `op` against current scalar values; checks bounds.
   ResolvedView view(const Op& op, std::size_t i) const { return resolve(graph_.views(op)[i], op.loc); }
   ResolvedView resolve(ViewId id, SourceLoc loc) const;
+  /// Where view i of `op` starts in its Ref, in elements, checked as view()
+  /// checks it, without building its shape (a semaphore's index).
+  std::int64_t view_offset(const Op& op, std::size_t i) const {
+    std::int64_t offset = 0;
+    walk(graph_.views(op)[i], op.loc,
+         [&](std::int64_t start, const DimIndex&, std::int64_t base_stride) { offset += start * base_stride; });
+    return offset;
+  }
   std::int64_t scalar(ValueId v) const { return values_[idx(v)].as_int(0); }
 
  private:
@@ -280,6 +288,10 @@ class ExecContext {
     const Block& b = graph_.block(f.block);
     return f.pc + ahead < b.ops.size() ? &graph_.op(b.ops[f.pc + ahead]) : nullptr;
   }
+  /// The Ref's storage under view `id`; calls per_dim(start, index, the
+  /// Ref's stride) for each dimension after checking that it fits.
+  template <class PerDim>
+  Buffer* walk(ViewId id, SourceLoc loc, PerDim per_dim) const;
   void enter(const Op& op);
   void leave();
   // Clones first, then assigns: a loop body may return its carries permuted.
@@ -302,25 +314,34 @@ class ExecContext {
   std::vector<Kept> kept_;  // per op
 };
 
-inline ResolvedView ExecContext::resolve(ViewId id, SourceLoc loc) const {
+template <class PerDim>
+Buffer* ExecContext::walk(ViewId id, SourceLoc loc, PerDim per_dim) const {
   const View& v = graph_.view(id);
-  ResolvedView r;
-  r.buffer = refs_[idx(v.ref)];
-  if (r.buffer == nullptr) runtime_error(loc, "a Ref is used outside the scope that owns it");
-  const Shape& base = r.buffer->shape();
+  Buffer* const buffer = refs_[idx(v.ref)];
+  if (buffer == nullptr) runtime_error(loc, "a Ref is used outside the scope that owns it");
+  const Shape& base = buffer->shape();
   const auto base_strides = base.strides();
-  std::size_t k = 0;
   for (std::size_t d = 0; d < v.rank; ++d) {
     const DimIndex& di = graph_.dims(v)[d];
     const std::int64_t start = di.start.is_static() ? di.start.constant : scalar(di.start.value);
     if (!window_fits(start, di.size, di.stride, base[d]))
       throw index_out_of_bounds(start, di.size, di.stride, d, base[d], loc);
-    r.offset += start * base_strides[d];
+    per_dim(start, di, base_strides[d]);
+  }
+  return buffer;
+}
+
+inline ResolvedView ExecContext::resolve(ViewId id, SourceLoc loc) const {
+  const View& v = graph_.view(id);
+  ResolvedView r;
+  std::size_t k = 0;
+  r.buffer = walk(id, loc, [&](std::int64_t start, const DimIndex& di, std::int64_t base_stride) {
+    r.offset += start * base_stride;
     if (!di.squeezed) {
       r.shape.push_back(di.size);
-      r.strides[k++] = di.stride * base_strides[d];
+      r.strides[k++] = di.stride * base_stride;
     }
-  }
+  });
   // A reshaped view of the Ref's own element type is its (contiguous, checked
   // when traced) footprint with the new extents. A view that changes the
   // element type resolves to its footprint in the Ref's elements: that is

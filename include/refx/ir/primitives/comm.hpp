@@ -26,7 +26,7 @@ inline void expect_semaphore(AbstractContext& c, std::size_t view, bool allow_dm
     c.fail("takes a REGULAR or BARRIER semaphore; a DMA semaphore advances with copies (wait on the copy)");
   if (c.view_shape(view).rank() != 0) c.fail("needs a single semaphore; index the semaphore array with .at(i)");
 }
-inline std::int64_t sem_index(ExecContext& ctx, const Op& op, std::size_t view) { return ctx.view(op, view).offset; }
+inline std::int64_t sem_index(ExecContext& ctx, const Op& op, std::size_t view) { return ctx.view_offset(op, view); }
 inline ValueId sem_ref(ExecContext& ctx, const Op& op, std::size_t view) {
   return ctx.graph().view(ctx.graph().views(op)[view]).ref;
 }
