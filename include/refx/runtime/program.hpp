@@ -24,7 +24,6 @@ class ExecContext;  // ir/eval.hpp
 /// own state back: what it computed once (ExecContext::reset) stands.
 class ContextCache {
  public:
-  ContextCache() = default;
   ~ContextCache();
   /// Device d's state to reset() and reuse, or null.
   std::unique_ptr<ExecContext> take(std::int32_t device);
