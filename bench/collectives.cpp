@@ -17,7 +17,7 @@
 // larger than the last-level cache; the peers get the same pool
 // (bench/peers-cold.patch). Unset or 0: one set, reused ("warm").
 //
-// REFX_BENCH_ALGORITHM=ring|direct|one_shot forces an algorithm instead of
+// REFX_BENCH_ALGORITHM=ring|direct|one_shot|ring_direct forces an algorithm instead of
 // Algorithm::automatic (how automatic's size limits are measured:
 // docs/performance.md); a collective that lacks it skips the row.
 
@@ -82,10 +82,12 @@ refx::collectives::Algorithm algorithm() {
   using refx::collectives::Algorithm;
   const char* name = std::getenv("REFX_BENCH_ALGORITHM");
   if (name == nullptr || std::string_view(name) == "automatic") return Algorithm::automatic;
-  for (const auto& [text, a] : {std::pair{"ring", Algorithm::ring}, std::pair{"direct", Algorithm::direct},
-                                std::pair{"one_shot", Algorithm::one_shot}})
+  for (const auto& [text, a] :
+       {std::pair{"ring", Algorithm::ring}, std::pair{"direct", Algorithm::direct},
+        std::pair{"one_shot", Algorithm::one_shot}, std::pair{"ring_direct", Algorithm::ring_direct}})
     if (std::string_view(name) == text) return a;
-  std::fprintf(stderr, "bench_collectives: REFX_BENCH_ALGORITHM='%s' is not automatic, ring, direct or one_shot\n",
+  std::fprintf(stderr,
+               "bench_collectives: REFX_BENCH_ALGORITHM='%s' is not automatic, ring, direct, one_shot or ring_direct\n",
                name);
   std::exit(2);
 }
@@ -407,6 +409,62 @@ void BM_DispatchFloor(benchmark::State& state) {
   state.counters["ring_copy_us"] = median(ring_copies);
 }
 
+// The all-reduce's two all-gather phases after the ring reduce-scatter:
+// Algorithm::ring (N-1 neighbour steps) against Algorithm::ring_direct (one
+// round to all), as two executables in one process, their calls in
+// alternating blocks of ten, each call timed. Both must give the same bits
+// first. ring_us and ring_direct_us are the medians, ratio is ring over
+// ring_direct (above 1: ring_direct is faster). How automatic's choice of
+// ring_direct was measured (docs/performance.md).
+//
+//   bench_collectives --benchmark_filter='BM_RingAllGatherPhase/8/1048576/1'
+void BM_RingAllGatherPhase(benchmark::State& state) {
+  using refx::collectives::Algorithm;
+  const int n = static_cast<int>(state.range(0));
+  const std::int64_t count = state.range(1) / 4;
+  const bool in_place = state.range(2) != 0;
+  const refx::Mesh mesh{{"x", n}};
+  const auto make = [&](Algorithm a) {
+    refx::collectives::ProgramOptions o;
+    o.in_place = in_place;
+    o.algorithm = a;
+    return refx::collectives::all_reduce_program<float>(mesh, count, o, runtime());
+  };
+  struct Way {
+    const char* name;
+    refx::Executable exe;
+    std::vector<refx::Array> args;
+    std::vector<double> times;
+  };
+  const auto input = [&] {
+    return refx::Array::generate<float>(
+        n, refx::Shape{count},
+        [](int d, std::int64_t i) { return static_cast<float>(d + 1) + static_cast<float>(i % 7); }, runtime());
+  };
+  Way ways[] = {{"ring", make(Algorithm::ring), {}, {}}, {"ring_direct", make(Algorithm::ring_direct), {}, {}}};
+  for (Way& w : ways) {
+    w.args = {input()};
+    if (!in_place) w.args.push_back(w.exe(w.args[0])[0]);
+    w.exe.call_in_place(w.args);
+  }
+  for (int d = 0; d < n; ++d)
+    if (ways[0].args.back().to_host<float>(d) != ways[1].args.back().to_host<float>(d)) {
+      state.SkipWithError("ring and ring_direct differ");
+      return;
+    }
+  for (auto _ : state)
+    for (int block = 0; block < 20; ++block)
+      for (Way& w : ways)
+        for (int i = 0; i < 10; ++i) {
+          const auto t0 = Clock::now();
+          w.exe.call_in_place(w.args);
+          w.args.back().block_until_ready();
+          w.times.push_back(micros(Clock::now() - t0));
+        }
+  for (const Way& w : ways) state.counters[std::string(w.name) + "_us"] = median(w.times);
+  state.counters["ratio"] = median(ways[0].times) / median(ways[1].times);
+}
+
 BENCHMARK(BM_AllReduce)->Apply(args);
 BENCHMARK(BM_AllGather)->Apply(args);
 BENCHMARK(BM_ReduceScatter)->Apply(args);
@@ -421,6 +479,10 @@ BENCHMARK(BM_DispatchFloor)
     ->Args({2, 16 << 20})
     ->Args({8, 1 << 20})
     ->Iterations(5)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RingAllGatherPhase)
+    ->ArgsProduct({{2, 4, 8}, {1 << 20, 16 << 20}, {0, 1}})
+    ->Iterations(3)
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

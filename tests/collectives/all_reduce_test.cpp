@@ -114,7 +114,7 @@ TEST(AllReduceShapes, RankTwoRefInsideAKernel) {
   using ConstMatrix = Ref<const std::int32_t, extents<dyn, dyn>, Hbm>;
   const std::int64_t rows = 7, cols = 5;
   for (int n : {3, 4}) {
-    for (Algorithm alg : {Algorithm::ring, Algorithm::direct, Algorithm::one_shot}) {
+    for (Algorithm alg : {Algorithm::ring, Algorithm::direct, Algorithm::one_shot, Algorithm::ring_direct}) {
       const auto host = inputs<std::int32_t>(n, rows * cols, 7);
       const auto want = reduce(host, ReduceOp::sum);
       const std::string what = "N" + std::to_string(n) + " " + name_of(alg);

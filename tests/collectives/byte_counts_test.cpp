@@ -113,14 +113,24 @@ TEST_P(ByteCounts, AllToAll) {
   expect(got, n() * n() * m() * S, n() * n());
 }
 
+/// Copies of a ring or ring_direct all-reduce: the reduce-scatter's in
+/// every lane, then the all-gather's, per lane (ring) or one per pair
+/// (ring_direct). Out of place, the reduce-scatter also adds x locally.
+std::int64_t ring_all_reduce_copies(Algorithm alg, std::int64_t n, int lanes, bool in_place) {
+  const std::int64_t scatter = (in_place ? 1 : 2) * lanes * n * (n - 1);
+  return scatter + (alg == Algorithm::ring_direct ? 1 : lanes) * n * (n - 1);
+}
+
 TEST_P(ByteCounts, RingAllReduceInPlace) {
-  for (Direction dir : {Direction::unidirectional, Direction::bidirectional}) {
-    SCOPED_TRACE(name_of(dir));
-    const auto exe = all_reduce_kernel(Algorithm::ring, dir);
-    Array x = make_input(Shape{m()});
-    const auto got = measure(rt_, [&] { exe.call_in_place({x}); x.block_until_ready(); });
-    const int lanes = dir == Direction::bidirectional ? 2 : 1;
-    expect(got, 2 * (n() - 1) * m() * S, lanes * 2 * n() * (n() - 1));
+  for (Algorithm alg : {Algorithm::ring, Algorithm::ring_direct}) {
+    for (Direction dir : {Direction::unidirectional, Direction::bidirectional}) {
+      SCOPED_TRACE(std::string(name_of(alg)) + " " + name_of(dir));
+      const auto exe = all_reduce_kernel(alg, dir);
+      Array x = make_input(Shape{m()});
+      const auto got = measure(rt_, [&] { exe.call_in_place({x}); x.block_until_ready(); });
+      const int lanes = dir == Direction::bidirectional ? 2 : 1;
+      expect(got, 2 * (n() - 1) * m() * S, ring_all_reduce_copies(alg, n(), lanes, true));
+    }
   }
 }
 
@@ -161,7 +171,7 @@ std::pair<std::int64_t, std::int64_t> automatic_all_reduce(std::int64_t n, std::
   if (n == 1) return {0, 0};
   if (m * S <= collectives::one_shot_max_bytes) return {n * (n + 1) * m * S, n * (n + 1)};
   const std::int64_t limit = in_place ? collectives::direct_in_place_max_bytes : collectives::direct_max_bytes;
-  const std::int64_t rounds = n > 2 && m * S < limit ? 3 : 2;  // direct, else the ring
+  const std::int64_t rounds = n > 2 && m * S < limit ? 3 : 2;  // direct, else ring_direct (one lane)
   return {rounds * (n - 1) * m * S, rounds * n * (n - 1)};
 }
 
@@ -173,8 +183,8 @@ TEST_P(ByteCounts, AllReduceProgramOutOfPlace) {
     const auto got = measure(rt_, [&] { exe(x)[0].block_until_ready(); });
     const bool ring = n() == 2 ? m() * S > collectives::one_shot_max_bytes : n() > 2 && m() * S >= collectives::direct_max_bytes;
     const int lanes = dir == Direction::bidirectional ? 2 : 1;
-    if (ring) {
-      expect(got, 3 * (n() - 1) * m() * S, lanes * 3 * n() * (n() - 1));
+    if (ring) {  // Algorithm::ring_direct
+      expect(got, 3 * (n() - 1) * m() * S, ring_all_reduce_copies(Algorithm::ring_direct, n(), lanes, false));
     } else {
       // One-shot reads x where it reads out in place; direct copies its own chunk of x into
       // out (m elements over all devices); one device copies x.

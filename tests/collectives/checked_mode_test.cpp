@@ -45,7 +45,7 @@ class CheckedMode : public ::testing::TestWithParam<Case> {
 
 TEST_P(CheckedMode, RingAndDirectAllReduce) {
   const std::int64_t m = 11;
-  for (Algorithm alg : {Algorithm::ring, Algorithm::direct})
+  for (Algorithm alg : {Algorithm::ring, Algorithm::direct, Algorithm::ring_direct})
     for (Direction dir : {Direction::unidirectional, Direction::bidirectional}) {
       SCOPED_TRACE(std::string(name_of(alg)) + " " + name_of(dir));
       const auto exe = kernel([=](Vec<std::int32_t> x) { collectives::all_reduce(x, "x", ReduceOp::sum, dir, alg); })
@@ -61,21 +61,43 @@ TEST_P(CheckedMode, RingAndDirectAllReduce) {
 // Out of place, the ring reads x and adds it to each block that arrives.
 TEST_P(CheckedMode, RingAllReduceAndReduceScatterOutOfPlace) {
   const std::int64_t m = 11;
+  for (Algorithm alg : {Algorithm::ring, Algorithm::ring_direct}) {
+    for (Direction dir : {Direction::unidirectional, Direction::bidirectional}) {
+      SCOPED_TRACE(std::string(name_of(alg)) + " " + name_of(dir));
+      const auto exe = kernel([=](Vec<const std::int32_t> x, Vec<std::int32_t> out, Vec<std::int32_t> part) {
+                         collectives::all_reduce(x, out, "x", ReduceOp::sum, dir, alg);
+                         collectives::reduce_scatter(x, part, "x", ReduceOp::max, dir, Algorithm::ring);
+                       }).compile(mesh(), {Shape{m}, Shape{m}, Shape{(m + n() - 1) / n()}}, rt_);
+      const auto host = inputs<std::int32_t>(n(), m);
+      const Array x = array_of(host, Shape{m}, rt_);
+      const auto outs = exe(x);
+      const auto sum = reduce(host, ReduceOp::sum), max = reduce(host, ReduceOp::max);
+      for (int d = 0; d < n(); ++d) {
+        ASSERT_TRUE(matches(outs[0].to_host<std::int32_t>(d), sum, "all_reduce, device " + std::to_string(d)));
+        const Chunk k = chunk_of(m, n(), d);
+        ASSERT_TRUE(matches(outs[1].to_host<std::int32_t>(d), 0, max, k.start, k.len, "reduce_scatter, device " + std::to_string(d)));
+      }
+    }
+  }
+}
+
+// ring_direct's all-gather has no barrier or handshake of its own: the next
+// collective on the same buffer (not at kernel entry) must still find every
+// peer done with it.
+TEST_P(CheckedMode, RingDirectAllReduceTwiceOnOneBuffer) {
+  const std::int64_t m = 11;
   for (Direction dir : {Direction::unidirectional, Direction::bidirectional}) {
     SCOPED_TRACE(name_of(dir));
-    const auto exe = kernel([=](Vec<const std::int32_t> x, Vec<std::int32_t> out, Vec<std::int32_t> part) {
-                       collectives::all_reduce(x, out, "x", ReduceOp::sum, dir, Algorithm::ring);
-                       collectives::reduce_scatter(x, part, "x", ReduceOp::max, dir, Algorithm::ring);
-                     }).compile(mesh(), {Shape{m}, Shape{m}, Shape{(m + n() - 1) / n()}}, rt_);
+    const auto exe = kernel([=](Vec<std::int32_t> x) {
+                       collectives::all_reduce(x, "x", ReduceOp::sum, dir, Algorithm::ring_direct);
+                       collectives::all_reduce(x, "x", ReduceOp::sum, dir, Algorithm::ring_direct);
+                     }).compile(mesh(), {Shape{m}}, rt_);
     const auto host = inputs<std::int32_t>(n(), m);
-    const Array x = array_of(host, Shape{m}, rt_);
-    const auto outs = exe(x);
-    const auto sum = reduce(host, ReduceOp::sum), max = reduce(host, ReduceOp::max);
-    for (int d = 0; d < n(); ++d) {
-      ASSERT_TRUE(matches(outs[0].to_host<std::int32_t>(d), sum, "all_reduce, device " + std::to_string(d)));
-      const Chunk k = chunk_of(m, n(), d);
-      ASSERT_TRUE(matches(outs[1].to_host<std::int32_t>(d), 0, max, k.start, k.len, "reduce_scatter, device " + std::to_string(d)));
-    }
+    Array x = array_of(host, Shape{m}, rt_);
+    exe.call_in_place({x});
+    auto want = reduce(host, ReduceOp::sum);
+    for (auto& v : want.value) v *= n();
+    for (int d = 0; d < n(); ++d) ASSERT_TRUE(matches(x.to_host<std::int32_t>(d), want, "device " + std::to_string(d)));
   }
 }
 

@@ -44,16 +44,30 @@ struct Variant {
 
 constexpr auto uni = Direction::unidirectional, bi = Direction::bidirectional;
 const Variant kVariants[] = {
-    {Coll::all_reduce, Algorithm::ring, uni, false},      {Coll::all_reduce, Algorithm::ring, bi, false},
-    {Coll::all_reduce, Algorithm::ring, uni, true},       {Coll::all_reduce, Algorithm::ring, bi, true},
-    {Coll::all_reduce, Algorithm::direct, uni, false},    {Coll::all_reduce, Algorithm::direct, uni, true},
-    {Coll::all_reduce, Algorithm::one_shot, uni, false},  {Coll::all_reduce, Algorithm::one_shot, uni, true},
-    {Coll::reduce_scatter, Algorithm::ring, uni, false},  {Coll::reduce_scatter, Algorithm::ring, bi, false},
-    {Coll::reduce_scatter, Algorithm::ring, uni, true},   {Coll::reduce_scatter, Algorithm::ring, bi, true},
-    {Coll::reduce_scatter, Algorithm::direct, uni, false}, {Coll::all_gather, Algorithm::ring, uni, false},
-    {Coll::all_gather, Algorithm::ring, uni, true},       {Coll::all_gather, Algorithm::direct, uni, false},
-    {Coll::all_gather, Algorithm::direct, uni, true},     {Coll::all_to_all},
-    {Coll::collective_matmul},                            {Coll::ppermute},
+    {Coll::all_reduce, Algorithm::ring, uni, false},
+    {Coll::all_reduce, Algorithm::ring, bi, false},
+    {Coll::all_reduce, Algorithm::ring, uni, true},
+    {Coll::all_reduce, Algorithm::ring, bi, true},
+    {Coll::all_reduce, Algorithm::direct, uni, false},
+    {Coll::all_reduce, Algorithm::direct, uni, true},
+    {Coll::all_reduce, Algorithm::one_shot, uni, false},
+    {Coll::all_reduce, Algorithm::one_shot, uni, true},
+    {Coll::all_reduce, Algorithm::ring_direct, uni, false},
+    {Coll::all_reduce, Algorithm::ring_direct, bi, false},
+    {Coll::all_reduce, Algorithm::ring_direct, uni, true},
+    {Coll::all_reduce, Algorithm::ring_direct, bi, true},
+    {Coll::reduce_scatter, Algorithm::ring, uni, false},
+    {Coll::reduce_scatter, Algorithm::ring, bi, false},
+    {Coll::reduce_scatter, Algorithm::ring, uni, true},
+    {Coll::reduce_scatter, Algorithm::ring, bi, true},
+    {Coll::reduce_scatter, Algorithm::direct, uni, false},
+    {Coll::all_gather, Algorithm::ring, uni, false},
+    {Coll::all_gather, Algorithm::ring, uni, true},
+    {Coll::all_gather, Algorithm::direct, uni, false},
+    {Coll::all_gather, Algorithm::direct, uni, true},
+    {Coll::all_to_all},
+    {Coll::collective_matmul},
+    {Coll::ppermute},
 };
 
 struct Case {
@@ -237,6 +251,12 @@ TEST(ProgramOptions, AnAlgorithmAProgramDoesNotHaveIsAnError) {
             std::string::npos);
   EXPECT_NE(message([&] { return collectives::all_gather_program<float>(mesh, 8, {.algorithm = Algorithm::one_shot}); })
                 .find("Algorithm::one_shot is an all_reduce algorithm"),
+            std::string::npos);
+  EXPECT_NE(message([&] { return collectives::all_gather_program<float>(mesh, 8, {.algorithm = Algorithm::ring_direct}); })
+                .find("refx: all_gather: Algorithm::ring_direct is an all_reduce algorithm; use ring, direct or automatic"),
+            std::string::npos);
+  EXPECT_NE(message([&] { return collectives::reduce_scatter_program<float>(mesh, 8, {.algorithm = Algorithm::ring_direct}); })
+                .find("refx: reduce_scatter: Algorithm::ring_direct is an all_reduce algorithm; use ring, direct or automatic"),
             std::string::npos);
 }
 

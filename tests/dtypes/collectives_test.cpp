@@ -325,12 +325,12 @@ TEST(InKernel, Bf16AllReduceAndAllGatherBetweenComputations) {
   Watchdog dog(kTestLimit, "in-kernel bf16 collectives");
   constexpr std::int64_t m = 33;
   for (int n : {2, 4}) {
-    for (Algorithm a : {Algorithm::ring, Algorithm::direct, Algorithm::one_shot}) {
+    for (Algorithm a : {Algorithm::ring, Algorithm::direct, Algorithm::one_shot, Algorithm::ring_direct}) {
       const auto exe = kernel([a](VmemRef<const bf16, m> x, VmemRef<bf16, m> sum, Ref<bf16, extents<dyn, m>, Vmem> all) {
                          sum.store(x.load() * bf16(2.0f));
                          collectives::all_reduce(sum, "x", ReduceOp::sum, Direction::unidirectional, a);
                          sum.store(sum.load() + 0.5f);
-                         collectives::all_gather(x, all, "x", a == Algorithm::one_shot ? Algorithm::automatic : a);
+                         collectives::all_gather(x, all, "x", collectives::all_reduce_only(a) ? Algorithm::automatic : a);
                        })
                            .compile(Mesh{{"x", n}}, {Shape{m}, Shape{m}, Shape{n, m}});
       const auto host = host_inputs<bf16>(n, m, Values::small_integers);

@@ -482,6 +482,7 @@ inline std::vector<std::pair<std::string, std::function<::testing::AssertionResu
       {"all_reduce_ring_bi", [](const Backend& b) { return all_reduce(b, Algorithm::ring, Direction::bidirectional); }},
       {"all_reduce_direct", [](const Backend& b) { return all_reduce(b, Algorithm::direct, Direction::unidirectional); }},
       {"all_reduce_one_shot", [](const Backend& b) { return all_reduce(b, Algorithm::one_shot, Direction::unidirectional); }},
+      {"all_reduce_ring_direct_bi", [](const Backend& b) { return all_reduce(b, Algorithm::ring_direct, Direction::bidirectional); }},
       {"reduce_scatter_ring", [](const Backend& b) { return reduce_scatter(b, Algorithm::ring); }},
       {"reduce_scatter_direct", [](const Backend& b) { return reduce_scatter(b, Algorithm::direct); }},
       {"all_to_all", all_to_all},

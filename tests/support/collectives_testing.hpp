@@ -60,6 +60,7 @@ inline const char* name_of(Algorithm a) {
     case Algorithm::ring: return "ring";
     case Algorithm::direct: return "direct";
     case Algorithm::one_shot: return "oneshot";
+    case Algorithm::ring_direct: return "ringdirect";
   }
   return "?";
 }

@@ -197,7 +197,8 @@ void half_collectives(int ranks, int per_rank, const char* type) {
     }
   };
   for (const std::int64_t len : {std::int64_t{1000}, std::int64_t{70000}}) {
-    for (const auto alg : {coll::Algorithm::ring, coll::Algorithm::direct, coll::Algorithm::one_shot}) {
+    for (const auto alg : {coll::Algorithm::ring, coll::Algorithm::direct, coll::Algorithm::one_shot,
+                            coll::Algorithm::ring_direct}) {
       for (const auto op : {ReduceOp::sum, ReduceOp::max}) {
         const std::string what = fmt::format("all_reduce {} {} {} elements, algorithm {}", tag,
                                              op == ReduceOp::sum ? "sum" : "max", len, static_cast<int>(alg));

@@ -99,8 +99,9 @@ void all_gather(const Src* x, const Dst& out, AxisName axis, collectives::Algori
   if (slots != ring.size)
     trace_error(loc, "all_gather_in_place: x's leading dimension is {} but the axis \"{}\" has {} devices", slots,
                 axis.view(), ring.size);
-  if (a == collectives::Algorithm::one_shot)
-    trace_error(loc, "all_gather: Algorithm::one_shot is an all_reduce algorithm; use ring, direct or automatic");
+  if (collectives::all_reduce_only(a))
+    trace_error(loc, "all_gather: Algorithm::{} is an all_reduce algorithm; use ring, direct or automatic",
+                collectives::algorithm_name(a));
   const std::int64_t bytes = out.shape().num_elements() * static_cast<std::int64_t>(sizeof(typename Dst::value_type));
   if (ring.size > 1 && (a == collectives::Algorithm::direct ||
                         (a == collectives::Algorithm::automatic && bytes <= collectives::all_gather_direct_max_bytes)))

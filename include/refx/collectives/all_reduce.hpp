@@ -9,7 +9,9 @@
 //
 // Reduce-scatter: after N-1 steps device `me` holds the fully reduced chunk
 // `me` (chunks cut along the leading dimension; sizes need not divide).
-// All-gather then circulates the reduced chunks for N-1 more steps.
+// All-gather then circulates the reduced chunks for N-1 more steps
+// (Algorithm::ring), or each device sends its chunk to every other device
+// in one round (Algorithm::ring_direct).
 
 #include <refx/collectives/ring.hpp>
 #include <refx/trace/scopes.hpp>
@@ -133,6 +135,40 @@ void all_gather_steps(const Ring& ring, std::vector<Lane<R>>& lanes) {
       [&](const Lane<R>& l, int s) { return ring.offset(-l.dir * (s + 1)); }, false, ReduceOp::sum, false);
 }
 
+/// Algorithm::ring_direct's all-gather: device `me` sends its reduced chunk
+/// straight into chunk `me` of every other device, then waits for the N-1
+/// others. Neither a barrier nor a handshake is needed: a device completes
+/// its chunk only once every other device's part of it has reached it
+/// (in each lane the chunk's partial sum passes through every device, and
+/// each send is waited for), so by then no device reads or adds into that
+/// chunk any more. The only chunk a device reads here is its own, which no
+/// other device writes.
+template <class R>
+void all_gather_to_all(const Ring& ring, const R& buffer) {
+  // Semaphores of its own: DMA semaphores count bytes, so a fast peer's
+  // chunk must not satisfy a reduce-scatter wait.
+  run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
+    const std::int64_t m = buffer.shape()[0];
+    for_chunk_bounds(m, ring.me, ring.size, [&](const Scalar<std::int32_t>& start, std::int64_t rows) {
+      const auto mine = buffer.at(ds(start, rows));
+      for (std::int32_t k = 1; k < ring.size; ++k) make_async_remote_copy(mine, mine, send, recv, ring.peer(k)).start();
+      for (std::int32_t k = 1; k < ring.size; ++k)
+        make_async_remote_copy(mine, mine, send, recv, ring.peer(k)).wait_send();
+      // The other chunks, N-1 copies: one wait takes all their bytes.
+      const auto rest = buffer.at(ds(0, m - rows));
+      make_async_remote_copy(rest, rest, send, recv, ring.peer(0)).wait_recv();
+    });
+  });
+}
+
+/// The all-gather phase after reduce_scatter_steps: ring steps, or with
+/// Algorithm::ring_direct one round to all.
+template <class R>
+void all_gather_phase(const Ring& ring, std::vector<Lane<R>>& lanes, collectives::Algorithm a) {
+  if (a == collectives::Algorithm::ring_direct) all_gather_to_all(ring, lanes.front().buffer);
+  else all_gather_steps(ring, lanes);
+}
+
 }  // namespace refx::detail
 
 namespace refx::collectives {
@@ -155,9 +191,10 @@ void reduce_scatter_in_place(const R& x, AxisName axis, ReduceOp op = ReduceOp::
 
 /// all_reduce's Algorithm::automatic: one_shot up to `one_shot_max_bytes` per
 /// device, direct for N > 2 below `direct_max_bytes` (in place:
-/// `direct_in_place_max_bytes`), the ring otherwise (at
-/// 4 MiB and more the ring's neighbour-only copies beat direct's all-pairs
-/// traffic on this runtime, at 2 MiB direct is ahead: docs/performance.md).
+/// `direct_in_place_max_bytes`), ring_direct otherwise (at 4 MiB and more the
+/// ring's reduce-scatter by combining copies beats direct's staged parts on
+/// this runtime, at 2 MiB direct is ahead; ring_direct's all-gather in one
+/// round beat the ring's at every size and N measured: docs/performance.md).
 ///
 /// The largest x (bytes per device) that Algorithm::automatic reduces in one shot.
 inline constexpr std::int64_t one_shot_max_bytes = 32 << 10;
@@ -182,7 +219,7 @@ collectives::Algorithm automatic_all_reduce(const R& x, const Ring& ring, bool i
   return bytes <= collectives::one_shot_max_bytes ? collectives::Algorithm::one_shot
          : ring.size > 2 && bytes < (in_place ? collectives::direct_in_place_max_bytes : collectives::direct_max_bytes)
              ? collectives::Algorithm::direct
-             : collectives::Algorithm::ring;
+             : collectives::Algorithm::ring_direct;
 }
 
 /// Direct ("two-shot") all-reduce. Round 1: chunk p of x goes to device p's
@@ -310,7 +347,7 @@ void all_reduce(const R& x, AxisName axis, ReduceOp op = ReduceOp::sum, Directio
     }
     detail::with_lanes(x, d, [&](auto& lanes) {
       detail::reduce_scatter_steps(ring, lanes, op);
-      detail::all_gather_steps(ring, lanes);
+      detail::all_gather_phase(ring, lanes, a);
     });
   }
 }
@@ -344,7 +381,7 @@ void all_reduce(const Src& x, const Dst& out, AxisName axis, ReduceOp op = Reduc
     }
     detail::with_lanes(out, d, [&](auto& lanes) {
       detail::reduce_scatter_steps(ring, lanes, op, &x);
-      detail::all_gather_steps(ring, lanes);
+      detail::all_gather_phase(ring, lanes, a);
     });
   }
 }
@@ -430,8 +467,9 @@ void reduce_scatter(const Src& x, const Dst& out, AxisName axis, ReduceOp op = R
     if (out.shape()[0] * ring.size < m)
       trace_error(loc, "reduce_scatter: out has {} rows but {} rows over {} devices need {}", out.shape()[0], m,
                   ring.size, (m + ring.size - 1) / ring.size);
-    if (a == Algorithm::one_shot)
-      trace_error(loc, "reduce_scatter: Algorithm::one_shot is an all_reduce algorithm; use ring, direct or automatic");
+    if (all_reduce_only(a))
+      trace_error(loc, "reduce_scatter: Algorithm::{} is an all_reduce algorithm; use ring, direct or automatic",
+                  algorithm_name(a));
     const std::int64_t bytes = x.shape().num_elements() * static_cast<std::int64_t>(sizeof(typename Src::value_type));
     const bool direct_size = ring.size > 2 ? bytes < reduce_scatter_direct_max_bytes : bytes <= one_shot_max_bytes;
     if (ring.size > 1 && (a == Algorithm::direct || (a == Algorithm::automatic && direct_size))) {

@@ -25,12 +25,30 @@ namespace collectives {
 /// or 2(N-1) (all-reduce) lock-step rounds -- what a torus or a ring network
 /// wants. `direct`: copies between all pairs in one round (all-gather) or a
 /// reduce-scatter and an all-gather of direct copies in three (all-reduce):
-/// the same bytes, what shared memory wants. `one_shot` (all-reduce only):
+/// the same bytes, what shared memory wants. `ring_direct` (all-reduce only):
+/// the ring's reduce-scatter, then each device sends its reduced chunk
+/// straight to every other device in one round, without the ring
+/// all-gather's handshakes: the ring's bytes. `one_shot` (all-reduce only):
 /// every device sends all of x to every other and reduces all N copies
 /// itself; N times the bytes of `direct` in one round and a handful of ops,
 /// which is what small messages want (latency is ops and rounds, not bytes).
 /// `automatic`: see each collective.
-enum class Algorithm { automatic, ring, direct, one_shot };
+enum class Algorithm { automatic, ring, direct, one_shot, ring_direct };
+
+/// The enumerator's name, as in messages ("ring_direct").
+constexpr std::string_view algorithm_name(Algorithm a) noexcept {
+  switch (a) {
+    case Algorithm::automatic: return "automatic";
+    case Algorithm::ring: return "ring";
+    case Algorithm::direct: return "direct";
+    case Algorithm::one_shot: return "one_shot";
+    case Algorithm::ring_direct: return "ring_direct";
+  }
+  return "?";
+}
+
+/// Only all_reduce has `one_shot` and `ring_direct`.
+constexpr bool all_reduce_only(Algorithm a) noexcept { return a == Algorithm::one_shot || a == Algorithm::ring_direct; }
 
 }  // namespace collectives
 
