@@ -7,9 +7,9 @@
 // N - 1 steps in which the complete chunks travel right and overwrite. Each
 // device only talks to its neighbours and sends 2 (N-1)/N of x in all --
 // what a ring or torus network wants, and the minimum any all-reduce needs.
-// (Algorithm::automatic picks the direct algorithm for N > 2 below
-// collectives::direct_max_bytes, 4 MiB, which suits shared memory: same
-// bytes, three rounds instead of 2 (N - 1).)
+// (Algorithm::automatic picks the ring's reduce-scatter followed by a
+// direct all-gather, Algorithm::ring_direct, which suits shared memory:
+// same bytes, N rounds instead of 2 (N - 1).)
 
 #include <chrono>
 #include <cstdio>

@@ -167,11 +167,10 @@ TEST_P(ByteCounts, DirectAndOneShotAllReduceOutOfPlace) {
 }
 
 /// Bytes and copies of one in-place all-reduce with Algorithm::automatic.
-std::pair<std::int64_t, std::int64_t> automatic_all_reduce(std::int64_t n, std::int64_t m, bool in_place) {
+std::pair<std::int64_t, std::int64_t> automatic_all_reduce(std::int64_t n, std::int64_t m) {
   if (n == 1) return {0, 0};
   if (m * S <= collectives::one_shot_max_bytes) return {n * (n + 1) * m * S, n * (n + 1)};
-  const std::int64_t limit = in_place ? collectives::direct_in_place_max_bytes : collectives::direct_max_bytes;
-  const std::int64_t rounds = n > 2 && m * S < limit ? 3 : 2;  // direct, else ring_direct (one lane)
+  const std::int64_t rounds = n > 2 && m * S < collectives::direct_max_bytes ? 3 : 2;  // direct, else ring_direct (one lane)
   return {rounds * (n - 1) * m * S, rounds * n * (n - 1)};
 }
 
@@ -188,7 +187,7 @@ TEST_P(ByteCounts, AllReduceProgramOutOfPlace) {
     } else {
       // One-shot reads x where it reads out in place; direct copies its own chunk of x into
       // out (m elements over all devices); one device copies x.
-      const auto [bytes, copies] = automatic_all_reduce(n(), m(), false);
+      const auto [bytes, copies] = automatic_all_reduce(n(), m());
       const bool one_shot = n() > 1 && m() * S <= collectives::one_shot_max_bytes;
       expect(got, bytes + (one_shot ? 0 : m() * S), copies + (one_shot ? 0 : n()));
     }
@@ -199,7 +198,7 @@ TEST_P(ByteCounts, AllReduceProgramInPlace) {
   const auto exe = collectives::all_reduce_program<T>(mesh(), m(), {.in_place = true}, rt_);
   Array x = make_input(Shape{m()});
   const auto got = measure(rt_, [&] { exe.call_in_place({x}); x.block_until_ready(); });
-  const auto [bytes, copies] = automatic_all_reduce(n(), m(), true);
+  const auto [bytes, copies] = automatic_all_reduce(n(), m());
   expect(got, bytes, copies);
 }
 
@@ -264,10 +263,8 @@ std::vector<Case> cases() {
   std::vector<Case> out;
   for (int n : {1, 2, 3, 4, 5, 8})
     for (std::int64_t m : {240, 1001, 3, 9000}) out.push_back({n, m});  // 9000: past one_shot_max_bytes
-  // Past direct_max_bytes: the all-reduce's ring for N > 2.
+  // Past direct_max_bytes: the all-reduce's ring_direct for N > 2.
   for (int n : {3, 4}) out.push_back({n, collectives::direct_max_bytes / S + 56});
-  // Between the in-place and the out-of-place limit: the ring in place, direct out of place.
-  out.push_back({4, collectives::direct_in_place_max_bytes / S + 56});
   return out;
 }
 

@@ -190,20 +190,16 @@ void reduce_scatter_in_place(const R& x, AxisName axis, ReduceOp op = ReduceOp::
 }
 
 /// all_reduce's Algorithm::automatic: one_shot up to `one_shot_max_bytes` per
-/// device, direct for N > 2 below `direct_max_bytes` (in place:
-/// `direct_in_place_max_bytes`), ring_direct otherwise (at 4 MiB and more the
-/// ring's reduce-scatter by combining copies beats direct's staged parts on
-/// this runtime, at 2 MiB direct is ahead; ring_direct's all-gather in one
-/// round beat the ring's at every size and N measured: docs/performance.md).
+/// device, direct for N > 2 below `direct_max_bytes`, ring_direct otherwise
+/// (from 128 KiB to 4 MiB, in place and out of place, ring_direct was ahead
+/// of direct at N = 4 and 8, by up to 45%; at 64 KiB the two were within
+/// each other's spread: docs/performance.md).
 ///
 /// The largest x (bytes per device) that Algorithm::automatic reduces in one shot.
 inline constexpr std::int64_t one_shot_max_bytes = 32 << 10;
-/// all_reduce's Algorithm::automatic uses the direct algorithm (N > 2) below this size per device.
-inline constexpr std::int64_t direct_max_bytes = 4 << 20;
-/// In place, below this size: direct moves 3(N-1) chunks per device against
-/// the ring's 2(N-1), and at 1 MiB the ring was ahead on both hosts measured
-/// since (docs/performance.md, "The far rows").
-inline constexpr std::int64_t direct_in_place_max_bytes = 1 << 20;
+/// all_reduce's Algorithm::automatic uses the direct algorithm (N > 2) below
+/// this size per device, in place and out of place.
+inline constexpr std::int64_t direct_max_bytes = 128 << 10;
 /// The out-of-place reduce_scatter's Algorithm::automatic uses the direct
 /// algorithm for N > 2 below this size of x per device (for N = 2 up to
 /// `one_shot_max_bytes`), the ring otherwise: docs/performance.md.
@@ -214,12 +210,11 @@ inline constexpr std::int64_t reduce_scatter_direct_max_bytes = 256 << 10;
 namespace refx::detail {
 /// What Algorithm::automatic picks for an all-reduce of x.
 template <class R>
-collectives::Algorithm automatic_all_reduce(const R& x, const Ring& ring, bool in_place) {
+collectives::Algorithm automatic_all_reduce(const R& x, const Ring& ring) {
   const std::int64_t bytes = x.shape().num_elements() * static_cast<std::int64_t>(sizeof(typename R::value_type));
-  return bytes <= collectives::one_shot_max_bytes ? collectives::Algorithm::one_shot
-         : ring.size > 2 && bytes < (in_place ? collectives::direct_in_place_max_bytes : collectives::direct_max_bytes)
-             ? collectives::Algorithm::direct
-             : collectives::Algorithm::ring_direct;
+  if (bytes <= collectives::one_shot_max_bytes) return collectives::Algorithm::one_shot;
+  if (ring.size > 2 && bytes < collectives::direct_max_bytes) return collectives::Algorithm::direct;
+  return collectives::Algorithm::ring_direct;
 }
 
 /// Direct ("two-shot") all-reduce. Round 1: chunk p of x goes to device p's
@@ -336,7 +331,7 @@ void all_reduce(const R& x, AxisName axis, ReduceOp op = ReduceOp::sum, Directio
   } else {
     const detail::Ring ring(axis, loc);
     if (ring.size == 1) return;
-    if (a == Algorithm::automatic) a = automatic_all_reduce(x, ring, true);
+    if (a == Algorithm::automatic) a = automatic_all_reduce(x, ring);
     if (a == Algorithm::one_shot) {
       detail::all_reduce_one_shot(x, x, ring, op);
       return;
@@ -370,7 +365,7 @@ void all_reduce(const Src& x, const Dst& out, AxisName axis, ReduceOp op = Reduc
       sync_copy(x, out, loc);
       return;
     }
-    if (a == Algorithm::automatic) a = automatic_all_reduce(out, ring, false);
+    if (a == Algorithm::automatic) a = automatic_all_reduce(out, ring);
     if (a == Algorithm::one_shot) {
       detail::all_reduce_one_shot(x, out, ring, op);
       return;
