@@ -7,9 +7,9 @@
 // N - 1 steps in which the complete chunks travel right and overwrite. Each
 // device only talks to its neighbours and sends 2 (N-1)/N of x in all --
 // what a ring or torus network wants, and the minimum any all-reduce needs.
-// (Algorithm::automatic picks the ring's reduce-scatter followed by a
-// direct all-gather, Algorithm::ring_direct, which suits shared memory:
-// same bytes, N rounds instead of 2 (N - 1).)
+// (Above 128 KiB Algorithm::automatic picks the ring's reduce-scatter
+// followed by a direct all-gather, Algorithm::ring_direct, which suits
+// shared memory: same bytes, N rounds instead of 2 (N - 1).)
 
 #include <chrono>
 #include <cstdio>

@@ -191,9 +191,9 @@ void reduce_scatter_in_place(const R& x, AxisName axis, ReduceOp op = ReduceOp::
 
 /// all_reduce's Algorithm::automatic: one_shot up to `one_shot_max_bytes` per
 /// device, direct for N > 2 below `direct_max_bytes`, ring_direct otherwise
-/// (from 128 KiB to 4 MiB, in place and out of place, ring_direct was ahead
-/// of direct at N = 4 and 8, by up to 45%; at 64 KiB the two were within
-/// each other's spread: docs/performance.md).
+/// (from 128 KiB to 4 MiB, in place and out of place, ring_direct took up to
+/// 47% less time than direct at N = 4 and 8; at 64 KiB direct was level or
+/// ahead at N = 8: docs/performance.md).
 ///
 /// The largest x (bytes per device) that Algorithm::automatic reduces in one shot.
 inline constexpr std::int64_t one_shot_max_bytes = 32 << 10;
