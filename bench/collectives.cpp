@@ -107,6 +107,12 @@ double median(std::vector<double> v) {
   return *mid;
 }
 
+// The benchmarks' inputs: device d's element i is d + 1 + i % 7.
+refx::Array input_array(int n, const refx::Shape& shape) {
+  return refx::Array::generate<float>(
+      n, shape, [](int d, std::int64_t i) { return static_cast<float>(d + 1) + static_cast<float>(i % 7); }, runtime());
+}
+
 double bus_factor(Op op, int n) { return op == all_reduce ? 2.0 * (n - 1) / n : static_cast<double>(n - 1) / n; }
 
 void run(benchmark::State& state, Op op) {
@@ -134,11 +140,6 @@ void run(benchmark::State& state, Op op) {
   const refx::Shape input = op != all_gather ? refx::Shape{count}
                             : in_place       ? refx::Shape{n, count / n}
                                              : refx::Shape{count / n};
-  const auto make_input = [&] {
-    return refx::Array::generate<float>(
-        n, input, [](int d, std::int64_t i) { return static_cast<float>(d + 1) + static_cast<float>(i % 7); },
-        runtime());
-  };
   // Out of place, out is allocated once per set and reused, as MPI reuses its recvbuf.
   std::vector<std::vector<refx::Array>> sets;
   const double set_bytes = static_cast<double>(n) * 4.0 *
@@ -148,7 +149,7 @@ void run(benchmark::State& state, Op op) {
                                                                                           : count / n));
   const auto k = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(pool_bytes() / set_bytes)));
   for (std::size_t i = 0; i < k; ++i) {
-    refx::Array x = make_input();
+    refx::Array x = input_array(n, input);
     sets.push_back(in_place ? std::vector{x} : std::vector{x, exe(x)[0]});
   }
   std::size_t next = 0;
@@ -345,9 +346,7 @@ void BM_DispatchFloor(benchmark::State& state) {
   refx::collectives::ProgramOptions o;
   o.in_place = true;
   const refx::Executable exe = refx::collectives::all_gather_program<float>(mesh, block, o, runtime());
-  const refx::Array x = refx::Array::generate<float>(
-      n, refx::Shape{n, block},
-      [](int d, std::int64_t i) { return static_cast<float>(d + 1) + static_cast<float>(i % 7); }, runtime());
+  const refx::Array x = input_array(n, refx::Shape{n, block});
   const std::vector<refx::Array> args{x};
   // `ops` calls, `batch` dispatched at a time before one wait; the time per
   // call. `cold`: each call after writing 2 MiB of other memory.
@@ -436,14 +435,9 @@ void BM_RingAllGatherPhase(benchmark::State& state) {
     std::vector<refx::Array> args;
     std::vector<double> times;
   };
-  const auto input = [&] {
-    return refx::Array::generate<float>(
-        n, refx::Shape{count},
-        [](int d, std::int64_t i) { return static_cast<float>(d + 1) + static_cast<float>(i % 7); }, runtime());
-  };
   Way ways[] = {{"ring", make(Algorithm::ring), {}, {}}, {"ring_direct", make(Algorithm::ring_direct), {}, {}}};
   for (Way& w : ways) {
-    w.args = {input()};
+    w.args = {input_array(n, refx::Shape{count})};
     if (!in_place) w.args.push_back(w.exe(w.args[0])[0]);
     w.exe.call_in_place(w.args);
   }

@@ -135,6 +135,19 @@ void all_gather_steps(const Ring& ring, std::vector<Lane<R>>& lanes) {
       [&](const Lane<R>& l, int s) { return ring.offset(-l.dir * (s + 1)); }, false, ReduceOp::sum, false);
 }
 
+/// Sends this device's reduced chunk `mine` (rows of `buffer`) into every
+/// other device's buffer, then waits once for the N-1 other chunks: the rest
+/// of the buffer's rows (DMA semaphores count bytes). The all-gather of
+/// ring_direct and round 2 of direct.
+template <class R, class V>
+void send_chunk_to_all(const Ring& ring, const R& buffer, const V& mine, const DmaSemaphore& send,
+                       const DmaSemaphore& recv) {
+  for (std::int32_t k = 1; k < ring.size; ++k) make_async_remote_copy(mine, mine, send, recv, ring.peer(k)).start();
+  for (std::int32_t k = 1; k < ring.size; ++k) make_async_remote_copy(mine, mine, send, recv, ring.peer(k)).wait_send();
+  const auto rest = buffer.at(ds(0, buffer.shape()[0] - mine.shape()[0]));
+  make_async_remote_copy(rest, rest, send, recv, ring.peer(0)).wait_recv();
+}
+
 /// Algorithm::ring_direct's all-gather: device `me` sends its reduced chunk
 /// straight into chunk `me` of every other device, then waits for the N-1
 /// others. Neither a barrier nor a handshake is needed: a device completes
@@ -148,15 +161,8 @@ void all_gather_to_all(const Ring& ring, const R& buffer) {
   // Semaphores of its own: DMA semaphores count bytes, so a fast peer's
   // chunk must not satisfy a reduce-scatter wait.
   run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
-    const std::int64_t m = buffer.shape()[0];
-    for_chunk_bounds(m, ring.me, ring.size, [&](const Scalar<std::int32_t>& start, std::int64_t rows) {
-      const auto mine = buffer.at(ds(start, rows));
-      for (std::int32_t k = 1; k < ring.size; ++k) make_async_remote_copy(mine, mine, send, recv, ring.peer(k)).start();
-      for (std::int32_t k = 1; k < ring.size; ++k)
-        make_async_remote_copy(mine, mine, send, recv, ring.peer(k)).wait_send();
-      // The other chunks, N-1 copies: one wait takes all their bytes.
-      const auto rest = buffer.at(ds(0, m - rows));
-      make_async_remote_copy(rest, rest, send, recv, ring.peer(0)).wait_recv();
+    for_chunk_bounds(buffer.shape()[0], ring.me, ring.size, [&](const Scalar<std::int32_t>& start, std::int64_t rows) {
+      send_chunk_to_all(ring, buffer, buffer.at(ds(start, rows)), send, recv);
     });
   });
 }
@@ -271,13 +277,7 @@ void all_reduce_direct(const Src* x, const Dst& out, const Ring& ring, ReduceOp 
                  }
                  // Round 2: every peer received its parts from me, so it has finished reading
                  // its copy of my chunk: send it the result.
-                 for (std::int32_t k = 1; k < n; ++k) {
-                   const auto c = make_async_remote_copy(mine, mine, send, recv2, ring.peer(k));
-                   c.start();
-                   c.wait_send();
-                 }
-                 const auto rest = out.at(ds(0, m - rows));
-                 make_async_remote_copy(rest, rest, send, recv2, ring.peer(0)).wait_recv();
+                 send_chunk_to_all(ring, out, mine, send, recv2);
                });
              });
 }
