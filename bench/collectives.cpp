@@ -220,7 +220,7 @@ void BM_ReduceScatter(benchmark::State& s) { run(s, reduce_scatter); }
 //               dispatch and wait overlap the launches (asynchronous
 //               dispatch, as a JAX loop runs).
 //   refx_cold   the refx calls, each after the calling thread wrote 2 MiB
-//               of other memory (untimed): its L2 (1-2 MiB per core here)
+//               of other memory (untimed): its L2 (512 KiB per core here)
 //               then holds none of what the launch touches, as after a
 //               launch whose copies moved that much.
 //
