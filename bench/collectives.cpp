@@ -81,14 +81,15 @@ refx::Runtime& runtime() {
 refx::collectives::Algorithm algorithm() {
   using refx::collectives::Algorithm;
   const char* name = std::getenv("REFX_BENCH_ALGORITHM");
-  if (name == nullptr || std::string_view(name) == "automatic") return Algorithm::automatic;
-  for (const auto& [text, a] :
-       {std::pair{"ring", Algorithm::ring}, std::pair{"direct", Algorithm::direct},
-        std::pair{"one_shot", Algorithm::one_shot}, std::pair{"ring_direct", Algorithm::ring_direct}})
-    if (std::string_view(name) == text) return a;
-  std::fprintf(stderr,
-               "bench_collectives: REFX_BENCH_ALGORITHM='%s' is not automatic, ring, direct, one_shot or ring_direct\n",
-               name);
+  if (name == nullptr) return Algorithm::automatic;
+  constexpr Algorithm all[] = {Algorithm::automatic, Algorithm::ring, Algorithm::direct, Algorithm::one_shot,
+                               Algorithm::ring_direct};
+  std::string names;
+  for (Algorithm a : all) {
+    if (name == refx::collectives::algorithm_name(a)) return a;
+    names += (names.empty() ? "" : ", ") + std::string(refx::collectives::algorithm_name(a));
+  }
+  std::fprintf(stderr, "bench_collectives: REFX_BENCH_ALGORITHM='%s' is not one of %s\n", name, names.c_str());
   std::exit(2);
 }
 

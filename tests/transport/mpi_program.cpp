@@ -201,7 +201,7 @@ void half_collectives(int ranks, int per_rank, const char* type) {
                             coll::Algorithm::ring_direct}) {
       for (const auto op : {ReduceOp::sum, ReduceOp::max}) {
         const std::string what = fmt::format("all_reduce {} {} {} elements, algorithm {}", tag,
-                                             op == ReduceOp::sum ? "sum" : "max", len, static_cast<int>(alg));
+                                             op == ReduceOp::sum ? "sum" : "max", len, coll::algorithm_name(alg));
         const auto x = Array::generate<H>(n, Shape{len}, small);
         const auto out = coll::all_reduce_program<H>(mesh, len, {.op = op, .algorithm = alg})(x)[0];
         expect(what, out, [&](int, std::int64_t i) {
