@@ -177,6 +177,7 @@ void run(benchmark::State& state, Op op) {
   state.counters["busbw_GBps"] = static_cast<double>(bytes) * bus_factor(op, n) / mid / 1e9;
   state.counters["bytes_copied_per_op"] = static_cast<double>(after.bytes_copied - before.bytes_copied) / iters;
   state.counters["parks_per_op"] = static_cast<double>(after.parks - before.parks) / iters;
+  state.counters["bound_per_op"] = static_cast<double>(after.bound - before.bound) / iters;
   state.counters["pool_sets"] = static_cast<double>(k);
   state.SetLabel(in_place ? "in_place" : "out_of_place");
 }

@@ -243,11 +243,12 @@ REFX_DECL void Executable::launch(const std::vector<Array>& args) const {
       for (const auto& r : args[i].reader_events())
         if (!r->ready()) deps.push_back(InputDependency{i, false, r});
   }
-  auto l = rt_->enqueue(program_, std::move(per_device), std::move(keep), launch_effects_, std::move(deps));
+  const std::shared_ptr<Event> done =
+      rt_->enqueue(program_, std::move(per_device), std::move(keep), launch_effects_, std::move(deps));
   for (std::size_t i = 0; i < args.size(); ++i) {
     Array& a = const_cast<Array&>(args[i]);
-    if (params_[i].input) a.add_reader(l->event());
-    else a.set_ready_event(l->event());
+    if (params_[i].input) a.add_reader(done);
+    else a.set_ready_event(done);
   }
 }
 

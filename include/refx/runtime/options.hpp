@@ -24,6 +24,13 @@ struct RuntimeOptions {
   /// thread wake-up costs more than such a program's work). Other programs
   /// spread their devices over every worker.
   std::size_t single_worker_bytes = std::size_t{64} << 10;
+  /// A static communication program (copies, semaphores and index
+  /// arithmetic only; docs/runtime.md, "Bound launches") whose copies are
+  /// all at most this size, on no more devices than workers, runs bound
+  /// when nothing else is queued: the calling thread replays device 0's
+  /// copies, signals and waits, recorded at the program's first call, during
+  /// dispatch, and a worker each other device's. 0: never.
+  std::size_t bound_launch_bytes = std::size_t{1} << 20;
   /// Non-zero: run queued tasks in a random order seeded by this (testing).
   std::uint64_t shuffle_seed = 0;
   /// Checked mode: a happens-before race detector reports unordered

@@ -16,6 +16,9 @@
 namespace refx {
 
 class ExecContext;  // ir/eval.hpp
+namespace detail {
+class BoundPlan;  // runtime/detail/bound_launch.hpp
+}  // namespace detail
 
 /// The device states (ExecContexts, with their scoped storage, value buffers
 /// and kept results) of a program's last finished launch, one per device,
@@ -35,6 +38,21 @@ class ContextCache {
   std::vector<std::unique_ptr<ExecContext>> by_device_;
 };
 
+/// A program's bound form (runtime/detail/bound_launch.hpp): recorded at the
+/// first launch that may run bound, then kept; null if the program does not bind.
+class BoundCache {
+ public:
+  template <class Record>
+  detail::BoundPlan* get(Record&& record) {
+    std::call_once(once_, [&] { plan_ = record(); });
+    return plan_.get();
+  }
+
+ private:
+  std::once_flag once_;
+  std::shared_ptr<detail::BoundPlan> plan_;
+};
+
 struct Program {
   Graph graph;
   Mesh mesh;
@@ -50,6 +68,7 @@ struct Program {
   bool single_worker = false;
   /// Reused between launches (declared last: destroyed before the graph).
   mutable ContextCache contexts;
+  mutable BoundCache bound;
 
   Program(Graph g, Mesh m, std::string n, bool one_worker = false);
 };
@@ -63,6 +82,8 @@ struct LaunchStats {
   /// Device states the launch had to build: 0 when it reused those of the
   /// program's previous launch (ContextCache).
   std::int64_t contexts_built = 0;
+  /// Launches that ran bound (RuntimeOptions::bound_launch_bytes).
+  std::int64_t bound = 0;
 };
 
 #if REFX_DEFINITIONS

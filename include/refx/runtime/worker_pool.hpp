@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -32,6 +33,19 @@ bool poll_briefly(Done done, std::chrono::microseconds window) {
   return true;
 }
 
+/// Spins (without yielding the core) until `done` is true or `window` has
+/// passed: for a thread that has a core of its own and expects it soon.
+template <class Done>
+void spin_on(Done done, std::chrono::microseconds window) {
+  const auto until = std::chrono::steady_clock::now() + window;
+  for (int i = 1; !done(); ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    if (i % 64 == 0 && std::chrono::steady_clock::now() >= until) return;
+  }
+}
+
 class WorkerPool {
  public:
   using Task = std::function<void()>;
@@ -41,6 +55,7 @@ class WorkerPool {
   explicit WorkerPool(unsigned workers, std::chrono::microseconds poll_window = std::chrono::milliseconds(1))
       : poll_window_(poll_window) {
     if (workers == 0) workers = 1;
+    mail_ = std::make_unique<Mailbox[]>(workers);
     for (unsigned i = 0; i < workers; ++i)
       threads_.emplace_back([this, i] {
         current() = Current{this, static_cast<int>(i)};
@@ -94,6 +109,25 @@ class WorkerPool {
       cv_.notify_one();
   }
 
+  /// Runs `t` on worker `w`, which takes it before any queued task; the
+  /// host's run_one() never takes it. For work that needs a thread of its
+  /// own (a bound launch's devices wait for one another). At most one such
+  /// task per worker at a time.
+  void push_to(unsigned w, Task t) {
+    Mailbox& m = mail_[w];
+    m.task = std::move(t);
+    m.full.store(true, std::memory_order_seq_cst);
+    // A polling worker sees it by itself. One that stopped polling checks
+    // `full` under the lock before it sleeps (after clearing `polling`: one
+    // of the two sees the other's store): take the lock once, so that it
+    // has either checked already or is asleep, and wake it (notify_one
+    // might wake another).
+    if (!m.polling.load(std::memory_order_seq_cst)) {
+      { std::lock_guard lock(mutex_); }
+      cv_.notify_all();
+    }
+  }
+
   /// Whether a task is queued (a hint: another thread may take it first).
   bool has_work() const noexcept { return pending_.load(std::memory_order_acquire) != 0; }
 
@@ -129,26 +163,44 @@ class WorkerPool {
   }
 
   void work() {
+    Mailbox& mine = mail_[static_cast<std::size_t>(current().index)];
+    bool mailed = false;  // the last task came through the mailbox
     for (;;) {
+      // Its sender usually sends again within microseconds (a bound launch
+      // per call): watch the mailbox without yielding for a while first.
+      if (mailed) spin_on([&] { return mine.full.load(std::memory_order_acquire) || has_work(); }, mail_spin);
+      if (mine.full.load(std::memory_order_acquire)) {  // no lock: only this worker takes it
+        run_mail(mine);
+        mailed = true;
+        continue;
+      }
+      mailed = false;
       // Spin a little first: a device woken by a peer usually comes back soon.
       spinning_.fetch_add(1, std::memory_order_acq_rel);
-      const bool woke = poll_briefly([&] { return has_work() || stop_.load(std::memory_order_acquire); }, poll_window_);
+      mine.polling.store(true, std::memory_order_seq_cst);
+      const bool woke = poll_briefly(
+          [&] {
+            return mine.full.load(std::memory_order_acquire) || has_work() || stop_.load(std::memory_order_acquire);
+          },
+          poll_window_);
+      mine.polling.store(false, std::memory_order_seq_cst);
       spinning_.fetch_sub(1, std::memory_order_acq_rel);
       Task t;
       {
         std::unique_lock lock(mutex_);
+        const auto idle = [&] { return tasks_.empty() && !mine.full.load(std::memory_order_seq_cst); };
         // Work appeared but another thread took it first: spin again rather
         // than sleep, or the next push would have to wake this thread.
-        if (woke && !stop_ && tasks_.empty()) continue;
-        if (!stop_ && tasks_.empty()) cv_.wait(lock);
-        if (stop_ && tasks_.empty()) return;
+        if (woke && !stop_ && idle()) continue;
+        if (!stop_ && idle()) cv_.wait(lock);
+        if (stop_ && idle()) return;
         // Woken, but the task was taken first (by the host thread helping,
         // which on this VM beats a futex wake-up): poll again too. Sleeping
         // again here left both workers asleep through a stream of launches
         // while the host thread ran every device and copy alone
         // (docs/performance.md, "The far rows"; on a loaded machine the
         // polling workers still lose the core to other processes).
-        if (tasks_.empty()) continue;
+        if (idle() || mine.full.load(std::memory_order_acquire)) continue;  // the mail is taken at the top
         t = pop_locked();
       }
       t();
@@ -163,6 +215,21 @@ class WorkerPool {
   // 2-device launch (docs/performance.md, "The 4 KiB gap, found").
   static constexpr std::size_t cache_line = 64;
 
+  static constexpr std::chrono::microseconds mail_spin{20};
+
+  // A task for one worker (push_to), and whether that worker is polling.
+  struct alignas(cache_line) Mailbox {
+    std::atomic<bool> full{false};  // a task is in it (set by push_to, cleared by the worker)
+    std::atomic<bool> polling{false};
+    Task task;
+  };
+
+  void run_mail(Mailbox& m) {
+    Task t = std::move(m.task);
+    m.full.store(false, std::memory_order_release);
+    t();
+  }
+
   const std::chrono::microseconds poll_window_;
   std::function<bool()> help_;  // set before any task runs
   std::function<void()> help_done_;
@@ -174,6 +241,7 @@ class WorkerPool {
   alignas(cache_line) std::atomic<int> spinning_{0};
   alignas(cache_line) bool shuffle_ = false;
   std::mt19937_64 rng_;
+  std::unique_ptr<Mailbox[]> mail_;
   std::vector<std::thread> threads_;
 };
 

@@ -1,0 +1,306 @@
+// Bound launches (RuntimeOptions::bound_launch_bytes, runtime/detail/
+// bound_launch.hpp): a static communication program replays the copies,
+// signals and waits recorded at its first call. Checked here: bound runs give
+// the evaluator's results, call after call and on other Arrays; what may not
+// bind (data, effects, scratch, checked modes, more devices than workers, a
+// wait nobody signals, a semaphore left non-zero) runs on the evaluator and
+// fails as before; bound runs keep the dispatch order with launches around
+// them, from one host thread or several.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include <refx/collectives.hpp>
+#include <refx/refx.hpp>
+#include <refx/runtime/runtime.hpp>
+
+#include "support/runtime_testing.hpp"
+
+namespace {
+
+using namespace refx;
+using namespace refx::testing;
+
+constexpr std::int64_t kBlock = 64;
+using In = VmemRef<const float, kBlock>;
+using Out = VmemRef<float, kBlock>;
+
+RuntimeOptions with_workers(int n, std::size_t bound_bytes = RuntimeOptions{}.bound_launch_bytes) {
+  RuntimeOptions o;
+  o.workers = static_cast<unsigned>(std::max(n, 2));
+  o.bound_launch_bytes = bound_bytes;
+  return o;
+}
+
+Array gathered_input(int n, int call, Runtime& rt) {
+  return Array::generate<float>(
+      n, Shape{n, kBlock}, [call](int d, std::int64_t i) { return tag(d, i) + static_cast<float>(call); }, rt);
+}
+
+/// Row r of every device holds device r's row r of the input made for `call`.
+void expect_gathered(const Array& x, int n, int call) {
+  for (int d = 0; d < n; ++d) {
+    const std::vector<float> h = x.to_host<float>(d);
+    for (int r = 0; r < n; ++r)
+      for (std::int64_t i = 0; i < kBlock; ++i)
+        ASSERT_EQ(h[static_cast<std::size_t>(r * kBlock + i)], tag(r, r * kBlock + i) + static_cast<float>(call))
+            << "device " << d << ", row " << r << ", element " << i << ", call " << call;
+  }
+}
+
+/// y = x of the left neighbour, with a regular-semaphore handshake first and
+/// the copy in `steps` pieces by a loop: signals, waits, a loop, copies.
+Executable handshake_permute(int n, int steps, Runtime& rt) {
+  return kernel([n, steps](In x, Out y) {
+           const auto right = (axis_index("x") + 1) % n;
+           const auto left = (axis_index("x") + n - 1) % n;
+           run_scoped([&](RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv) {
+             semaphore_signal(ready, 1, left);  // my y is free
+             semaphore_wait(ready, 1);          // the right neighbour's is
+             const std::int64_t piece = kBlock / steps;
+             fori_loop(0, steps, [&](Scalar<std::int32_t> s) {
+               auto c = make_async_remote_copy(x.at(ds(s * piece, piece)), y.at(ds(s * piece, piece)), send, recv,
+                                               right);
+               c.start();
+               c.wait();
+             });
+           });
+         })
+      .name("handshake_permute")
+      .compile(Mesh{{"x", n}}, {}, rt);
+}
+
+bool is_left_copy(const Array& y, int n, int call) {
+  for (int d = 0; d < n; ++d) {
+    const int left = mod(d - 1, n);
+    const std::vector<float> h = y.to_host<float>(d);
+    for (std::int64_t i = 0; i < kBlock; ++i)
+      if (h[static_cast<std::size_t>(i)] != tag(left, i) + static_cast<float>(call)) return false;
+  }
+  return true;
+}
+
+Array tagged(int n, int call, Runtime& rt) {
+  return Array::generate<float>(
+      n, Shape{kBlock}, [call](int d, std::int64_t i) { return tag(d, i) + static_cast<float>(call); }, rt);
+}
+
+// A task pushed to a worker runs on that worker, whether it was polling or
+// asleep, and a host thread helping the pool never takes it.
+TEST(WorkerPoolMail, ATaskForAWorkerRunsOnIt) {
+  Watchdog dog(kTestLimit, "push_to");
+  WorkerPool pool(3, std::chrono::microseconds(200));
+  for (int round = 0; round < 20; ++round) {
+    // Every other round, let the workers' poll window pass: they sleep.
+    if (round % 2 == 1) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    const unsigned w = static_cast<unsigned>(round % 3);
+    std::atomic<int> ran_on{-2};
+    pool.push_to(w, [&] { ran_on = pool.worker_index(); });
+    bool host_ran = false;
+    while (ran_on.load() == -2) host_ran = pool.run_one() || host_ran;
+    EXPECT_FALSE(host_ran) << "round " << round;
+    EXPECT_EQ(ran_on.load(), static_cast<int>(w)) << "round " << round;
+  }
+}
+
+class BoundLaunch : public ::testing::TestWithParam<int> {};
+INSTANTIATE_TEST_SUITE_P(Devices, BoundLaunch, device_counts(), DeviceCountName{});
+
+TEST_P(BoundLaunch, AllGatherRunsBoundAndGathers) {
+  Watchdog dog(kTestLimit, "bound all-gather");
+  const int n = GetParam();
+  for (collectives::Algorithm a : {collectives::Algorithm::direct, collectives::Algorithm::ring}) {
+    Runtime rt(with_workers(n));
+    collectives::ProgramOptions o;
+    o.in_place = true;
+    o.algorithm = a;
+    const Executable exe = collectives::all_gather_program<float>(Mesh{{"x", n}}, kBlock, o, rt);
+    // Three Arrays in turn: the plan binds each call's own buffers.
+    std::vector<Array> xs;
+    for (int k = 0; k < 3; ++k) xs.push_back(gathered_input(n, k, rt));
+    constexpr int calls = 30;
+    for (int c = 0; c < calls; ++c) {
+      Array& x = xs[static_cast<std::size_t>(c % 3)];
+      exe.call_in_place({x});
+      x.block_until_ready();
+      expect_gathered(x, n, c % 3);
+    }
+    EXPECT_EQ(rt.totals().bound, calls) << collectives::algorithm_name(a);
+    EXPECT_EQ(rt.launches(), calls);
+    // What a launch copies is counted as on the evaluator.
+    Runtime plain(with_workers(n, 0));
+    const Executable same = collectives::all_gather_program<float>(Mesh{{"x", n}}, kBlock, o, plain);
+    Array y = gathered_input(n, 0, plain);
+    same.call_in_place({y});
+    y.block_until_ready();
+    EXPECT_EQ(plain.totals().bound, 0);
+    EXPECT_EQ(rt.totals().bytes_copied, calls * plain.totals().bytes_copied);
+    EXPECT_EQ(rt.totals().copies, calls * plain.totals().copies);
+  }
+}
+
+TEST_P(BoundLaunch, SignalsWaitsAndLoopsBind) {
+  Watchdog dog(kTestLimit, "bound permute");
+  const int n = GetParam();
+  Runtime rt(with_workers(n));
+  const Executable exe = handshake_permute(n, 4, rt);
+  for (int c = 0; c < 20; ++c) {
+    auto y = exe(tagged(n, c, rt));
+    ASSERT_TRUE(is_left_copy(y[0], n, c)) << "call " << c;
+  }
+  EXPECT_EQ(rt.totals().bound, 20);
+}
+
+TEST_P(BoundLaunch, AsynchronousCallsKeepTheirOrder) {
+  Watchdog dog(kTestLimit, "bound, asynchronous");
+  const int n = GetParam();
+  Runtime rt(with_workers(n));
+  const Executable exe = handshake_permute(n, 2, rt);
+  // Each call reads what the one before it wrote: y1 = permute(x), y2 = permute(y1), ...
+  std::vector<Array> chain{tagged(n, 0, rt)};
+  for (int c = 0; c < 24; ++c) chain.push_back(exe(chain.back())[0]);
+  for (std::size_t k = 0; k < chain.size(); ++k) {
+    const std::vector<float> h = chain[k].to_host<float>(0);
+    for (std::int64_t i = 0; i < kBlock; ++i)
+      ASSERT_EQ(h[static_cast<std::size_t>(i)], tag(mod(-static_cast<int>(k), n), i)) << "link " << k;
+  }
+}
+
+TEST_P(BoundLaunch, BetweenEvaluatorLaunches) {
+  Watchdog dog(kTestLimit, "bound between evaluator launches");
+  const int n = GetParam();
+  Runtime rt(with_workers(n));
+  // Not static (it computes): runs on the evaluator, before and after the bound calls.
+  const Executable twice = kernel([](In x, Out y) { y.store(x.load() * 2.0f); }).compile(Mesh{{"x", n}}, {}, rt);
+  const Executable permute = handshake_permute(n, 1, rt);
+  Array x = tagged(n, 0, rt);
+  for (int c = 0; c < 10; ++c) x = permute(twice(permute(x)[0])[0])[0];
+  rt.drain();
+  const std::vector<float> h = x.to_host<float>(0);
+  const float scale = 1024.0f;  // 2^10
+  for (std::int64_t i = 0; i < kBlock; ++i)
+    ASSERT_EQ(h[static_cast<std::size_t>(i)], tag(mod(-20, n), i) * scale) << "element " << i;
+  EXPECT_GT(rt.totals().bound, 0);
+  EXPECT_EQ(rt.launches(), 30);
+}
+
+TEST_P(BoundLaunch, FromSeveralHostThreads) {
+  Watchdog dog(kTestLimit, "bound from several threads");
+  const int n = GetParam();
+  Runtime rt(with_workers(n));
+  const Executable exe = handshake_permute(n, 2, rt);
+  constexpr int threads = 3, calls = 40;
+  std::vector<int> wrong(threads, 0);
+  std::vector<std::thread> hosts;
+  for (int t = 0; t < threads; ++t)
+    hosts.emplace_back([&, t] {
+      for (int c = 0; c < calls; ++c) {
+        auto y = exe(tagged(n, t * 1000 + c, rt));
+        if (!is_left_copy(y[0], n, t * 1000 + c)) ++wrong[static_cast<std::size_t>(t)];
+      }
+    });
+  for (auto& h : hosts) h.join();
+  for (int t = 0; t < threads; ++t) EXPECT_EQ(wrong[static_cast<std::size_t>(t)], 0) << "thread " << t;
+  EXPECT_EQ(rt.launches(), threads * calls);
+}
+
+// ---- what does not bind runs on the evaluator, with the same results and errors
+
+TEST_P(BoundLaunch, WhatDoesNotBindRunsAsBefore) {
+  Watchdog dog(kTestLimit, "not bound");
+  const int n = GetParam();
+  const auto bound_calls = [&](RuntimeOptions o, auto&& make) {
+    Runtime rt(o);
+    const Executable exe = make(rt);
+    for (int c = 0; c < 3; ++c) {
+      auto y = exe(tagged(n, c, rt));
+      EXPECT_TRUE(is_left_copy(y[0], n, c)) << "call " << c;
+    }
+    return rt.totals().bound;
+  };
+  const auto permute = [&](Runtime& rt) { return handshake_permute(n, 1, rt); };
+  // Through scratch: the copy's source is not an argument.
+  const auto staged = [&](Runtime& rt) {
+    return kernel([n](In x, Out y) {
+             run_scoped([&](VmemRef<float, kBlock> buf, DmaSemaphore local, DmaSemaphore send, DmaSemaphore recv) {
+               auto in = make_async_copy(x, buf, local);
+               in.start();
+               in.wait();
+               auto c = make_async_remote_copy(buf, y, send, recv, (axis_index("x") + 1) % n);
+               c.start();
+               c.wait();
+             });
+           })
+        .compile(Mesh{{"x", n}}, {}, rt);
+  };
+  // With a host effect.
+  const auto printing = [&](Runtime& rt) {
+    rt.set_print_sink([](std::string_view) {});
+    return kernel([n](In x, Out y) {
+             debug_print("device {}", axis_index("x"));
+             run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
+               auto c = make_async_remote_copy(x, y, send, recv, (axis_index("x") + 1) % n);
+               c.start();
+               c.wait();
+             });
+           })
+        .compile(Mesh{{"x", n}}, {}, rt);
+  };
+  EXPECT_EQ(bound_calls(with_workers(n), permute), 3);
+  EXPECT_EQ(bound_calls(with_workers(n), staged), 0);
+  EXPECT_EQ(bound_calls(with_workers(n), printing), 0);
+  EXPECT_EQ(bound_calls(with_workers(n, 0), permute), 0);
+  RuntimeOptions checked = with_workers(n);
+  checked.detect_races = true;
+  EXPECT_EQ(bound_calls(checked, permute), 0);
+  checked = with_workers(n);
+  checked.lazy_copies = true;
+  EXPECT_EQ(bound_calls(checked, permute), 0);
+  checked = with_workers(n);
+  checked.record_timeline = true;
+  EXPECT_EQ(bound_calls(checked, permute), 0);
+  if (n > 2) {
+    RuntimeOptions few = with_workers(n);
+    few.workers = static_cast<unsigned>(n - 1);  // a device without a thread of its own
+    EXPECT_EQ(bound_calls(few, permute), 0);
+  }
+}
+
+TEST_P(BoundLaunch, ABrokenProgramDoesNotBindAndFailsAsBefore) {
+  Watchdog dog(kTestLimit, "broken programs");
+  const int n = GetParam();
+  Runtime rt(with_workers(n));
+  const auto error_of = [&](const Executable& exe) {
+    auto y = exe(tagged(n, 0, rt));
+    return runtime_error_of([&] { y[0].block_until_ready(); });
+  };
+  // Every device leaves 3 on its semaphore.
+  const Executable leaky = kernel([](In x, Out y) {
+                             sync_copy(x, y);
+                             run_scoped([&](RegularSemaphore s) { semaphore_signal(s, 3); });
+                           })
+                               .name("leaky")
+                               .passes(unverified())
+                               .compile(Mesh{{"x", n}}, {}, rt);
+  std::string msg = error_of(leaky);
+  EXPECT_NE(msg.find("kernel 'leaky' ended with semaphores not back to 0"), std::string::npos) << msg;
+  EXPECT_EQ(lines_with(msg, "ends at 3").size(), static_cast<std::size_t>(n)) << msg;
+  const Executable stuck = kernel([](In x, Out y) {
+                             sync_copy(x, y);
+                             run_scoped([&](RegularSemaphore never) { semaphore_wait(never, 1); });
+                           })
+                               .name("stuck")
+                               .passes(unverified())
+                               .compile(Mesh{{"x", n}}, {}, rt);
+  msg = error_of(stuck);
+  EXPECT_NE(msg.find(fmt::format("deadlock in kernel 'stuck' on mesh {{x={}}}", n)), std::string::npos) << msg;
+  EXPECT_EQ(rt.totals().bound, 0);
+  // The runtime goes on, bound.
+  auto y = handshake_permute(n, 1, rt)(tagged(n, 5, rt));
+  EXPECT_TRUE(is_left_copy(y[0], n, 5));
+  EXPECT_EQ(rt.totals().bound, 1);
+}
+
+}  // namespace
