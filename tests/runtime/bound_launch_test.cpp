@@ -248,7 +248,24 @@ TEST_P(BoundLaunch, WhatDoesNotBindRunsAsBefore) {
            })
         .compile(Mesh{{"x", n}}, {}, rt);
   };
+  // A negative signal: whether a wait passes would depend on the interleaving.
+  const auto negative = [&](Runtime& rt) {
+    return kernel([n](In x, Out y) {
+             run_scoped([&](RegularSemaphore ready, DmaSemaphore send, DmaSemaphore recv) {
+               const auto left = (axis_index("x") + n - 1) % n;
+               semaphore_signal(ready, 2, left);
+               semaphore_signal(ready, -1, left);
+               semaphore_wait(ready, 1);
+               auto c = make_async_remote_copy(x, y, send, recv, (axis_index("x") + 1) % n);
+               c.start();
+               c.wait();
+             });
+           })
+        .passes(unverified())
+        .compile(Mesh{{"x", n}}, {}, rt);
+  };
   EXPECT_EQ(bound_calls(with_workers(n), permute), 3);
+  EXPECT_EQ(bound_calls(with_workers(n), negative), 0);
   EXPECT_EQ(bound_calls(with_workers(n), staged), 0);
   EXPECT_EQ(bound_calls(with_workers(n), printing), 0);
   EXPECT_EQ(bound_calls(with_workers(n, 0), permute), 0);

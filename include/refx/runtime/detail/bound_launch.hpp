@@ -14,7 +14,8 @@
 //
 // A bound run cannot deadlock or end unbalanced if one play-through does
 // not: only a device waits on its own semaphores, and signals and copies
-// only add, so whether every device finishes, and what every counter ends
+// only add (a program that signals or waits a negative count does not
+// bind), so whether every device finishes, and what every counter ends
 // at, does not depend on the interleaving. Binding plays the lists through
 // once; a program that would deadlock or end with a semaphore not back to 0
 // does not bind, and the evaluator's launch reports it as before.
@@ -126,9 +127,11 @@ class BoundPlan::Recorder final : public ExecEnv {
   bool poisons_scratch() const override { return false; }
   void semaphore_signal(ExecContext&, const Op&, ValueId sem, std::int64_t index, std::int64_t inc,
                         std::int32_t device) override {
+    if (inc < 0) ok = false;  // a count that falls under a waiter's feet: the interleaving would matter
     add(Kind::signal, counter(device, sem, index), inc);
   }
   bool semaphore_wait(ExecContext&, const Op&, ValueId sem, std::int64_t index, std::int64_t value) override {
+    if (value < 0) ok = false;
     add(Kind::wait, counter(device_, sem, index), value);
     return true;
   }
