@@ -50,8 +50,9 @@ namespace {
 enum Op { all_reduce = 0, all_gather = 1, reduce_scatter = 2 };
 
 // Scheduling options, for measuring their defaults (docs/performance.md):
-// REFX_BENCH_COPY_CHUNK_BYTES, REFX_BENCH_INLINE_COPY_BYTES and
-// REFX_BENCH_SINGLE_WORKER_BYTES override the RuntimeOptions of those names,
+// REFX_BENCH_COPY_CHUNK_BYTES, REFX_BENCH_INLINE_COPY_BYTES,
+// REFX_BENCH_SINGLE_WORKER_BYTES and REFX_BENCH_BOUND_LAUNCH_BYTES override
+// the RuntimeOptions of those names,
 // REFX_BENCH_WORKERS its `workers` (0: the hardware's).
 template <class T>
 void from_env(const char* name, T& value, T least = 0) {
@@ -72,6 +73,7 @@ refx::Runtime& runtime() {
     from_env("REFX_BENCH_COPY_CHUNK_BYTES", o.copy_chunk_bytes, std::size_t{1});
     from_env("REFX_BENCH_INLINE_COPY_BYTES", o.inline_copy_bytes);
     from_env("REFX_BENCH_SINGLE_WORKER_BYTES", o.single_worker_bytes);
+    from_env("REFX_BENCH_BOUND_LAUNCH_BYTES", o.bound_launch_bytes);
     from_env("REFX_BENCH_WORKERS", o.workers);
     return o;
   }());
