@@ -25,11 +25,12 @@ struct RuntimeOptions {
   /// spread their devices over every worker.
   std::size_t single_worker_bytes = std::size_t{64} << 10;
   /// A static communication program (copies, semaphores and index
-  /// arithmetic only; docs/runtime.md, "Bound launches") whose copies are
-  /// all at most this size, on no more devices than workers, runs bound
-  /// when nothing else is queued: the calling thread replays device 0's
-  /// copies, signals and waits, recorded at the program's first call, during
-  /// dispatch, and a worker each other device's. 0: never.
+  /// arithmetic only; docs/runtime.md, "Bound launches") whose largest copy
+  /// is at most this size runs bound when it has no more devices than there
+  /// are workers and nothing else is queued. Each device's copies, signals
+  /// and waits, recorded at the program's first call, are replayed: device
+  /// 0's by the calling thread during dispatch, each other device's by a
+  /// worker of its own. 0: never.
   std::size_t bound_launch_bytes = std::size_t{1} << 20;
   /// Non-zero: run queued tasks in a random order seeded by this (testing).
   std::uint64_t shuffle_seed = 0;
