@@ -276,7 +276,7 @@ REFX_DECL std::shared_ptr<Event> Runtime::run_bound(const std::shared_ptr<const 
   // or an effect's callback (its thread must not spin for devices of its own runtime).
   const bool plain = !remote_ && !options_.detect_races && !options_.lazy_copies && options_.shuffle_seed == 0 &&
                      !timeline_on_.load(std::memory_order_relaxed);
-  if (!plain || !inputs.empty() || fx.host_effects || fx.ordered_mask != 0 || fx.output_token() ||
+  if (!plain || !inputs.empty() || fx.ordered_mask != 0 || fx.output_token() ||
       static_cast<std::size_t>(p->max_data_bytes) > options_.bound_launch_bytes ||
       n > static_cast<std::int32_t>(pool_.size()) || pool_.worker_index() >= 0 || detail::host_effect_runtime() == this)
     return nullptr;

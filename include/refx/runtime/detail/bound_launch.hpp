@@ -37,6 +37,7 @@
 #include <refx/ir/primitives/builtins.hpp>
 #include <refx/runtime/detail/copy_job.hpp>
 #include <refx/runtime/program.hpp>
+#include <refx/runtime/worker_pool.hpp>
 
 namespace refx::detail {
 
@@ -81,6 +82,7 @@ class BoundPlan {
     std::int32_t src_param, dst_param, target;
     CopyReduce reduce;
     std::int32_t recv, send;  // counters; send is -1 when there is none
+    std::int64_t bytes;       // what the counters rise by
   };
   // A counter on a cache line of its own: a device polling its counter must
   // not share the line with a neighbour's.
@@ -92,15 +94,15 @@ class BoundPlan {
 
   /// Whether every op of `g` is one a plan can record (see the top).
   static bool static_ops(const Graph& g);
-  /// Plays the lists through once, each device as far as it can in turn:
-  /// false if some device would wait for ever or a counter not end at 0.
-  bool plays_through() const;
+  /// Plays the lists through once, each device as far as it can in turn,
+  /// on `counters` counters: false if some device would wait for ever or a
+  /// counter not end at 0.
+  bool plays_through(std::size_t counters) const;
 
   std::vector<std::vector<Action>> actions_;  // per device
   std::vector<Copy> copies_;
   std::int64_t bytes_ = 0;
   std::unique_ptr<Counter[]> counters_;
-  std::size_t counter_count_ = 0;
   std::atomic<bool> busy_{false};
   std::atomic<std::int32_t> running_{0};
   std::vector<std::vector<Buffer*>> args_;
@@ -136,7 +138,15 @@ class BoundPlan::Recorder final : public ExecEnv {
     return true;
   }
   void copy_start(ExecContext&, const Op&, const CopyRequest& r) override {
-    Copy c{r.src, r.dst, -1, -1, r.target, r.reduce, counter(r.target, r.recv_sem, r.recv_index), -1};
+    Copy c{r.src,
+           r.dst,
+           -1,
+           -1,
+           r.target,
+           r.reduce,
+           counter(r.target, r.recv_sem, r.recv_index),
+           -1,
+           static_cast<std::int64_t>(r.src.bytes())};
     const auto params = program_.graph.params();
     for (std::size_t i = 0; i < args_.size(); ++i) {
       if (args_[i] == r.src.buffer) c.src_param = static_cast<std::int32_t>(i);
@@ -145,7 +155,7 @@ class BoundPlan::Recorder final : public ExecEnv {
     // Only arguments are bound again at each call: a copy from or to scratch does not bind.
     if (c.src_param < 0 || c.dst_param < 0) ok = false;
     if (r.send_sem != no_id) c.send = counter(device_, r.send_sem, r.send_index);
-    plan_.bytes_ += static_cast<std::int64_t>(r.src.bytes());
+    plan_.bytes_ += c.bytes;
     plan_.copies_.push_back(c);
     add(Kind::copy, -1, static_cast<std::int64_t>(plan_.copies_.size() - 1));
   }
@@ -205,14 +215,13 @@ inline std::unique_ptr<BoundPlan> BoundPlan::record(const Program& p, const std:
     }
     if (!env.ok) return nullptr;
   }
-  plan->counter_count_ = ids.size();
-  if (!plan->plays_through()) return nullptr;
+  if (!plan->plays_through(ids.size())) return nullptr;
   plan->counters_ = std::make_unique<Counter[]>(ids.size());
   return plan;
 }
 
-inline bool BoundPlan::plays_through() const {
-  std::vector<std::int64_t> count(counter_count_, 0);
+inline bool BoundPlan::plays_through(std::size_t counters) const {
+  std::vector<std::int64_t> count(counters, 0);
   std::vector<std::size_t> pc(actions_.size(), 0);
   for (bool moved = true; moved;) {
     moved = false;
@@ -227,9 +236,8 @@ inline bool BoundPlan::plays_through() const {
           c -= a.value;
         } else {
           const Copy& c = copies_[static_cast<std::size_t>(a.value)];
-          const auto bytes = static_cast<std::int64_t>(c.src.bytes());
-          count[static_cast<std::size_t>(c.recv)] += bytes;
-          if (c.send >= 0) count[static_cast<std::size_t>(c.send)] += bytes;
+          count[static_cast<std::size_t>(c.recv)] += c.bytes;
+          if (c.send >= 0) count[static_cast<std::size_t>(c.send)] += c.bytes;
         }
       }
     }
@@ -247,11 +255,9 @@ inline void BoundPlan::run_device(std::int32_t d) {
         std::atomic<std::int64_t>& c = counters_[a.counter].value;
         // Only this device takes from its counters: once the count is there
         // it stays. Every device has a thread, so spin before yielding.
-        if (c.load(std::memory_order_acquire) < a.value) {
-          const auto until = std::chrono::steady_clock::now() + spin_window;
-          for (int spins = 1; c.load(std::memory_order_acquire) < a.value; ++spins)
-            if (spins % 64 == 0 && std::chrono::steady_clock::now() >= until) std::this_thread::yield();
-        }
+        const auto there = [&] { return c.load(std::memory_order_acquire) >= a.value; };
+        spin_on(there, spin_window);
+        while (!there()) std::this_thread::yield();
         c.fetch_sub(a.value, std::memory_order_relaxed);
         break;
       }
@@ -261,9 +267,8 @@ inline void BoundPlan::run_device(std::int32_t d) {
         src.buffer = args_[static_cast<std::size_t>(d)][static_cast<std::size_t>(c.src_param)];
         dst.buffer = args_[static_cast<std::size_t>(c.target)][static_cast<std::size_t>(c.dst_param)];
         copy_region(src, dst, c.reduce);
-        const auto bytes = static_cast<std::int64_t>(src.bytes());
-        counters_[c.recv].value.fetch_add(bytes, std::memory_order_release);
-        if (c.send >= 0) counters_[c.send].value.fetch_add(bytes, std::memory_order_release);
+        counters_[c.recv].value.fetch_add(c.bytes, std::memory_order_release);
+        if (c.send >= 0) counters_[c.send].value.fetch_add(c.bytes, std::memory_order_release);
         break;
       }
     }
