@@ -221,16 +221,6 @@ REFX_DECL void Executable::launch(const std::vector<Array>& args) const {
                         "them is written",
                         program_->name, j, i));
   }
-  std::vector<std::vector<Buffer*>> per_device(static_cast<std::size_t>(n));
-  for (std::int32_t d = 0; d < n; ++d) {
-    auto& v = per_device[static_cast<std::size_t>(d)];
-    v.reserve(args.size());
-    for (const Array& a : args) v.push_back(&const_cast<Array&>(a).shard(d));
-  }
-  std::vector<std::shared_ptr<const void>> keep;
-  keep.reserve(args.size() + 1);
-  for (const Array& a : args) keep.push_back(a.keep_alive());
-  keep.push_back(program_);
   // Arrays still being produced (possibly on another Runtime), or produced
   // by a failed call: the launch waits for them / fails with the cause. An
   // Array this launch writes may still be read by launches of other Runtimes
@@ -243,8 +233,7 @@ REFX_DECL void Executable::launch(const std::vector<Array>& args) const {
       for (const auto& r : args[i].reader_events())
         if (!r->ready()) deps.push_back(InputDependency{i, false, r});
   }
-  const std::shared_ptr<Event> done =
-      rt_->enqueue(program_, std::move(per_device), std::move(keep), launch_effects_, std::move(deps));
+  const std::shared_ptr<Event> done = rt_->enqueue(program_, args, launch_effects_, std::move(deps));
   for (std::size_t i = 0; i < args.size(); ++i) {
     Array& a = const_cast<Array&>(args[i]);
     if (params_[i].input) a.add_reader(done);

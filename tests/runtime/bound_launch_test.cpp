@@ -5,11 +5,13 @@
 // bind (data, effects, scratch, checked modes, more devices than workers, a
 // wait nobody signals, a semaphore left non-zero) runs on the evaluator and
 // fails as before; bound runs keep the dispatch order with launches around
-// them, from one host thread or several.
+// them, from one host thread or several, and hold what they use as long as
+// they run.
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <optional>
 #include <thread>
 
 #include <refx/collectives.hpp>
@@ -204,6 +206,27 @@ TEST_P(BoundLaunch, FromSeveralHostThreads) {
   for (auto& h : hosts) h.join();
   for (int t = 0; t < threads; ++t) EXPECT_EQ(wrong[static_cast<std::size_t>(t)], 0) << "thread " << t;
   EXPECT_EQ(rt.launches(), threads * calls);
+}
+
+// A bound run holds its Arrays until it ends and no longer, and its program
+// even when the Executable is gone first.
+TEST_P(BoundLaunch, ARunHoldsItsArgumentsAndProgramUntilItEnds) {
+  Watchdog dog(kTestLimit, "bound lifetimes");
+  const int n = GetParam();
+  Runtime rt(with_workers(n));
+  collectives::ProgramOptions o;
+  o.in_place = true;
+  Array x = gathered_input(n, 0, rt);
+  const long owners = x.keep_alive().use_count();
+  for (int c = 0; c < 3; ++c) {
+    std::optional<Executable> exe = collectives::all_gather_program<float>(Mesh{{"x", n}}, kBlock, o, rt);
+    exe->call_in_place({x});
+    exe.reset();
+    x.block_until_ready();
+    expect_gathered(x, n, 0);
+    EXPECT_EQ(x.keep_alive().use_count(), owners) << "call " << c;
+  }
+  EXPECT_EQ(rt.totals().bound, 3);
 }
 
 // ---- what does not bind runs on the evaluator, with the same results and errors

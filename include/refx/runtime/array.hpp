@@ -118,6 +118,65 @@ class Array {
 
 namespace refx {
 
+// Runtime's launches on Arrays: defined here, where both are complete.
+REFX_DECL std::shared_ptr<Event> Runtime::enqueue(const std::shared_ptr<const Program>& p,
+                                                  const std::vector<Array>& args, const LaunchEffects& fx,
+                                                  std::vector<InputDependency> inputs) {
+  if (inputs.empty())
+    if (auto done = run_bound(p, args, fx)) return done;
+  const std::int32_t n = p->mesh.size();
+  std::vector<std::vector<Buffer*>> per_device(static_cast<std::size_t>(n));
+  for (std::int32_t d = 0; d < n; ++d) {
+    auto& v = per_device[static_cast<std::size_t>(d)];
+    v.reserve(args.size());
+    for (const Array& a : args) v.push_back(&const_cast<Array&>(a).shard(d));
+  }
+  std::vector<std::shared_ptr<const void>> keep;
+  keep.reserve(args.size() + 1);
+  for (const Array& a : args) keep.push_back(a.keep_alive());
+  keep.push_back(p);
+  return enqueue(p, std::move(per_device), std::move(keep), fx, std::move(inputs));
+}
+
+REFX_DECL std::shared_ptr<Event> Runtime::run_bound(const std::shared_ptr<const Program>& p,
+                                                    const std::vector<Array>& args, const LaunchEffects& fx) {
+  const std::int32_t n = p->mesh.size();
+  // Only plain calls: no checked mode, no recording, no transport, nothing
+  // to order, a thread for every device, and not from a worker or an
+  // effect's callback (its thread must not spin for devices of its own runtime).
+  const bool plain = !remote_ && !options_.detect_races && !options_.lazy_copies && options_.shuffle_seed == 0 &&
+                     !timeline_on_.load(std::memory_order_relaxed);
+  if (!plain || fx.ordered_mask != 0 || fx.output_token() ||
+      static_cast<std::size_t>(p->max_data_bytes) > options_.bound_launch_bytes ||
+      n > static_cast<std::int32_t>(pool_.size()) || pool_.worker_index() >= 0 || detail::host_effect_runtime() == this)
+    return nullptr;
+  detail::BoundPlan* plan = p->bound.get([&] {
+    std::vector<std::vector<Buffer*>> per_device(static_cast<std::size_t>(n));
+    for (std::int32_t d = 0; d < n; ++d)
+      for (const Array& a : args) per_device[static_cast<std::size_t>(d)].push_back(&const_cast<Array&>(a).shard(d));
+    return detail::BoundPlan::record(*p, per_device);
+  });
+  if (plan == nullptr) return nullptr;
+  auto event = std::make_shared<Event>(this);
+  {
+    std::lock_guard lock(mutex_);
+    if (busy_ || !plan->claim()) return nullptr;
+    busy_ = true;
+    ++launches_;
+    last_ = event;
+  }
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    Array& a = const_cast<Array&>(args[i]);
+    for (std::int32_t d = 0; d < n; ++d) plan->arg(d, i) = &a.shard(d);
+    plan->keep().push_back(a.keep_alive());
+  }
+  plan->begin(p, event, *this);
+  // Device d on worker d - 1: a thread of its own, the same one at every call.
+  for (std::int32_t d = 1; d < n; ++d) pool_.push_to(static_cast<unsigned>(d - 1), [plan, d] { plan->run_device(d); });
+  plan->run_device(0);
+  return event;
+}
+
 REFX_DECL Array Array::empty(std::int32_t devices, DType dtype, Shape shape, Runtime& rt) {
   if (devices < 1) throw Error(fmt::format("refx: an Array needs at least one device, got {}", devices));
   (void)dense_bytes(dtype, shape, "an Array's shard");  // negative or overflowing extents

@@ -40,6 +40,7 @@ class Event {
   /// `runtime`: the runtime whose launch sets the event (null: none).
   explicit Event(const void* runtime = nullptr) noexcept : runtime_(runtime) {}
 
+  /// Sets the event, once.
   void set(std::exception_ptr error = nullptr) {
     {
       std::lock_guard lock(mutex_);
@@ -58,6 +59,10 @@ class Event {
   /// host thread also does the transport's work while it polls
   /// (WorkerPool::set_host_helper).
   void wait(WorkerPool* helping = nullptr) const {
+    if (ready()) {
+      rethrow_error();
+      return;
+    }
     // A runtime runs one launch at a time, and the one running a host effect
     // cannot finish before the effect returns: waiting there for another
     // launch of that runtime would never end.
@@ -103,15 +108,18 @@ class Event {
         cv_.wait_for(lock, std::chrono::microseconds(200), [&] { return ready() || helping->has_work(); });
       }
     }
-    std::lock_guard lock(mutex_);
-    if (error_) std::rethrow_exception(error_);
+    rethrow_error();
   }
-  std::exception_ptr error() const {
-    std::lock_guard lock(mutex_);
-    return error_;
-  }
+  /// The event's error; null while it is not set.
+  std::exception_ptr error() const { return ready() ? error_ : nullptr; }
 
  private:
+  // error_ is written once, before done_ is (with release): whoever has read
+  // done_ as true reads it without the lock.
+  void rethrow_error() const {
+    if (error_) std::rethrow_exception(error_);
+  }
+
   const void* runtime_;
   mutable std::mutex mutex_;
   mutable std::condition_variable cv_;

@@ -33,6 +33,8 @@
 
 namespace refx {
 
+class Array;  // array.hpp
+
 namespace detail {
 class BoundPlan;         // detail/bound_launch.hpp
 class Launch;            // detail/launch.hpp
@@ -77,11 +79,15 @@ class Runtime : private detail::LaunchHost {
   /// from the graph): a launch with ordered effects takes and replaces this
   /// thread's runtime tokens of those kinds, one with host effects or without
   /// outputs replaces the output tokens of its devices. The host does not
-  /// wait for other launches; a bound launch (RuntimeOptions::
-  /// bound_launch_bytes) runs device 0 on it. Returns the launch's event.
+  /// wait for other launches. Returns the launch's event.
   std::shared_ptr<Event> enqueue(std::shared_ptr<const Program> p, std::vector<std::vector<Buffer*>> args,
                                  std::vector<std::shared_ptr<const void>> keep_alive, LaunchEffects fx = {},
                                  std::vector<InputDependency> inputs = {});
+  /// The same on Arrays, one per kernel parameter (an Executable's call),
+  /// which the launch holds until it ends. A program that binds runs bound
+  /// (RuntimeOptions::bound_launch_bytes), device 0 on the calling thread.
+  std::shared_ptr<Event> enqueue(const std::shared_ptr<const Program>& p, const std::vector<Array>& args,
+                                 const LaunchEffects& fx, std::vector<InputDependency> inputs);
 
   /// Waits until every queued launch has finished (errors stay with their Arrays).
   void drain();
@@ -127,12 +133,11 @@ class Runtime : private detail::LaunchHost {
   // recording launches once every recording is full.
   void timeline_finished(std::unique_ptr<detail::LaunchTimeline> t, const std::exception_ptr& error);
   void launch_finished() override;
-  /// Runs `p` bound (detail/bound_launch.hpp) if it may, taking `args` and
-  /// `keep_alive`: its event, or null (launch it through the queue).
-  std::shared_ptr<Event> run_bound(const std::shared_ptr<const Program>& p, std::vector<std::vector<Buffer*>>& args,
-                                   std::vector<std::shared_ptr<const void>>& keep_alive, const LaunchEffects& fx,
-                                   const std::vector<InputDependency>& inputs);
-  void bound_finished(const detail::BoundPlan& plan, const std::shared_ptr<Event>& event);
+  /// Runs `p` on `args` bound (detail/bound_launch.hpp) if it may: its
+  /// event, or null (launch it through the queue).
+  std::shared_ptr<Event> run_bound(const std::shared_ptr<const Program>& p, const std::vector<Array>& args,
+                                   const LaunchEffects& fx);
+  void bound_finished(const detail::BoundPlan& plan, std::shared_ptr<Event> event) override;
   /// The launch to start now that one has finished, or null (the runtime is idle).
   std::shared_ptr<detail::Launch> next_launch_locked();
 
@@ -217,7 +222,6 @@ REFX_DECL std::shared_ptr<Event> Runtime::enqueue(std::shared_ptr<const Program>
                                                   std::vector<std::shared_ptr<const void>> keep_alive, LaunchEffects fx,
                                                   std::vector<InputDependency> inputs) {
   if (!fx.known) fx = LaunchEffects::of(effect_info(p->graph), true);
-  if (auto done = run_bound(p, args, keep_alive, fx, inputs)) return done;
   const std::int32_t devices = p->mesh.size();
   detail::LaunchContext ctx;
   ctx.host = this;
@@ -265,39 +269,7 @@ REFX_DECL std::shared_ptr<Event> Runtime::enqueue(std::shared_ptr<const Program>
   return event;
 }
 
-REFX_DECL std::shared_ptr<Event> Runtime::run_bound(const std::shared_ptr<const Program>& p,
-                                                    std::vector<std::vector<Buffer*>>& args,
-                                                    std::vector<std::shared_ptr<const void>>& keep_alive,
-                                                    const LaunchEffects& fx,
-                                                    const std::vector<InputDependency>& inputs) {
-  const std::int32_t n = p->mesh.size();
-  // Only plain calls: no checked mode, no recording, no transport, nothing
-  // to wait for or order, a thread for every device, and not from a worker
-  // or an effect's callback (its thread must not spin for devices of its own runtime).
-  const bool plain = !remote_ && !options_.detect_races && !options_.lazy_copies && options_.shuffle_seed == 0 &&
-                     !timeline_on_.load(std::memory_order_relaxed);
-  if (!plain || !inputs.empty() || fx.ordered_mask != 0 || fx.output_token() ||
-      static_cast<std::size_t>(p->max_data_bytes) > options_.bound_launch_bytes ||
-      n > static_cast<std::int32_t>(pool_.size()) || pool_.worker_index() >= 0 || detail::host_effect_runtime() == this)
-    return nullptr;
-  detail::BoundPlan* plan = p->bound.get([&] { return detail::BoundPlan::record(*p, args); });
-  if (plan == nullptr) return nullptr;
-  auto event = std::make_shared<Event>(this);
-  {
-    std::lock_guard lock(mutex_);
-    if (busy_ || !plan->claim()) return nullptr;
-    busy_ = true;
-    ++launches_;
-    last_ = event;
-  }
-  plan->begin(std::move(args), std::move(keep_alive), [this, plan, event] { bound_finished(*plan, event); });
-  // Device d on worker d - 1: a thread of its own, the same one at every call.
-  for (std::int32_t d = 1; d < n; ++d) pool_.push_to(static_cast<unsigned>(d - 1), [plan, d] { plan->run_device(d); });
-  plan->run_device(0);
-  return event;
-}
-
-REFX_DECL void Runtime::bound_finished(const detail::BoundPlan& plan, const std::shared_ptr<Event>& event) {
+REFX_DECL void Runtime::bound_finished(const detail::BoundPlan& plan, std::shared_ptr<Event> event) {
   std::shared_ptr<detail::Launch> next;
   {
     std::lock_guard lock(mutex_);

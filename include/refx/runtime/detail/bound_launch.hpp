@@ -24,7 +24,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <thread>
@@ -36,6 +35,7 @@
 #include <refx/ir/eval.hpp>
 #include <refx/ir/primitives/builtins.hpp>
 #include <refx/runtime/detail/copy_job.hpp>
+#include <refx/runtime/detail/launch_request.hpp>
 #include <refx/runtime/program.hpp>
 #include <refx/runtime/worker_pool.hpp>
 
@@ -54,14 +54,18 @@ class BoundPlan {
 
   /// Takes the plan for one run; false while another run has it.
   bool claim() noexcept { return !busy_.exchange(true, std::memory_order_acquire); }
-  /// Starts a claimed run on these arguments, which `keep` keeps alive.
-  /// `finish` is called once, by the device that ends last, after the
-  /// plan is released (it may be claimed again from then on).
-  void begin(std::vector<std::vector<Buffer*>>&& args, std::vector<std::shared_ptr<const void>>&& keep,
-             std::function<void()> finish) {
-    args_ = std::move(args);
-    keep_ = std::move(keep);
-    finish_ = std::move(finish);
+  /// A claimed run's arguments, filled in before begin(): device d's storage
+  /// for parameter i, and the owners of that storage (one per argument,
+  /// appended; held until the run ends). Their room is kept from run to run.
+  Buffer*& arg(std::int32_t d, std::size_t i) noexcept { return args_[static_cast<std::size_t>(d) * params_ + i]; }
+  std::vector<std::shared_ptr<const void>>& keep() noexcept { return keep_; }
+  /// Starts a claimed run of `program` (which owns this plan: the run holds
+  /// it). The device that ends last releases the plan, then calls
+  /// host.bound_finished(*this, event).
+  void begin(std::shared_ptr<const Program> program, std::shared_ptr<Event> event, LaunchHost& host) {
+    program_ = std::move(program);
+    event_ = std::move(event);
+    host_ = &host;
     running_.store(devices(), std::memory_order_release);
   }
   /// Replays device d's list; the device that ends last finishes the run.
@@ -105,9 +109,13 @@ class BoundPlan {
   std::unique_ptr<Counter[]> counters_;
   std::atomic<bool> busy_{false};
   std::atomic<std::int32_t> running_{0};
-  std::vector<std::vector<Buffer*>> args_;
+  // The run: its arguments (device-major), their owners, and what ends it.
+  std::size_t params_ = 0;
+  std::vector<Buffer*> args_;
   std::vector<std::shared_ptr<const void>> keep_;
-  std::function<void()> finish_;
+  std::shared_ptr<const Program> program_;
+  std::shared_ptr<Event> event_;
+  LaunchHost* host_ = nullptr;
 };
 
 /// Notes what a device does instead of doing it: signals, waits (always
@@ -202,6 +210,9 @@ inline std::unique_ptr<BoundPlan> BoundPlan::record(const Program& p, const std:
   auto plan = std::make_unique<BoundPlan>();
   const std::int32_t n = p.mesh.size();
   plan->actions_.resize(static_cast<std::size_t>(n));
+  plan->params_ = p.graph.params().size();
+  plan->args_.resize(static_cast<std::size_t>(n) * plan->params_);
+  plan->keep_.reserve(plan->params_);
   CounterIds ids;
   for (std::int32_t d = 0; d < n; ++d) {
     const auto& mine = args[static_cast<std::size_t>(d)];
@@ -264,8 +275,8 @@ inline void BoundPlan::run_device(std::int32_t d) {
       case Kind::copy: {
         const Copy& c = copies_[static_cast<std::size_t>(a.value)];
         ResolvedView src = c.src, dst = c.dst;
-        src.buffer = args_[static_cast<std::size_t>(d)][static_cast<std::size_t>(c.src_param)];
-        dst.buffer = args_[static_cast<std::size_t>(c.target)][static_cast<std::size_t>(c.dst_param)];
+        src.buffer = arg(d, static_cast<std::size_t>(c.src_param));
+        dst.buffer = arg(c.target, static_cast<std::size_t>(c.dst_param));
         copy_region(src, dst, c.reduce);
         counters_[c.recv].value.fetch_add(c.bytes, std::memory_order_release);
         if (c.send >= 0) counters_[c.send].value.fetch_add(c.bytes, std::memory_order_release);
@@ -274,13 +285,14 @@ inline void BoundPlan::run_device(std::int32_t d) {
     }
   }
   if (running_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  // The last device: release the plan, then finish (which may destroy it,
-  // with the program that owns it, through what `keep` held).
-  std::function<void()> finish = std::move(finish_);
-  std::vector<std::shared_ptr<const void>> keep = std::move(keep_);
-  args_.clear();
+  // The last device: release the arguments, then the plan, then finish.
+  // `self` holds the program, which owns the plan, until finish returns.
+  const std::shared_ptr<const Program> self = std::move(program_);
+  std::shared_ptr<Event> event = std::move(event_);
+  LaunchHost& host = *host_;
+  keep_.clear();
   busy_.store(false, std::memory_order_release);
-  finish();
+  host.bound_finished(*this, std::move(event));
 }
 
 }  // namespace refx::detail

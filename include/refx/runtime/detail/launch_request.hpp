@@ -21,6 +21,7 @@
 
 namespace refx::detail {
 
+class BoundPlan;       // detail/bound_launch.hpp
 class LaunchObserver;  // detail/launch_observer.hpp
 
 /// One call of a program: what the caller asks for.
@@ -47,6 +48,9 @@ class LaunchHost {
   virtual void record(const LaunchStats& stats) = 0;
   /// The launch has ended (its event is set): the next queued one may start.
   virtual void launch_finished() = 0;
+  /// A bound run of `plan` has ended (the plan is released): count it, free
+  /// the runtime and set `event`.
+  virtual void bound_finished(const BoundPlan& plan, std::shared_ptr<Event> event) = 0;
 
  protected:
   ~LaunchHost() = default;
