@@ -231,6 +231,28 @@ TEST_P(BoundLaunch, ARunHoldsItsArgumentsAndProgramUntilItEnds) {
 
 // ---- what does not bind runs on the evaluator, with the same results and errors
 
+// Runtime::enqueue on Arrays unchecked by an Executable: a bound program given
+// Arrays of other shapes takes the queue, which reports them; nothing is replayed.
+TEST_P(BoundLaunch, ArraysOfOtherShapesTakeTheQueue) {
+  Watchdog dog(kTestLimit, "bound, other shapes");
+  const int n = GetParam();
+  Runtime rt(with_workers(n));
+  const Executable exe = handshake_permute(n, 1, rt);
+  EXPECT_TRUE(is_left_copy(exe(tagged(n, 0, rt))[0], n, 0));
+  EXPECT_EQ(rt.totals().bound, 1);
+  const std::shared_ptr<const Program> program(std::shared_ptr<const Program>{}, &exe.program());  // not owned
+  const Array half = Array::empty(n, DType::f32, Shape{kBlock / 2}, rt);
+  const std::shared_ptr<Event> done = rt.enqueue(program, {half, Array::empty(n, DType::f32, Shape{kBlock / 2}, rt)});
+  const std::string msg = error_of([&] { done->wait(); });
+  EXPECT_NE(msg.find(fmt::format("kernel argument 0 is f32[{}] but the kernel expects f32[{}]", kBlock / 2, kBlock)),
+            std::string::npos)
+      << msg;
+  EXPECT_EQ(rt.totals().bound, 1);
+  // The runtime goes on, bound (a call made as the failed launch ends may still take the queue).
+  for (int c = 1; c <= 3; ++c) EXPECT_TRUE(is_left_copy(exe(tagged(n, c, rt))[0], n, c)) << "call " << c;
+  EXPECT_GE(rt.totals().bound, 3);
+}
+
 TEST_P(BoundLaunch, WhatDoesNotBindRunsAsBefore) {
   Watchdog dog(kTestLimit, "not bound");
   const int n = GetParam();

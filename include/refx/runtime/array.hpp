@@ -119,23 +119,30 @@ class Array {
 namespace refx {
 
 // Runtime's launches on Arrays: defined here, where both are complete.
-REFX_DECL std::shared_ptr<Event> Runtime::enqueue(const std::shared_ptr<const Program>& p,
-                                                  const std::vector<Array>& args, const LaunchEffects& fx,
-                                                  std::vector<InputDependency> inputs) {
-  if (inputs.empty())
-    if (auto done = run_bound(p, args, fx)) return done;
-  const std::int32_t n = p->mesh.size();
-  std::vector<std::vector<Buffer*>> per_device(static_cast<std::size_t>(n));
-  for (std::int32_t d = 0; d < n; ++d) {
-    auto& v = per_device[static_cast<std::size_t>(d)];
+namespace detail {
+/// `args`' storage by device: [d][i] is argument i's shard on device d.
+inline std::vector<std::vector<Buffer*>> shards_by_device(const std::vector<Array>& args, std::int32_t devices) {
+  std::vector<std::vector<Buffer*>> out(static_cast<std::size_t>(devices));
+  for (std::int32_t d = 0; d < devices; ++d) {
+    auto& v = out[static_cast<std::size_t>(d)];
     v.reserve(args.size());
     for (const Array& a : args) v.push_back(&const_cast<Array&>(a).shard(d));
   }
+  return out;
+}
+}  // namespace detail
+
+REFX_DECL std::shared_ptr<Event> Runtime::enqueue(const std::shared_ptr<const Program>& p,
+                                                  const std::vector<Array>& args, LaunchEffects fx,
+                                                  std::vector<InputDependency> inputs) {
+  if (!fx.known) fx = LaunchEffects::of(effect_info(p->graph), true);
+  if (inputs.empty())
+    if (auto done = run_bound(p, args, fx)) return done;
   std::vector<std::shared_ptr<const void>> keep;
   keep.reserve(args.size() + 1);
   for (const Array& a : args) keep.push_back(a.keep_alive());
   keep.push_back(p);
-  return enqueue(p, std::move(per_device), std::move(keep), fx, std::move(inputs));
+  return enqueue(p, detail::shards_by_device(args, p->mesh.size()), std::move(keep), fx, std::move(inputs));
 }
 
 REFX_DECL std::shared_ptr<Event> Runtime::run_bound(const std::shared_ptr<const Program>& p,
@@ -150,12 +157,17 @@ REFX_DECL std::shared_ptr<Event> Runtime::run_bound(const std::shared_ptr<const 
       static_cast<std::size_t>(p->max_data_bytes) > options_.bound_launch_bytes ||
       n > static_cast<std::int32_t>(pool_.size()) || pool_.worker_index() >= 0 || detail::host_effect_runtime() == this)
     return nullptr;
-  detail::BoundPlan* plan = p->bound.get([&] {
-    std::vector<std::vector<Buffer*>> per_device(static_cast<std::size_t>(n));
-    for (std::int32_t d = 0; d < n; ++d)
-      for (const Array& a : args) per_device[static_cast<std::size_t>(d)].push_back(&const_cast<Array&>(a).shard(d));
-    return detail::BoundPlan::record(*p, per_device);
-  });
+  // A plan replays views of its parameters' types: Arrays of others take the
+  // queue (and whatever it reports), before anything is claimed.
+  const auto params = p->graph.params();
+  if (args.size() != params.size()) return nullptr;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ValueType& t = p->graph.type(params[i]);
+    if (!args[i].valid() || args[i].num_devices() != n || args[i].dtype() != t.dtype || !(args[i].shape() == t.shape))
+      return nullptr;
+  }
+  detail::BoundPlan* plan =
+      p->bound.get([&] { return detail::BoundPlan::record(*p, detail::shards_by_device(args, n)); });
   if (plan == nullptr) return nullptr;
   auto event = std::make_shared<Event>(this);
   {

@@ -87,7 +87,7 @@ class Runtime : private detail::LaunchHost {
   /// which the launch holds until it ends. A program that binds runs bound
   /// (RuntimeOptions::bound_launch_bytes), device 0 on the calling thread.
   std::shared_ptr<Event> enqueue(const std::shared_ptr<const Program>& p, const std::vector<Array>& args,
-                                 const LaunchEffects& fx, std::vector<InputDependency> inputs);
+                                 LaunchEffects fx = {}, std::vector<InputDependency> inputs = {});
 
   /// Waits until every queued launch has finished (errors stay with their Arrays).
   void drain();
