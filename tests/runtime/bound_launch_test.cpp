@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <optional>
 #include <thread>
@@ -87,6 +88,23 @@ bool is_left_copy(const Array& y, int n, int call) {
 Array tagged(int n, int call, Runtime& rt) {
   return Array::generate<float>(
       n, Shape{kBlock}, [call](int d, std::int64_t i) { return tag(d, i) + static_cast<float>(call); }, rt);
+}
+
+// y = x, copied by the last device alone: device 0 has nothing to do, so a
+// call's dispatch returns while the last device is still copying.
+constexpr std::int64_t kLong = 64 * 1024;  // 256 KiB of floats
+Executable last_device_copies(int n, Runtime& rt) {
+  return kernel([n](VmemRef<const float, kLong> x, VmemRef<float, kLong> y) {
+           when(axis_index("x") == n - 1, [&] {
+             run_scoped([&](DmaSemaphore done) {
+               auto c = make_async_copy(x, y, done);
+               c.start();
+               c.wait();
+             });
+           });
+         })
+      .name("last_device_copies")
+      .compile(Mesh{{"x", n}}, {}, rt);
 }
 
 // A task pushed to a worker runs on that worker, whether it was polling or
@@ -168,6 +186,38 @@ TEST_P(BoundLaunch, AsynchronousCallsKeepTheirOrder) {
     for (std::int64_t i = 0; i < kBlock; ++i)
       ASSERT_EQ(h[static_cast<std::size_t>(i)], tag(mod(-static_cast<int>(k), n), i)) << "link " << k;
   }
+}
+
+// Calls dispatched back to back, each reading what the one before it wrote,
+// find that call still ending on a worker: each waits for it (for at most
+// Runtime::bound_wait) and runs bound, instead of taking the queue, where
+// every later call of the chain would follow it.
+TEST_P(BoundLaunch, ChainedCallsWaitForTheRunBeforeThem) {
+  const int n = GetParam();
+  if (n < 2) GTEST_SKIP() << "device 0 is the last device: a call ends with its dispatch";
+  if (static_cast<unsigned>(n) > std::thread::hardware_concurrency())
+    GTEST_SKIP() << "more devices than cores: a device may wait for a core longer than a call waits for it";
+  Watchdog dog(kTestLimit, "bound, chained");
+  Runtime rt(with_workers(n));
+  const Executable exe = last_device_copies(n, rt);
+  constexpr int links = 5;
+  std::int64_t most = 0;
+  int rounds = 0;
+  // Until a round runs every link bound (or 200 rounds did not).
+  for (int r = 0; r < 200 && most < links; ++r, ++rounds) {
+    const std::int64_t before = rt.totals().bound;
+    Array x = Array::generate<float>(
+        n, Shape{kLong}, [r](int d, std::int64_t i) { return tag(d, i) + static_cast<float>(r); }, rt);
+    for (int k = 0; k < links; ++k) x = exe(x)[0];
+    const std::vector<float> h = x.to_host<float>(n - 1);  // waits
+    for (std::int64_t i = 0; i < kLong; ++i)
+      ASSERT_EQ(h[static_cast<std::size_t>(i)], tag(n - 1, i) + static_cast<float>(r)) << "round " << r;
+    most = std::max(most, rt.totals().bound - before);
+  }
+  // A link whose worker lost its core for longer than bound_wait takes the
+  // queue, and the rest of its chain with it; in a quiet round, none does.
+  EXPECT_EQ(most, links) << "after " << rounds << " rounds";
+  EXPECT_EQ(rt.launches(), rounds * links);
 }
 
 TEST_P(BoundLaunch, BetweenEvaluatorLaunches) {

@@ -136,8 +136,7 @@ REFX_DECL std::shared_ptr<Event> Runtime::enqueue(const std::shared_ptr<const Pr
                                                   const std::vector<Array>& args, LaunchEffects fx,
                                                   std::vector<InputDependency> inputs) {
   if (!fx.known) fx = LaunchEffects::of(effect_info(p->graph), true);
-  if (inputs.empty())
-    if (auto done = run_bound(p, args, fx)) return done;
+  if (auto done = run_bound(p, args, fx, inputs)) return done;
   std::vector<std::shared_ptr<const void>> keep;
   keep.reserve(args.size() + 1);
   for (const Array& a : args) keep.push_back(a.keep_alive());
@@ -146,7 +145,8 @@ REFX_DECL std::shared_ptr<Event> Runtime::enqueue(const std::shared_ptr<const Pr
 }
 
 REFX_DECL std::shared_ptr<Event> Runtime::run_bound(const std::shared_ptr<const Program>& p,
-                                                    const std::vector<Array>& args, const LaunchEffects& fx) {
+                                                    const std::vector<Array>& args, const LaunchEffects& fx,
+                                                    const std::vector<InputDependency>& inputs) {
   const std::int32_t n = p->mesh.size();
   // Only plain calls: no checked mode, no recording, no transport, nothing
   // to order, a thread for every device, and not from a worker or an
@@ -169,13 +169,30 @@ REFX_DECL std::shared_ptr<Event> Runtime::run_bound(const std::shared_ptr<const 
   detail::BoundPlan* plan =
       p->bound.get([&] { return detail::BoundPlan::record(*p, detail::shards_by_device(args, n)); });
   if (plan == nullptr) return nullptr;
-  auto event = std::make_shared<Event>(this);
+  // Calls dispatched back to back, without a wait between them, find the
+  // previous call still ending on a worker: the runtime is not free yet, and
+  // if they pass the same Arrays, those depend on it. Through the queue such
+  // a call costs several times a bound one: it waits for a bound run to end
+  // instead, for at most bound_wait. Anything else unfinished (a launch
+  // through the queue, another runtime's) is left to the queue.
+  const Event* bound = last_bound_.load(std::memory_order_acquire);
+  for (const InputDependency& in : inputs) {
+    const Event& e = *in.event;
+    if (!e.ready() && (&e != bound || !poll_briefly([&] { return e.ready(); }, bound_wait))) return nullptr;
+    if (e.error()) return nullptr;  // the queue reports it
+  }
+  if (bound_running_.load(std::memory_order_acquire))
+    poll_briefly([&] { return !bound_running_.load(std::memory_order_acquire); }, bound_wait);
+  std::shared_ptr<Event> event;
   {
     std::lock_guard lock(mutex_);
     if (busy_ || !plan->claim()) return nullptr;
     busy_ = true;
+    bound_running_.store(true, std::memory_order_relaxed);
     ++launches_;
+    event = std::make_shared<Event>(this);
     last_ = event;
+    last_bound_.store(event.get(), std::memory_order_release);
   }
   for (std::size_t i = 0; i < args.size(); ++i) {
     Array& a = const_cast<Array&>(args[i]);

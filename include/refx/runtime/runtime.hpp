@@ -13,6 +13,7 @@
 // parses none of them (docs/compile-time.md).
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <exception>
@@ -136,7 +137,11 @@ class Runtime : private detail::LaunchHost {
   /// Runs `p` on `args` bound (detail/bound_launch.hpp) if it may: its
   /// event, or null (launch it through the queue).
   std::shared_ptr<Event> run_bound(const std::shared_ptr<const Program>& p, const std::vector<Array>& args,
-                                   const LaunchEffects& fx);
+                                   const LaunchEffects& fx, const std::vector<InputDependency>& inputs);
+  /// How long a call that may run bound waits for a bound run still ending
+  /// (its dependency, or the run holding the runtime) before it takes the
+  /// queue: the tail of one device's copies of at most bound_launch_bytes.
+  static constexpr std::chrono::microseconds bound_wait{100};
   void bound_finished(const detail::BoundPlan& plan, std::shared_ptr<Event> event) override;
   /// The launch to start now that one has finished, or null (the runtime is idle).
   std::shared_ptr<detail::Launch> next_launch_locked();
@@ -150,6 +155,10 @@ class Runtime : private detail::LaunchHost {
   std::deque<std::shared_ptr<detail::Launch>> queue_;
   std::shared_ptr<Event> last_;
   bool busy_ = false;
+  // Set under mutex_, read without it by calls that may run bound: busy_
+  // with a bound run, and the event of the latest bound run (only compared).
+  std::atomic<bool> bound_running_{false};
+  std::atomic<const Event*> last_bound_{nullptr};
   std::int64_t launches_ = 0;
   LaunchStats totals_;
   std::map<std::pair<std::int32_t, std::int64_t>, Buffer> barriers_;
@@ -276,6 +285,7 @@ REFX_DECL void Runtime::bound_finished(const detail::BoundPlan& plan, std::share
     totals_.bytes_copied += plan.bytes();
     totals_.copies += plan.copies();
     ++totals_.bound;
+    bound_running_.store(false, std::memory_order_release);
     next = next_launch_locked();
   }
   // The runtime is free before the event is set: a caller woken by it may

@@ -166,6 +166,12 @@ class WorkerPool {
     Mailbox& mine = mail_[static_cast<std::size_t>(current().index)];
     bool mailed = false;  // the last task came through the mailbox
     for (;;) {
+      // From here until it clears `polling` and checks the mailbox under the
+      // lock, the worker sees its mail by itself: push_to need not wake it.
+      // (Not waking it matters: push_to's notify_all also wakes the idle
+      // workers, which then poll for their whole window, a third thread on
+      // two cores, call after call.)
+      mine.polling.store(true, std::memory_order_seq_cst);
       // Its sender usually sends again within microseconds (a bound launch
       // per call): watch the mailbox without yielding for a while first.
       if (mailed) spin_on([&] { return mine.full.load(std::memory_order_acquire) || has_work(); }, mail_spin);
@@ -177,7 +183,6 @@ class WorkerPool {
       mailed = false;
       // Spin a little first: a device woken by a peer usually comes back soon.
       spinning_.fetch_add(1, std::memory_order_acq_rel);
-      mine.polling.store(true, std::memory_order_seq_cst);
       const bool woke = poll_briefly(
           [&] {
             return mine.full.load(std::memory_order_acquire) || has_work() || stop_.load(std::memory_order_acquire);
