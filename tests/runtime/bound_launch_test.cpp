@@ -204,14 +204,14 @@ TEST_P(BoundLaunch, ChainedCallsWaitForTheRunBeforeThem) {
   std::int64_t most = 0;
   int rounds = 0;
   // Until a round runs every link bound (or 200 rounds did not).
-  for (int r = 0; r < 200 && most < links; ++r, ++rounds) {
+  for (; rounds < 200 && most < links; ++rounds) {
     const std::int64_t before = rt.totals().bound;
     Array x = Array::generate<float>(
-        n, Shape{kLong}, [r](int d, std::int64_t i) { return tag(d, i) + static_cast<float>(r); }, rt);
+        n, Shape{kLong}, [rounds](int d, std::int64_t i) { return tag(d, i) + static_cast<float>(rounds); }, rt);
     for (int k = 0; k < links; ++k) x = exe(x)[0];
     const std::vector<float> h = x.to_host<float>(n - 1);  // waits
     for (std::int64_t i = 0; i < kLong; ++i)
-      ASSERT_EQ(h[static_cast<std::size_t>(i)], tag(n - 1, i) + static_cast<float>(r)) << "round " << r;
+      ASSERT_EQ(h[static_cast<std::size_t>(i)], tag(n - 1, i) + static_cast<float>(rounds)) << "round " << rounds;
     most = std::max(most, rt.totals().bound - before);
   }
   // A link whose worker lost its core for longer than bound_wait takes the

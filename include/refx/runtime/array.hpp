@@ -181,14 +181,13 @@ REFX_DECL std::shared_ptr<Event> Runtime::run_bound(const std::shared_ptr<const 
     if (!e.ready() && (&e != bound || !poll_briefly([&] { return e.ready(); }, bound_wait))) return nullptr;
     if (e.error()) return nullptr;  // the queue reports it
   }
-  if (bound_running_.load(std::memory_order_acquire))
-    poll_briefly([&] { return !bound_running_.load(std::memory_order_acquire); }, bound_wait);
+  const auto bound_run = [&] { return holder_.load(std::memory_order_acquire) == Holder::bound_run; };
+  if (bound_run()) poll_briefly([&] { return !bound_run(); }, bound_wait);
   std::shared_ptr<Event> event;
   {
     std::lock_guard lock(mutex_);
-    if (busy_ || !plan->claim()) return nullptr;
-    busy_ = true;
-    bound_running_.store(true, std::memory_order_relaxed);
+    if (holder_.load(std::memory_order_relaxed) != Holder::none || !plan->claim()) return nullptr;
+    holder_.store(Holder::bound_run, std::memory_order_relaxed);
     ++launches_;
     event = std::make_shared<Event>(this);
     last_ = event;

@@ -154,10 +154,11 @@ class Runtime : private detail::LaunchHost {
   mutable std::mutex mutex_;
   std::deque<std::shared_ptr<detail::Launch>> queue_;
   std::shared_ptr<Event> last_;
-  bool busy_ = false;
-  // Set under mutex_, read without it by calls that may run bound: busy_
-  // with a bound run, and the event of the latest bound run (only compared).
-  std::atomic<bool> bound_running_{false};
+  // What holds the runtime, and the event of the latest bound run (only
+  // compared). Written under mutex_; calls that may run bound read them
+  // without it.
+  enum class Holder : std::uint8_t { none, queued_launch, bound_run };
+  std::atomic<Holder> holder_{Holder::none};
   std::atomic<const Event*> last_bound_{nullptr};
   std::int64_t launches_ = 0;
   LaunchStats totals_;
@@ -266,10 +267,10 @@ REFX_DECL std::shared_ptr<Event> Runtime::enqueue(std::shared_ptr<const Program>
       detail::thread_tokens(id_).record(RuntimeToken(event, d.number), devices, fx, &d.deps);
     last_ = event;
     l->dispatched(std::move(d));
-    if (busy_) {
+    if (holder_.load(std::memory_order_relaxed) != Holder::none) {
       queue_.push_back(l);
     } else {
-      busy_ = true;
+      holder_.store(Holder::queued_launch, std::memory_order_relaxed);
       start_now = true;
     }
   }
@@ -285,7 +286,6 @@ REFX_DECL void Runtime::bound_finished(const detail::BoundPlan& plan, std::share
     totals_.bytes_copied += plan.bytes();
     totals_.copies += plan.copies();
     ++totals_.bound;
-    bound_running_.store(false, std::memory_order_release);
     next = next_launch_locked();
   }
   // The runtime is free before the event is set: a caller woken by it may
@@ -410,9 +410,10 @@ REFX_DECL void Runtime::launch_finished() {
 
 REFX_DECL std::shared_ptr<detail::Launch> Runtime::next_launch_locked() {
   if (queue_.empty()) {
-    busy_ = false;
+    holder_.store(Holder::none, std::memory_order_release);
     return nullptr;
   }
+  holder_.store(Holder::queued_launch, std::memory_order_release);
   std::shared_ptr<detail::Launch> next = std::move(queue_.front());
   queue_.pop_front();
   return next;
