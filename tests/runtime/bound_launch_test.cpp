@@ -298,8 +298,12 @@ TEST_P(BoundLaunch, ArraysOfOtherShapesTakeTheQueue) {
             std::string::npos)
       << msg;
   EXPECT_EQ(rt.totals().bound, 1);
-  // The runtime goes on, bound (a call made as the failed launch ends may still take the queue).
-  for (int c = 1; c <= 3; ++c) EXPECT_TRUE(is_left_copy(exe(tagged(n, c, rt))[0], n, c)) << "call " << c;
+  // The runtime goes on, bound. A launch through the queue sets its event
+  // before it frees the runtime, so a call made just as one ends may take
+  // the queue too, and so may the call after that one: call until two have
+  // run bound (at most 20 calls).
+  for (int c = 1; c <= 20 && rt.totals().bound < 3; ++c)
+    EXPECT_TRUE(is_left_copy(exe(tagged(n, c, rt))[0], n, c)) << "call " << c;
   EXPECT_GE(rt.totals().bound, 3);
 }
 
