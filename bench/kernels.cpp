@@ -10,6 +10,9 @@
 // BM_Elementwise/<n>/<map>: max(x*2 + y*3, 0) over n f32, written with Value
 //   operators (map 0: four ops the fusion pass joins) or as one refx::map
 //   (map 1: one compiled element function).
+// BM_Broadcast/<n>/<row>: (x - m) * 2 over a 128 x 256 (n 256) or 1024 x
+//   1024 block, m <M, 1> (row 0) or <1, N> (row 1) broadcast in the fused
+//   loop, against the same kernel given m pre-broadcast to <M, N> (base).
 // Counters (medians over the iterations): refx_us, base_us,
 // ratio = refx_us / base_us; for reduce_max also exact_us and ratio_exact
 // against a loop that propagates a NaN as refx must (the plain loop's
@@ -213,6 +216,52 @@ void BM_Elementwise(benchmark::State& state) {
 BENCHMARK(BM_Elementwise)
     ->ArgNames({"n", "map"})
     ->ArgsProduct({{65536, 4194304}, {0, 1}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->MinTime(0.3);
+
+/// (x - m) * 2 over an M x N f32 block with m broadcast from <M, 1> (a row
+/// statistic, as softmax subtracts its row maxima) or <1, N> (a bias row),
+/// or, as the baseline, the same with m already broadcast to <M, N>.
+template <std::int64_t M, std::int64_t N, std::int64_t MR, std::int64_t MC>
+Executable broadcast_kernel() {
+  return kernel([](VmemRef<const float, M, N> x, VmemRef<const float, MR, MC> m, VmemRef<float, M, N> z) {
+           z.store((x.load() - m.load()) * 2.0f);
+         })
+      .name("broadcast")
+      .compile(Mesh{{"x", 1}});
+}
+
+template <std::int64_t M, std::int64_t N>
+void broadcast_row(benchmark::State& state, bool rows) {
+  Executable stretched = rows ? broadcast_kernel<M, N, M, 1>() : broadcast_kernel<M, N, 1, N>();
+  Executable full = broadcast_kernel<M, N, M, N>();
+  const Array x = Array::generate<float>(1, Shape{M, N}, [](int, std::int64_t i) { return float(i % 97) - 40.0f; });
+  const Array m = rows ? Array::generate<float>(1, Shape{M, 1}, [](int, std::int64_t i) { return float(i % 13); })
+                       : Array::generate<float>(1, Shape{1, N}, [](int, std::int64_t i) { return float(i % 13); });
+  const Array mf =
+      Array::generate<float>(1, Shape{M, N}, [&](int, std::int64_t i) { return float((rows ? i / N : i % N) % 13); });
+  const auto run = [](Executable& exe, const Array& a, const Array& b) {
+    std::vector<Array> r = exe(a, b);
+    r[0].block_until_ready();
+    benchmark::DoNotOptimize(r[0].shard(0).data());
+  };
+  compare(
+      state, [&] { run(stretched, x, m); }, [&] { run(full, x, mf); });
+  if (stretched(x, m)[0].to_host<float>(0) != full(x, mf)[0].to_host<float>(0))
+    state.SkipWithError("the broadcast and the pre-broadcast kernels disagree");
+  state.SetLabel(fmt::format("(x - m) * 2, x {}x{} f32, m <{}> against m pre-broadcast (base)", M, N,
+                             rows ? fmt::format("{}, 1", M) : fmt::format("1, {}", N)));
+}
+
+void BM_Broadcast(benchmark::State& state) {
+  const bool rows = state.range(1) == 0;
+  if (state.range(0) == 256) broadcast_row<128, 256>(state, rows);
+  else broadcast_row<1024, 1024>(state, rows);
+}
+BENCHMARK(BM_Broadcast)
+    ->ArgNames({"n", "row"})
+    ->ArgsProduct({{256, 1024}, {0, 1}})
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond)
     ->MinTime(0.3);

@@ -42,17 +42,20 @@ const std::vector<LoadedPage>& pages() {
 /// A fragment must quote a source that a test or example target compiles.
 bool is_compiled_source(const std::string& path) {
   const fs::path p(path);
-  if (p.extension() != ".cpp" || path.find("..") != std::string::npos) return false;
+  if (path.find("..") != std::string::npos) return false;
   const auto parts = std::vector<fs::path>(p.begin(), p.end());
-  if (parts.size() == 2 && parts[0] == "examples") return true;
-  return parts.size() == 3 && parts[0] == "tests" && parts[2].stem().string().ends_with("_test");
+  // An example's own header is compiled with it (examples/flash_attention.hpp).
+  if (parts.size() == 2 && parts[0] == "examples") return p.extension() == ".cpp" || p.extension() == ".hpp";
+  return p.extension() == ".cpp" && parts.size() == 3 && parts[0] == "tests" &&
+         parts[2].stem().string().ends_with("_test");
 }
 
-/// examples/*.cpp and tests/<area>/*_test.cpp, relative to the root.
+/// examples/*.cpp, examples/*.hpp and tests/<area>/*_test.cpp, relative to the root.
 std::vector<std::string> compiled_sources() {
   std::vector<std::string> out;
   for (const auto& e : fs::directory_iterator(root() / "examples"))
-    if (e.path().extension() == ".cpp") out.push_back("examples/" + e.path().filename().string());
+    if (e.path().extension() == ".cpp" || e.path().extension() == ".hpp")
+      out.push_back("examples/" + e.path().filename().string());
   for (const auto& area : fs::directory_iterator(root() / "tests")) {
     if (!area.is_directory()) continue;
     for (const auto& e : fs::directory_iterator(area.path())) {
@@ -74,7 +77,7 @@ TEST(Docs, FragmentsQuoteACompiledSourceVerbatim) {
       const Marker& m = *b.marker;
       const std::string where = path + ":" + std::to_string(b.fence_line);
       if (!is_compiled_source(m.path)) {
-        ADD_FAILURE() << where << ": a fragment must quote examples/*.cpp or tests/<area>/*_test.cpp, not '" << m.path << "'";
+        ADD_FAILURE() << where << ": a fragment must quote examples/*.cpp (or an example's .hpp) or tests/<area>/*_test.cpp, not '" << m.path << "'";
         continue;
       }
       if (!fs::exists(root() / m.path)) {

@@ -422,7 +422,7 @@ TEST(TraceErrors, OperandTypeChecksNameTheNearestLine) {
       c.store(x * y);
     }, {Shape{3}, Shape{4}, Shape{3}});
   };
-  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"mul", "different shapes", here(line)}; }));
+  EXPECT_TRUE(has_all(thrown<TraceError>(f), [&] { return std::vector<std::string>{"mul's operands do not broadcast", here(line)}; }));
 }
 
 TEST(TraceErrors, TraceErrorIsARefxError) {
