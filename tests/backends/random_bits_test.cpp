@@ -50,13 +50,14 @@ U32 expected_word(U32 device, U32 call, std::vector<U32> indices, std::int64_t i
 
 Shards<U32> run_draws(const Backend& b) {
   const int n = b.devices;
-  return b.run<U32>(draws, {Shape{W}, Shape{L, W}, Shape{W}},
-                    {filled_per_device<U32>(n, W, 0u), filled_per_device<U32>(n, L * W, 0u),
-                     filled_per_device<U32>(n, W, 0u)});
+  return b.run<U32>(
+      draws, {Shape{W}, Shape{L, W}, Shape{W}},
+      {filled_per_device<U32>(n, W, 0u), filled_per_device<U32>(n, L * W, 0u), filled_per_device<U32>(n, W, 0u)});
 }
 
 ::testing::AssertionResult documented_bits(const Shards<U32>& out) {
-  REFX_BACKEND_CHECK(expect_all("a", out[0], W, [](int d, std::int64_t i) { return expected_word(static_cast<U32>(d), 1, {}, i); }));
+  REFX_BACKEND_CHECK(
+      expect_all("a", out[0], W, [](int d, std::int64_t i) { return expected_word(static_cast<U32>(d), 1, {}, i); }));
   REFX_BACKEND_CHECK(expect_all("rows", out[1], L * W, [](int d, std::int64_t i) {
     return expected_word(static_cast<U32>(d), 2, {static_cast<U32>(i / W)}, i % W);
   }));
@@ -78,9 +79,12 @@ class RandomBitsOnEveryBackend : public ::testing::TestWithParam<Backend> {
  protected:
   Watchdog dog_{kTestLimit, "random bits on " + GetParam().name()};
 };
-INSTANTIATE_TEST_SUITE_P(Backends, RandomBitsOnEveryBackend, ::testing::ValuesIn(interpreter_and_runtime()), CaseName{});
+INSTANTIATE_TEST_SUITE_P(Backends, RandomBitsOnEveryBackend, ::testing::ValuesIn(interpreter_and_runtime()),
+                         CaseName{});
 
-TEST_P(RandomBitsOnEveryBackend, EveryDeviceDrawsTheDocumentedBits) { EXPECT_TRUE(documented_bits(run_draws(GetParam()))); }
+TEST_P(RandomBitsOnEveryBackend, EveryDeviceDrawsTheDocumentedBits) {
+  EXPECT_TRUE(documented_bits(run_draws(GetParam())));
+}
 
 TEST_P(RandomBitsOnEveryBackend, DevicesDrawIndependentStreams) {
   const Shards<U32> out = run_draws(GetParam());

@@ -267,8 +267,7 @@ TEST(RandomBits, WithoutASeedIsATraceErrorNamingTheLine) {
   int line = 0;
   const auto f = [&] {
     trace([&](VmemRef<U32, 8> out) {
-      line = __LINE__;
-      out.store(prng_random_bits<8>());
+      line = __LINE__; out.store(prng_random_bits<8>());
     });
   };
   EXPECT_TRUE(throws_with<TraceError>(f, {"prng_random_bits without a prng_seed before it", "call refx::prng_seed"}));
@@ -280,11 +279,9 @@ TEST(RandomBits, AfterTheBodyThatSeededIsATraceError) {
   const auto f = [&] {
     trace([&](VmemRef<U32, 8> out) {
       fori_loop(0, 2, [&](Scalar<std::int32_t> i) {
-        seeded = __LINE__;
-        prng_seed(i);
+        seeded = __LINE__; prng_seed(i);
       });
-      line = __LINE__;
-      out.store(prng_random_bits<8>());
+      line = __LINE__; out.store(prng_random_bits<8>());
     });
   };
   const auto t = refx::testing::thrown<TraceError>(f);
