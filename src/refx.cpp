@@ -18,6 +18,7 @@
 #include <refx/ir/primitives/effects.hpp>
 #include <refx/ir/primitives/elementwise.hpp>
 #include <refx/ir/primitives/fused.hpp>
+#include <refx/ir/primitives/random.hpp>
 #include <refx/ir/primitives/ref_ops.hpp>
 #include <refx/ir/primitives/shape_ops.hpp>
 #include <refx/ir/primitives/structural.hpp>

@@ -30,6 +30,7 @@
 #include <refx/trace/device_id.hpp>
 #include <refx/trace/effects.hpp>
 #include <refx/trace/map.hpp>
+#include <refx/trace/random.hpp>
 #include <refx/trace/ref.hpp>
 #include <refx/trace/scopes.hpp>
 #include <refx/trace/semaphore.hpp>

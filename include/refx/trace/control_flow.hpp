@@ -24,6 +24,7 @@ std::span<const ValueId> trace_loop(const Scalar<std::int32_t>& lo, const Scalar
   for (ValueId v : ins) t.check_value(v, loc);
   const BlockId block = t.open_block();
   const auto i = wrap<std::int32_t, extents<>>(t.add_param(t.graph().type(lo.id()), 0));
+  const LoopBody open_loop(t, block, i.id());
   std::vector<ValueId> out;
   if constexpr (std::is_void_v<C>) {
     using R = std::invoke_result_t<F&, Scalar<std::int32_t>>;

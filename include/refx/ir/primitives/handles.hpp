@@ -150,4 +150,14 @@ extern const Primitive& fused;
 // shape_ops.hpp
 extern const Primitive& reshape;
 extern const Primitive& transpose;
+// random.hpp
+extern const Primitive& prng_seed;
+extern const Primitive& prng_random_bits;
+extern const Primitive& stochastic_round;
+/// prng_random_bits' attributes by name: the call's number among the calls
+/// since the last prng_seed of the trace (the shape follows it).
+struct PrngRandomBitsAttrs {
+  std::int64_t call;
+};
+inline PrngRandomBitsAttrs prng_random_bits_attrs(const Graph& g, const Op& op) { return {g.attrs(op)[0]}; }
 }  // namespace refx::prim

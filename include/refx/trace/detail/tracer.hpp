@@ -108,7 +108,28 @@ class Tracer {
 
   Graph take() && { return std::move(graph_); }
 
+  // ---- random bits (trace/random.hpp)
+  /// The key the latest prng_seed made (no_id before any), where it was
+  /// called, and how many prng_random_bits calls have used it: each call is
+  /// numbered, so no two give the same bits.
+  struct PrngState {
+    ValueId key = no_id;
+    SourceLoc seeded_at;
+    std::int64_t calls = 0;
+  };
+  PrngState& prng() noexcept { return prng_; }
+  /// The fori_loop bodies being traced, outermost first: each one's block
+  /// and its index parameter (see LoopBody).
+  struct OpenLoop {
+    BlockId body;
+    ValueId index;
+  };
+  std::span<const OpenLoop> open_loops() const noexcept { return open_loops_; }
+  /// The blocks being traced, the kernel's first.
+  std::span<const BlockId> open_blocks() const noexcept { return open_; }
+
  private:
+  friend class LoopBody;
   Graph graph_;
   std::vector<BlockId> open_;
   std::vector<char> block_open_;
@@ -201,6 +222,21 @@ class Tracer {
   SourceLoc last_loc_;
   const Mesh* mesh_ = nullptr;
   std::int64_t collective_id_ = -1;
+  PrngState prng_;
+  std::vector<OpenLoop> open_loops_;
+};
+
+/// Marks a fori_loop body, with its index, as open while it is traced
+/// (Tracer::open_loops): random bits drawn in it differ per iteration.
+class LoopBody {
+ public:
+  LoopBody(Tracer& t, BlockId body, ValueId index) : t_(t) { t_.open_loops_.push_back({body, index}); }
+  ~LoopBody() { t_.open_loops_.pop_back(); }
+  LoopBody(const LoopBody&) = delete;
+  LoopBody& operator=(const LoopBody&) = delete;
+
+ private:
+  Tracer& t_;
 };
 
 #if REFX_DEFINITIONS

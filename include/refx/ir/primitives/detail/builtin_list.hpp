@@ -19,6 +19,7 @@
     defined(REFX_BUILTINS_EFFECTS_DEFINED) && \
     defined(REFX_BUILTINS_ELEMENTWISE_DEFINED) && \
     defined(REFX_BUILTINS_FUSED_DEFINED) && \
+    defined(REFX_BUILTINS_RANDOM_DEFINED) && \
     defined(REFX_BUILTINS_REF_OPS_DEFINED) && \
     defined(REFX_BUILTINS_SHAPE_OPS_DEFINED) && \
     defined(REFX_BUILTINS_STRUCTURAL_DEFINED)
@@ -83,7 +84,10 @@ inline constexpr const Primitive* builtin_primitive_array[] = {
     &prim::defs::reduce_min,
     &prim::defs::axis_index,
     &prim::defs::index_check,
-    &prim::defs::axis_size};
+    &prim::defs::axis_size,
+    &prim::defs::prng_seed,
+    &prim::defs::prng_random_bits,
+    &prim::defs::stochastic_round};
 REFX_DECL constinit const std::span<const Primitive* const> builtin_primitives = builtin_primitive_array;
 }  // namespace refx::detail
 #endif  // REFX_DEFINITIONS
