@@ -1,5 +1,6 @@
-// Misuse: an elementwise op on Values whose static extents differ.
-// refx-expect: refx: operands of an elementwise op have different static extents
+// Misuse: an elementwise op on Values whose static extents differ (and
+// neither is 1, which would broadcast).
+// refx-expect: refx: operands of an elementwise op have static extents that do not broadcast
 #include <refx/refx.hpp>
 
 using namespace refx;

@@ -1,5 +1,5 @@
-// Misuse: an elementwise op on Values of different ranks (only a rank-0
-// scalar is broadcast implicitly).
+// Misuse: a bias row added to a block without aligning the ranks (numpy
+// would add the leading dimension; lax and refx want expand_dims<0>(b)).
 // refx-expect: refx: operands of an elementwise op must have equal ranks (or one must be a scalar)
 #include <refx/refx.hpp>
 

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <initializer_list>
 #include <span>
+#include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -54,6 +56,53 @@ auto merge_extents(std::index_sequence<I...>) -> extents<(A::values[I] != dyn ? 
 template <class E, std::size_t... I>
 auto all_dyn(std::index_sequence<I...>) -> extents<((void)I, dyn)...>;
 }  // namespace detail
+
+namespace detail {
+// One dimension of two broadcast operands: equal extents, 1 on one side
+// (stretched to the other), or refx::dyn on one side (checked when traced).
+constexpr bool broadcast_dim_ok(std::int64_t a, std::int64_t b) { return a == b || a == 1 || b == 1 || a == dyn || b == dyn; }
+constexpr std::int64_t broadcast_dim(std::int64_t a, std::int64_t b) {
+  return a == b ? a : a == 1 ? b : b == 1 ? a : a == dyn ? b : a;
+}
+template <class A, class B, std::size_t... I>
+auto broadcast_extents(std::index_sequence<I...>) -> extents<broadcast_dim(A::values[I], B::values[I])...>;
+}  // namespace detail
+
+/// Whether static extents `A` and `B` broadcast together as lax does after
+/// explicit rank alignment: equal ranks (or one side a scalar), and in each
+/// dimension equal extents or 1 on one side (or refx::dyn, checked when traced).
+template <class A, class B>
+inline constexpr bool extents_broadcast = [] {
+  if constexpr (A::rank == 0 || B::rank == 0) {
+    return true;
+  } else if constexpr (A::rank != B::rank) {
+    return false;
+  } else {
+    for (std::size_t i = 0; i < A::rank; ++i)
+      if (!detail::broadcast_dim_ok(A::values[i], B::values[i])) return false;
+    return true;
+  }
+}();
+
+namespace detail {
+template <class A, class B, bool Scalar = (A::rank == 0 || B::rank == 0), bool Ok = extents_broadcast<A, B>>
+struct broadcast_extents_impl {
+  using type = A;  // not broadcastable: the caller's static_assert says why
+};
+template <class A, class B>
+struct broadcast_extents_impl<A, B, true, true> {
+  using type = std::conditional_t<A::rank == 0, B, A>;
+};
+template <class A, class B>
+struct broadcast_extents_impl<A, B, false, true> {
+  using type = decltype(broadcast_extents<A, B>(std::make_index_sequence<A::rank>{}));
+};
+}  // namespace detail
+
+/// The extents of the result of an elementwise op over operands of extents
+/// `A` and `B` (extents_broadcast<A, B> must hold).
+template <class A, class B>
+using broadcast_extents_t = typename detail::broadcast_extents_impl<A, B>::type;
 
 /// The more static of two compatible extents.
 template <class A, class B>

@@ -1,12 +1,14 @@
 #pragma once
 // Reading, writing and accumulating through a resolved (strided) view.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include <refx/core/error.hpp>
 #include <refx/ir/attrs.hpp>
@@ -107,7 +109,87 @@ void for_each_row(const ResolvedView& v, Row&& row) {
     }
   }
 }
+
+/// Calls f(offset, dense offset from b, count, stride) for the runs of the
+/// dense (row-major) elements [b, b + m) of `shape`, each run along the
+/// innermost dimension, where element strides `strides` from `offset` say
+/// where each element is.
+template <class F>
+void for_each_run(std::int64_t offset, const Shape& shape, const std::int64_t* strides, std::int64_t b, std::int64_t m,
+                  F&& f) {
+  const std::size_t r = shape.rank();
+  if (r == 0) {
+    if (m > 0) f(offset, std::int64_t{0}, std::int64_t{1}, std::int64_t{1});
+    return;
+  }
+  const std::int64_t inner = shape[r - 1];
+  for (std::int64_t i = b; i < b + m;) {
+    std::int64_t row = i / inner;
+    const std::int64_t col = i % inner;
+    std::int64_t off = offset;
+    for (std::size_t d = r - 1; d-- > 0;) {
+      off += (row % shape[d]) * strides[d];
+      row /= shape[d];
+    }
+    const std::int64_t cnt = std::min(inner - col, b + m - i);
+    f(off + col * strides[r - 1], i - b, cnt, strides[r - 1]);
+    i += cnt;
+  }
+}
+template <class F>
+void for_each_run(const ResolvedView& v, std::int64_t b, std::int64_t m, F&& f) {
+  for_each_run(v.offset, v.shape, v.strides.data(), b, m, std::forward<F>(f));
+}
+
+template <class W>
+void fill_words(std::byte* dst, const std::byte* word, std::int64_t n) {
+  W w;
+  std::memcpy(&w, word, sizeof(W));
+  std::fill_n(reinterpret_cast<W*>(dst), n, w);
+}
+
+/// Copies `n` elements of `es` bytes from `src`, `stride` elements apart
+/// (0: one element, repeated), to the dense `dst`.
+inline void copy_run(const std::byte* src, std::int64_t stride, std::int64_t n, std::size_t es, std::byte* dst) {
+  if (stride == 1) {
+    std::memcpy(dst, src, static_cast<std::size_t>(n) * es);
+  } else if (stride == 0) {
+    switch (es) {
+      case 1: std::memset(dst, static_cast<int>(*src), static_cast<std::size_t>(n)); break;
+      case 2: fill_words<std::uint16_t>(dst, src, n); break;
+      case 4: fill_words<std::uint32_t>(dst, src, n); break;
+      default: fill_words<std::uint64_t>(dst, src, n); break;
+    }
+  } else {
+    for (std::int64_t i = 0; i < n; ++i)
+      std::memcpy(dst + static_cast<std::size_t>(i) * es, src + i * stride * static_cast<std::int64_t>(es), es);
+  }
+}
 }  // namespace detail
+
+/// The element strides that read a dense, row-major array of shape `in` as
+/// an array of shape `out` (lax.broadcast_in_dim with the dimensions kept in
+/// order): 0 along every dimension where `in` has extent 1 (stretched) and
+/// everywhere for a scalar `in`. `in` has rank 0 or out's rank.
+inline std::array<std::int64_t, max_rank> broadcast_strides(const Shape& in, const Shape& out) noexcept {
+  std::array<std::int64_t, max_rank> s{};
+  if (in.rank() == 0) return s;
+  const auto dense = in.strides();
+  for (std::size_t d = 0; d < out.rank(); ++d) s[d] = in[d] == 1 ? 0 : dense[d];
+  return s;
+}
+
+/// Writes the dense elements [b, b + m) of the array `in` (shape `in_shape`,
+/// elements of `es` bytes) broadcast to `out_shape`, into `dst`.
+inline void read_broadcast(const std::byte* in, const Shape& in_shape, const Shape& out_shape, std::size_t es,
+                           std::int64_t b, std::int64_t m, std::byte* dst) {
+  const auto strides = broadcast_strides(in_shape, out_shape);
+  const auto e = static_cast<std::int64_t>(es);
+  detail::for_each_run(0, out_shape, strides.data(), b, m,
+                       [&](std::int64_t off, std::int64_t at, std::int64_t n, std::int64_t stride) {
+                         detail::copy_run(in + off * e, stride, n, es, dst + at * e);
+                       });
+}
 
 /// Copies the view's region into the dense buffer `out` (same dtype, view shape).
 inline void read_view(const ResolvedView& v, Buffer& out) {

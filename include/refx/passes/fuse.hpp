@@ -5,7 +5,9 @@
 // Dot and everything else stay separate; a reduction stays its own op, but
 // reads a loaded Ref directly when the load has no other use (below). The
 // chain also absorbs
-//   - broadcasts of a scalar (the loop reads the scalar),
+//   - broadcasts of a scalar or of an array with extent-1 dimensions (the
+//     loop reads the broadcast operand through zero strides: no broadcast
+//     copy is made),
 //   - loads of a Ref region (the loop reads the Ref), when nothing between
 //     the load and the fused op depends on it (dependencies.hpp),
 //   - the one store or accumulation of the chain's result into a Ref region,
@@ -180,8 +182,8 @@ class Fuser {
       if (in_group_[static_cast<std::size_t>(v)] != uses_[static_cast<std::size_t>(v)]) continue;
       if (member_candidate(p, shape) && grp.members.size() < prim::fused_max_members) {
         add_member(j);
-      } else if (p.prim == &prim::broadcast && g_.type(g_.inputs(p)[0]).shape.rank() == 0 &&
-                 g_.type(v).shape == shape && ++operands < prim::fused_max_operands / 2) {
+      } else if (p.prim == &prim::broadcast && g_.type(v).shape == shape &&
+                 ++operands < prim::fused_max_operands / 2) {
         grp.broadcasts.push_back(j);
         part_[static_cast<std::size_t>(j)] = 2;
         seen.push_back(j);
@@ -270,7 +272,7 @@ class Fuser {
         else if ((k = find(grp.loads)) >= 0) spec.sources.push_back(prim::fused_source(prim::FusedSource::load, k));
         else if ((k = find(grp.broadcasts)) >= 0)
           spec.sources.push_back(
-              prim::fused_source(prim::FusedSource::scalar,
+              prim::fused_source(prim::FusedSource::broadcast,
                                  input_index(g_.inputs(op_at(grp.broadcasts[static_cast<std::size_t>(k)]))[0])));
         else spec.sources.push_back(prim::fused_source(prim::FusedSource::input, input_index(v)));
       }

@@ -94,18 +94,20 @@ using map_default_out_t =
 
 template <class E, class... V>
 struct map_extents {
+  static constexpr bool broadcast = true;
   using type = E;
 };
 template <class E, class V, class... Vs>
 struct map_extents<E, V, Vs...> {
   using VE = typename map_operand<std::remove_cvref_t<V>>::extents;
-  using type = typename map_extents<std::conditional_t<E::rank == 0, VE, E>, Vs...>::type;
+  static constexpr bool broadcast = extents_broadcast<E, VE> && map_extents<broadcast_extents_t<E, VE>, Vs...>::broadcast;
+  using type = typename map_extents<broadcast_extents_t<E, VE>, Vs...>::type;
 };
 
 }  // namespace detail
 
-/// Applies `fn` to the elements of `values` (Values of one shape; Scalars are
-/// broadcast), as one compiled loop: the result's element i is
+/// Applies `fn` to the elements of `values` (Values that broadcast to one
+/// shape, as the operators' operands do), as one compiled loop: the result's element i is
 /// `Out(fn(compute_t(values[i])...))`. `fn` must not capture: write constants
 /// in its body. `Out` defaults to the first operand's element type when `fn`
 /// returns its compute type (f32 for bf16 / f16, which round once, when the
@@ -124,19 +126,14 @@ auto map(F, const V0& v0, const V&... vs) {
   using R = std::conditional_t<std::is_void_v<Out>,
                                detail::map_default_out_t<F, T0, typename detail::map_operand<V>::type...>, Out>;
   static_assert(Element<R>, "refx: map's function must return a number or bool (or give map<Out> an element type)");
+  static_assert(detail::map_extents<extents<>, V0, V...>::broadcast,
+                "refx: map's operands do not broadcast to one shape: their ranks must be equal (or scalars), and each "
+                "dimension equal or 1");
   using E = typename detail::map_extents<extents<>, V0, V...>::type;
   using K = detail::MapKernel<F, R, T0, typename detail::map_operand<V>::type...>;
-  // Scalars among shaped operands are broadcast (the fusion pass reads them
-  // as scalars again).
-  const bool any_shaped = ((v0.shape().rank() != 0) || ... || (vs.shape().rank() != 0));
-  auto operand = [&](const auto& v) -> ValueId {
-    if (!any_shaped || v.shape().rank() != 0) return v.id();
-    Shape s;
-    if (v0.shape().rank() != 0) s = v0.shape();
-    else ((vs.shape().rank() != 0 && s.rank() == 0 ? (void)(s = vs.shape()) : (void)0), ...);
-    return detail::broadcast_to(v.id(), s);
-  };
-  const ValueId ins[] = {operand(v0), operand(vs)...};
+  // Operands are broadcast to one shape (the fusion pass reads them in place).
+  ValueId ins[] = {v0.id(), vs.id()...};
+  detail::broadcast_operands(ins, "map", {});
   return detail::wrap<R, E>(detail::Tracer::current().bind1(K::primitive(), ins, {}, {}, {}));
 }
 

@@ -246,24 +246,14 @@ template <class A, class B>
 using binary_element = std::conditional_t<operand_traits<A>::is_value, typename operand_traits<A>::element,
                                           typename operand_traits<B>::element>;
 
-// A scalar side takes the other side's extents; merge_extents_t is only
-// formed when both sides have a rank (std::conditional_t would form it always).
-template <class EA, class EB, bool AScalar = EA::rank == 0, bool BScalar = EB::rank == 0>
-struct binary_extents_impl {
-  using type = merge_extents_t<EA, EB>;
-};
-template <class EA, class EB, bool BScalar>
-struct binary_extents_impl<EA, EB, true, BScalar> {
-  using type = EB;
-};
-template <class EA, class EB>
-struct binary_extents_impl<EA, EB, false, true> {
-  using type = EA;
-};
-template <class EA, class EB>
-using binary_extents = typename binary_extents_impl<EA, EB>::type;
+/// Broadcasts the values `ids` to one shape, in place, as lax does after
+/// explicit rank alignment: scalars stretch to the others' shape, and so do
+/// dimensions of extent 1; the other values must agree. A TraceError
+/// naming `what` (the op) at `loc` (or near the last traced line) otherwise.
+REFX_DECL void broadcast_operands(std::span<ValueId> ids, std::string_view what, SourceLoc loc);
 
-/// Records `p(a, b)`; a scalar side is broadcast; literals take the Value's type.
+/// Records `p(a, b)`; the operands broadcast (a scalar side, and extent-1
+/// dimensions, stretch to the other side); literals take the Value's type.
 template <bool Predicate, class A, class B>
 auto binary(const Primitive& p, const A& a, const B& b) {
   using TA = operand_traits<A>;
@@ -277,16 +267,19 @@ auto binary(const Primitive& p, const A& a, const B& b) {
   using EA = typename TA::ext;
   using EB = typename TB::ext;
   static_assert(EA::rank == EB::rank || EA::rank == 0 || EB::rank == 0,
-                "refx: operands of an elementwise op must have equal ranks (or one must be a scalar)");
+                "refx: operands of an elementwise op must have equal ranks (or one must be a scalar); give the "
+                "lower-rank one its missing dimensions of extent 1 with expand_dims<Axis>(v) or reshape<...>(v): "
+                "as in lax, no leading dimension is added implicitly");
   if constexpr (EA::rank == EB::rank) {
-    static_assert(extents_compatible<EA, EB>, "refx: operands of an elementwise op have different static extents");
+    static_assert(extents_broadcast<EA, EB>,
+                  "refx: operands of an elementwise op have static extents that do not broadcast: each dimension "
+                  "must be equal on both sides, or 1 on one side");
   }
-  using E = binary_extents<EA, EB>;
-  ValueId ia = operand<T>(a), ib = operand<T>(b);
-  if constexpr (EA::rank == 0 && EB::rank != 0) ia = broadcast_to(ia, Tracer::current().graph().type(ib).shape);
-  if constexpr (EB::rank == 0 && EA::rank != 0) ib = broadcast_to(ib, Tracer::current().graph().type(ia).shape);
+  using E = broadcast_extents_t<EA, EB>;
+  ValueId ids[] = {operand<T>(a), operand<T>(b)};
+  broadcast_operands(ids, p.name, {});
   using R = std::conditional_t<Predicate, bool, T>;
-  return wrap<R, E>(apply(p, {ia, ib}));
+  return wrap<R, E>(apply(p, {ids[0], ids[1]}));
 }
 }  // namespace detail
 

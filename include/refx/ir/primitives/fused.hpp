@@ -8,7 +8,9 @@
 // A single member that reads and writes memory directly (a refx::map between
 // its loads and its store) runs over all the elements in one call.
 //
-//   inputs   values the chain reads: full arrays, or scalars it broadcasts
+//   inputs   values the chain reads: full arrays, or values it broadcasts to
+//            the loop's shape (scalars, or arrays with extent-1 dimensions:
+//            the loop reads them in place, never a broadcast copy)
 //   views    Refs it reads directly (fused loads), then optionally the
 //            region it stores into or accumulates into (a fused store)
 //   outputs  the chain's result, unless it is stored into a view
@@ -16,7 +18,7 @@
 //            where each input comes from, and the tile buffers' layout
 //            out_mode: 0 value, 1 store into the last view, 2 accumulate
 //            source: (kind << 32) | index, kind 0 input array, 1 member,
-//            2 input scalar (broadcast), 3 load view
+//            2 input broadcast to the loop's shape, 3 load view
 // The member ops stay in the graph's op pool (out of every block): they are
 // the fused op's program.
 
@@ -49,7 +51,7 @@ inline constexpr std::size_t fused_max_inputs = 8;
 /// ... and at most this many distinct inputs and views for the whole loop.
 inline constexpr std::size_t fused_max_operands = 32;
 
-enum class FusedSource : std::int64_t { input = 0, member = 1, scalar = 2, load = 3 };
+enum class FusedSource : std::int64_t { input = 0, member = 1, broadcast = 2, load = 3 };
 enum class FusedOut : std::int64_t { value = 0, store = 1, accum = 2 };
 
 inline constexpr std::int64_t fused_source(FusedSource k, std::int64_t index) {
@@ -60,38 +62,12 @@ inline constexpr std::int64_t fused_source(FusedSource k, std::int64_t index) {
 
 namespace refx::detail {
 
-/// Calls f(view offset, dense offset from b, count, stride) for the runs of
-/// dense elements [b, b + m) of a resolved view.
-template <class F>
-void for_each_run(const ResolvedView& v, std::int64_t b, std::int64_t m, F&& f) {
-  const std::size_t r = v.shape.rank();
-  if (r == 0) {
-    f(v.offset, std::int64_t{0}, std::int64_t{1}, std::int64_t{1});
-    return;
-  }
-  const std::int64_t inner = v.shape[r - 1];
-  for (std::int64_t i = b; i < b + m;) {
-    std::int64_t row = i / inner;
-    const std::int64_t col = i % inner;
-    std::int64_t off = v.offset;
-    for (std::size_t d = r - 1; d-- > 0;) {
-      off += (row % v.shape[d]) * v.strides[d];
-      row /= v.shape[d];
-    }
-    const std::int64_t cnt = std::min(inner - col, b + m - i);
-    f(off + col * v.strides[r - 1], i - b, cnt, v.strides[r - 1]);
-    i += cnt;
-  }
-}
-
 inline void gather(const ResolvedView& v, std::int64_t b, std::int64_t m, std::byte* out) {
-  const auto es = static_cast<std::int64_t>(size_of(v.buffer->dtype()));
+  const std::size_t es = size_of(v.buffer->dtype());
+  const auto e = static_cast<std::int64_t>(es);
   const std::byte* base = v.buffer->data();
   for_each_run(v, b, m, [&](std::int64_t off, std::int64_t at, std::int64_t n, std::int64_t stride) {
-    if (stride == 1) std::memcpy(out + at * es, base + off * es, static_cast<std::size_t>(n * es));
-    else
-      for (std::int64_t i = 0; i < n; ++i)
-        std::memcpy(out + (at + i) * es, base + (off + i * stride) * es, static_cast<std::size_t>(es));
+    copy_run(base + off * e, stride, n, es, out + at * e);
   });
 }
 
@@ -164,10 +140,12 @@ inline std::byte* fused_scratch(std::size_t bytes) {
 }
 
 // attrs: [members, out_mode, loads, elements, scratch bytes, inputs,
-//         per input: its broadcast tile's offset or -1,
+//         the loop's rank and extents (max_rank of them),
+//         per input: its broadcast tile's offset or -1 (a scalar's tile is
+//           filled once; an array's is read for each tile),
 //         per load: its gather tile's offset (used if the view is strided),
 //         per member: op id, input dtype, tile offset, input count, sources...]
-inline constexpr std::size_t fused_header = 6;
+inline constexpr std::size_t fused_header = 7 + max_rank;
 
 inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
   const Graph& g = ctx.graph();
@@ -181,13 +159,19 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
   const std::int64_t* gather_slot = scalar_slot + num_inputs;
   std::byte* scratch = fused_scratch(static_cast<std::size_t>(a[4]));
   const std::int64_t first_len = std::min(n, prim::fused_tile);
+  const Shape shape(std::span(a.data() + 7, static_cast<std::size_t>(a[6])));
+  // Broadcast inputs: a scalar fills its tile once; an array with extent-1
+  // dimensions is read into its tile for each tile, through zero strides.
+  std::array<std::size_t, prim::fused_max_operands> stretched;
+  std::size_t num_stretched = 0;
   for (std::size_t i = 0; i < num_inputs; ++i)
     if (scalar_slot[i] >= 0) {
       const Buffer& s = ctx.in(op, i);
-      visit_dtype(s.dtype(), [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        std::fill_n(reinterpret_cast<T*>(scratch + scalar_slot[i]), first_len, *s.data<T>());
-      });
+      if (s.shape().rank() != 0) {
+        stretched[num_stretched++] = i;
+        continue;
+      }
+      copy_run(s.data(), 0, first_len, size_of(s.dtype()), scratch + scalar_slot[i]);
     }
   const std::size_t num_views = loads + (mode == prim::FusedOut::value ? 0 : 1);
   // Views are constructed only as used: value-initializing all 33 would
@@ -262,9 +246,9 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
           break;
         }
         case prim::FusedSource::member: f.base[u] = scratch + m[idx].slot; break;
-        case prim::FusedSource::scalar:
+        case prim::FusedSource::broadcast:
           f.base[u] = scratch + scalar_slot[idx];
-          if (f.inputs == 2 && f.scalar_at < 0) {
+          if (f.inputs == 2 && f.scalar_at < 0 && ctx.in(op, idx).shape().rank() == 0) {
             f.scalar_at = j;
             f.sfn = scalar_fn(prim, f.in, j == 1);
           }
@@ -300,6 +284,10 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
     const std::int64_t ahead_len = num_streams > 0 && ahead < n ? std::min(prim::fused_tile, n - ahead) : 0;
     for (std::size_t l = 0; l < loads; ++l)
       if (!view_dense[l]) gather(views[l], b, len, scratch + gather_slot[l]);
+    for (std::size_t s = 0; s < num_stretched; ++s) {
+      const Buffer& in = ctx.in(op, stretched[s]);
+      read_broadcast(in.data(), in.shape(), shape, size_of(in.dtype()), b, len, scratch + scalar_slot[stretched[s]]);
+    }
     for (std::size_t k = 0; k < members; ++k) {
       // Spread the prefetches of a later tile over this tile's member calls.
       if (ahead_len > 0)
@@ -359,13 +347,15 @@ inline std::vector<std::int64_t> fused_attrs(const Graph& g, std::span<const Fus
                               static_cast<std::int64_t>(loads.size()),
                               n,
                               0,
-                              static_cast<std::int64_t>(inputs.size())};
-  std::vector<char> scalar(inputs.size(), 0);
+                              static_cast<std::int64_t>(inputs.size()),
+                              static_cast<std::int64_t>(result.shape.rank())};
+  for (std::size_t d = 0; d < max_rank; ++d) a.push_back(d < result.shape.rank() ? result.shape[d] : 0);
+  std::vector<char> broadcast(inputs.size(), 0);
   for (const FusedMemberSpec& m : members)
     for (std::int64_t s : m.sources)
-      if (static_cast<FusedSource>(s >> 32) == FusedSource::scalar)
-        scalar[static_cast<std::size_t>(s & 0xffffffff)] = 1;
-  for (std::size_t i = 0; i < inputs.size(); ++i) a.push_back(scalar[i] ? reserve(g.type(inputs[i]).dtype) : -1);
+      if (static_cast<FusedSource>(s >> 32) == FusedSource::broadcast)
+        broadcast[static_cast<std::size_t>(s & 0xffffffff)] = 1;
+  for (std::size_t i = 0; i < inputs.size(); ++i) a.push_back(broadcast[i] ? reserve(g.type(inputs[i]).dtype) : -1);
   for (ViewId v : loads) a.push_back(reserve(g.type(g.view(v).ref).dtype));
   for (const FusedMemberSpec& m : members) {
     const Op& op = g.op(m.op);

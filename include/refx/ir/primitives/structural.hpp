@@ -64,20 +64,29 @@ inline ExecStatus iota_impl(ExecContext& ctx, const Op& op) {
   return ExecStatus::done;
 }
 
-// attrs: [rank, dims...]; input: a scalar.
+// attrs: [rank, dims...] of the result; input: a scalar, or a value of the
+// result's rank whose every extent is the result's or 1 (stretched).
 inline void broadcast_abstract(AbstractContext& c) {
-  if (c.input(0).is_ref() || c.input(0).shape.rank() != 0) c.fail("broadcast takes a scalar value");
-  ValueType t = c.input(0);
+  const ValueType& in = c.input(0);
+  if (in.is_ref()) c.fail("broadcast takes a value; read the Ref with load() first");
+  ValueType t = in;
   t.shape = c.shape_attrs(0);
+  if (in.shape.rank() != 0) {
+    if (in.shape.rank() != t.shape.rank())
+      c.fail("cannot broadcast a {} value to {}: the ranks differ (add dimensions of extent 1 with expand_dims or "
+             "reshape first)",
+             in.shape, t.shape);
+    for (std::size_t d = 0; d < in.shape.rank(); ++d)
+      if (in.shape[d] != t.shape[d] && in.shape[d] != 1)
+        c.fail("cannot broadcast a {} value to {}: dimension {} has extent {}, which is neither {} nor 1", in.shape,
+               t.shape, d, in.shape[d], t.shape[d]);
+  }
   c.add_output(t);
 }
 inline ExecStatus broadcast_impl(ExecContext& ctx, const Op& op) {
   const Buffer& in = ctx.in(op, 0);
   Buffer& out = ctx.out(op, 0);
-  visit_dtype(out.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    std::fill_n(out.data<T>(), out.size(), *in.data<T>());
-  });
+  read_broadcast(in.data(), in.shape(), out.shape(), size_of(in.dtype()), 0, out.size(), out.data());
   return ExecStatus::done;
 }
 
@@ -93,15 +102,18 @@ inline ExecStatus cast_impl(ExecContext& ctx, const Op& op) {
   return ExecStatus::done;
 }
 
-// attrs: [axis]
+// attrs: [axis] or [axis, keepdims]: with keepdims (1) the axis stays, of
+// extent 1 (the same elements in the same order).
 inline void reduce_abstract(AbstractContext& c) {
   const ValueType& in = c.input(0);
   if (in.is_ref()) c.fail("reductions take a value; read the Ref with load() first");
   if (in.dtype == DType::pred) c.fail("cannot reduce bool values");
   if (c.attr(0) < 0 || c.attr(0) >= static_cast<std::int64_t>(in.shape.rank()))
     c.fail("axis {} is out of range for a rank-{} value", c.attr(0), in.shape.rank());
+  const auto axis = static_cast<std::size_t>(c.attr(0));
   ValueType t = in;
-  t.shape = in.shape.without(static_cast<std::size_t>(c.attr(0)));
+  if (c.num_attrs() > 1 && c.attr(1) != 0) t.shape[axis] = 1;
+  else t.shape = in.shape.without(axis);
   c.add_output(t);
 }
 /// The combining step of reduce_sum / reduce_max / reduce_min on elements of

@@ -41,7 +41,7 @@ using ref_operand_result_t = loaded_t<std::conditional_t<is_ref_v<A>, A, B>>;
     return {};                                                                                  \
   }
 #define REFX_REF_CATCH_ALL(name) REFX_REF_CATCH_ALL_CALLED(name, "(x.load())", )
-#define REFX_REF_CATCH_ALL_AXIS(name) REFX_REF_CATCH_ALL_CALLED(name, "<axis>(x.load())", std::size_t Axis, )
+#define REFX_REF_CATCH_ALL_AXIS(name) REFX_REF_CATCH_ALL_CALLED(name, "<axis>(x.load())", auto Axis, )
 #define REFX_REF_CATCH_ALL_OPERATOR(op)                                                                           \
   template <class A, class B>                                                                                     \
     requires detail::ref_operands<A, B>                                                                           \

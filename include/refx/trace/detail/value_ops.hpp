@@ -104,17 +104,16 @@ auto select(const C& c, const A& a, const B& b, refx::source_location loc = refx
     return Value<float>{};  // not reached: a check above failed to compile
   } else {
     using T = detail::binary_element<A, B>;
-    using E = detail::binary_extents<
-        typename detail::operand_traits<C>::ext,
-        detail::binary_extents<typename detail::operand_traits<A>::ext, typename detail::operand_traits<B>::ext>>;
-    ValueId ic = c.id(), ia = detail::operand<T>(a), ib = detail::operand<T>(b);
-    auto& g = detail::Tracer::current(loc).graph();
-    Shape s;
-    for (ValueId v : {ic, ia, ib})
-      if (g.type(v).shape.rank() > s.rank()) s = g.type(v).shape;
-    for (ValueId* v : {&ic, &ia, &ib})
-      if (g.type(*v).shape.rank() == 0 && s.rank() != 0) *v = detail::broadcast_to(*v, s, loc);
-    return detail::wrap<T, E>(detail::apply(prim::select, {ic, ia, ib}, {}, loc));
+    using EC = typename detail::operand_traits<C>::ext;
+    using EA = typename detail::operand_traits<A>::ext;
+    using EB = typename detail::operand_traits<B>::ext;
+    static_assert(extents_broadcast<EA, EB> && extents_broadcast<EC, broadcast_extents_t<EA, EB>>,
+                  "refx: select's condition and alternatives do not broadcast to one shape: their ranks must be "
+                  "equal (or scalars), and each dimension equal or 1");
+    using E = broadcast_extents_t<EC, broadcast_extents_t<EA, EB>>;
+    ValueId ids[] = {c.id(), detail::operand<T>(a), detail::operand<T>(b)};
+    detail::broadcast_operands(ids, "select", loc);
+    return detail::wrap<T, E>(detail::apply(prim::select, {ids[0], ids[1], ids[2]}, {}, loc));
   }
 }
 
@@ -130,30 +129,82 @@ template <std::size_t Axis, class E, std::size_t... I>
 auto drop_axis(std::index_sequence<I...>) -> extents<E::values[I < Axis ? I : I + 1]...>;
 template <std::size_t Axis, class E>
 using drop_axis_t = decltype(drop_axis<Axis, E>(std::make_index_sequence<(E::rank > 0 ? E::rank - 1 : 0)>{}));
+template <std::size_t Axis, class E, std::size_t... I>
+auto keep_axis(std::index_sequence<I...>) -> extents<(I == Axis ? 1 : E::values[I])...>;
+template <std::size_t Axis, class E, std::size_t... I>
+auto insert_axis(std::index_sequence<I...>) -> extents<(I == Axis ? 1 : E::values[I < Axis ? I : I - 1])...>;
+
+/// Whether `Axis` names a dimension of a rank-`Rank` value: 0 .. Rank - 1,
+/// or counted from the end, -Rank .. -1 (as numpy and JAX count).
+template <auto Axis, std::size_t Rank>
+constexpr bool axis_in_range() {
+  if constexpr (!std::is_integral_v<decltype(Axis)> || std::is_same_v<decltype(Axis), bool>) return false;
+  else return std::cmp_greater_equal(Axis, -static_cast<std::int64_t>(Rank)) && std::cmp_less(Axis, Rank);
+}
+/// That dimension, counted from the front (0 when out of range: the caller's
+/// static_assert has said so).
+template <auto Axis, std::size_t Rank>
+constexpr std::size_t axis_index_of() {
+  if constexpr (!axis_in_range<Axis, Rank>()) return 0;
+  else return static_cast<std::size_t>(std::cmp_less(Axis, 0) ? static_cast<std::int64_t>(Axis) + std::int64_t{Rank}
+                                                                : static_cast<std::int64_t>(Axis));
+}
+
+/// Tells apart the keepdims form of a reduction.
+struct keepdims_t {
+  explicit constexpr keepdims_t() = default;
+};
+
+template <bool Keep, std::size_t Axis, class E>
+using reduced_extents_t =
+    std::conditional_t<Keep, decltype(keep_axis<Axis, E>(std::make_index_sequence<E::rank>{})), drop_axis_t<Axis, E>>;
+
+template <bool Keep, std::size_t Axis, class T, class E>
+auto reduce(const Primitive& p, const Value<T, E>& v, SourceLoc loc) {
+  const std::int64_t attrs[] = {static_cast<std::int64_t>(Axis), 1};
+  return wrap<T, reduced_extents_t<Keep, Axis, E>>(Tracer::current(loc).bind1(
+      p, std::span<const ValueId>(std::array{v.id()}), {}, std::span<const std::int64_t>(attrs, Keep ? 2 : 1), loc));
+}
 }  // namespace detail
 
-/// Sum along `Axis` (the axis is removed).
-template <std::size_t Axis, class T, class E>
-auto reduce_sum(const Value<T, E>& v, refx::source_location loc = refx::source_location::current()) {
-  static_assert(Axis < E::rank, "refx: reduce_sum axis is out of range for this value's rank");
-  const std::int64_t attrs[] = {static_cast<std::int64_t>(Axis)};
-  return detail::wrap<T, detail::drop_axis_t<Axis, E>>(detail::apply(prim::reduce_sum, {v.id()}, attrs, loc));
-}
-/// Maximum along `Axis` (the axis is removed).
-template <std::size_t Axis, class T, class E>
-auto reduce_max(const Value<T, E>& v, refx::source_location loc = refx::source_location::current()) {
-  static_assert(Axis < E::rank, "refx: reduce_max axis is out of range for this value's rank");
-  const std::int64_t attrs[] = {static_cast<std::int64_t>(Axis)};
-  return detail::wrap<T, detail::drop_axis_t<Axis, E>>(detail::apply(prim::reduce_max, {v.id()}, attrs, loc));
-}
+/// Pass to a reduction to keep the reduced axis, with extent 1 (numpy's and
+/// JAX's keepdims=True): `x - reduce_max<1>(x, keepdims)` subtracts each
+/// row's maximum.
+inline constexpr detail::keepdims_t keepdims{};
 
-/// Minimum along `Axis` (the axis is removed).
-template <std::size_t Axis, class T, class E>
-auto reduce_min(const Value<T, E>& v, refx::source_location loc = refx::source_location::current()) {
-  static_assert(Axis < E::rank, "refx: reduce_min axis is out of range for this value's rank");
-  const std::int64_t attrs[] = {static_cast<std::int64_t>(Axis)};
-  return detail::wrap<T, detail::drop_axis_t<Axis, E>>(detail::apply(prim::reduce_min, {v.id()}, attrs, loc));
-}
+// The reductions, alike but for the name; Axis counts from the end when
+// negative (-1: the last axis), as in JAX. Without keepdims the axis is
+// removed.
+#define REFX_REDUCTION(name)                                                                                         \
+  template <auto Axis, class T, class E>                                                                             \
+  auto name(const Value<T, E>& v, refx::source_location loc = refx::source_location::current()) {                    \
+    static_assert(detail::axis_in_range<Axis, E::rank>(),                                                            \
+                  "refx: " #name " axis is out of range for this value's rank (axes go from 0 to rank - 1, or from " \
+                  "-rank to -1 counting from the end)");                                                             \
+    return detail::reduce<false, detail::axis_index_of<Axis, E::rank>()>(prim::name, v, loc);                        \
+  }                                                                                                                  \
+  template <auto Axis, class T, class E>                                                                             \
+  auto name(const Value<T, E>& v, detail::keepdims_t,                                                                \
+            refx::source_location loc = refx::source_location::current()) {                                          \
+    static_assert(detail::axis_in_range<Axis, E::rank>(),                                                            \
+                  "refx: " #name " axis is out of range for this value's rank (axes go from 0 to rank - 1, or from " \
+                  "-rank to -1 counting from the end)");                                                             \
+    return detail::reduce<true, detail::axis_index_of<Axis, E::rank>()>(prim::name, v, loc);                         \
+  }                                                                                                                  \
+  template <class T, class E, class... Rest>                                                                         \
+  Value<T, E> name(const Value<T, E>&, Rest&&...) {                                                                  \
+    static_assert(detail::dependent_false<T>,                                                                        \
+                  "refx: " #name " needs the axis to reduce: " #name "<Axis>(v), or " #name                          \
+                  "<Axis>(v, keepdims) to keep it with extent 1");                                                   \
+    return {};                                                                                                       \
+  }
+/// Sum along `Axis`.
+REFX_REDUCTION(reduce_sum)
+/// Maximum along `Axis`.
+REFX_REDUCTION(reduce_max)
+/// Minimum along `Axis`.
+REFX_REDUCTION(reduce_min)
+#undef REFX_REDUCTION
 
 /// A value of shape `s` filled with `v`.
 template <Element T, class E>
@@ -193,6 +244,68 @@ Value<T, E> broadcast(const Scalar<T>& v, TypedShape<E> s,
   return detail::wrap<T, E>(detail::broadcast_to(v.id(), s.shape, loc));
 }
 
+namespace detail {
+// Whether extents E broadcast to the static extents Dims..., aligned at the end.
+template <class E, std::int64_t... Dims>
+constexpr bool broadcasts_to() {
+  constexpr std::array<std::int64_t, sizeof...(Dims)> to{Dims...};
+  if (E::rank > to.size()) return false;
+  const std::size_t lead = to.size() - E::rank;
+  for (std::size_t i = 0; i < E::rank; ++i)
+    if (E::values[i] != to[lead + i] && E::values[i] != 1 && E::values[i] != dyn) return false;
+  return true;
+}
+inline ValueId reshape_to(ValueId v, const Shape& s, SourceLoc loc) {
+  std::vector<std::int64_t> attrs{static_cast<std::int64_t>(s.rank())};
+  attrs.insert(attrs.end(), s.begin(), s.end());
+  const ValueId ins[] = {v};
+  return Tracer::current(loc).bind1(prim::reshape, ins, {}, attrs, loc);
+}
+}  // namespace detail
+
+/// `v` broadcast to the static extents `Dims...`, as jnp.broadcast_to: v's
+/// dimensions are the last ones of the result (lax.broadcast_in_dim with
+/// broadcast_dimensions = (R - r, ..., R - 1)), each of the result's extent
+/// or 1 (stretched); the leading ones are new. `broadcast_to<128, 256>(row)`
+/// repeats a <1, 256> or <256> row 128 times. A dimension to insert
+/// elsewhere comes from expand_dims first.
+template <std::int64_t... Dims, class T, class E>
+Value<T, extents<Dims...>> broadcast_to(const Value<T, E>& v,
+                                        refx::source_location loc = refx::source_location::current()) {
+  static_assert(((Dims != dyn) && ...), "refx: broadcast_to<Dims...> takes static extents (no refx::dyn)");
+  static_assert(detail::broadcasts_to<E, Dims...>(),
+                "refx: broadcast_to cannot stretch this Value to these extents: the Value's dimensions align with the "
+                "last ones of the result, and each must be the result's extent or 1 (insert a dimension elsewhere "
+                "with expand_dims first)");
+  const Shape to{Dims...};
+  ValueId id = v.id();
+  const Shape from = v.shape();
+  if (from.rank() != 0 && from.rank() < to.rank()) {
+    Shape lead;
+    for (std::size_t i = 0; i < to.rank() - from.rank(); ++i) lead.push_back(1);
+    for (std::int64_t d : from) lead.push_back(d);
+    id = detail::reshape_to(id, lead, loc);
+  }
+  if (!(from == to)) id = detail::broadcast_to(id, to, loc);
+  return detail::wrap<T, extents<Dims...>>(id);
+}
+
+/// `v` with a new dimension of extent 1 at `Axis` (jnp.expand_dims; a
+/// negative Axis counts from the end of the result: -1 appends one). The
+/// same elements in the same order: `m[:, None]` is `expand_dims<1>(m)`.
+template <auto Axis, class T, class E>
+auto expand_dims(const Value<T, E>& v, refx::source_location loc = refx::source_location::current()) {
+  static_assert(detail::axis_in_range<Axis, E::rank + 1>(),
+                "refx: expand_dims axis is out of range: a rank-r Value takes axes from 0 to r, or from -(r + 1) to -1 "
+                "counting from the end of the result");
+  constexpr std::size_t axis = detail::axis_index_of<Axis, E::rank + 1>();
+  using R = decltype(detail::insert_axis<axis, E>(std::make_index_sequence<E::rank + 1>{}));
+  const Shape from = v.shape();
+  Shape to;
+  for (std::size_t d = 0; d <= from.rank(); ++d) to.push_back(d == axis ? 1 : from[d < axis ? d : d - 1]);
+  return detail::wrap<T, R>(detail::reshape_to(v.id(), to, loc));
+}
+
 /// The same elements, in row-major order, with the static extents `Dims...`.
 template <std::int64_t... Dims, class T, class E>
 Value<T, extents<Dims...>> reshape(const Value<T, E>& v, refx::source_location loc = refx::source_location::current()) {
@@ -228,6 +341,43 @@ namespace detail {
 REFX_DECL const Mesh::Axis& traced_mesh_axis(const Mesh& m, std::string_view axis, SourceLoc loc);
 REFX_DECL Scalar<std::int32_t> axis_scalar(const Primitive& p, std::string_view axis, SourceLoc loc);
 #if REFX_DEFINITIONS
+REFX_DECL void broadcast_operands(std::span<ValueId> ids, std::string_view what, SourceLoc loc) {
+  auto& t = Tracer::current(loc);
+  const auto fail = [&](const Hint& h, const std::string& message) {
+    if (loc.known()) trace_error(loc, h, "{}", message);
+    trace_error_near(t.near(), h, "{}", message);
+  };
+  std::vector<Shape> shapes;
+  for (ValueId id : ids) shapes.push_back(t.graph().type(id).shape);
+  Shape out;
+  std::size_t from = ids.size();  // the first operand with a rank
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const Shape& s = shapes[i];
+    if (s.rank() == 0) continue;
+    if (from == ids.size()) {
+      out = s;
+      from = i;
+      continue;
+    }
+    if (s.rank() != out.rank())
+      fail(hint("give the lower-rank one its missing dimensions of extent 1 with expand_dims or reshape"),
+           fmt::format("operands {} and {} of {} have ranks {} and {} ({} and {}); they must be equal (or one a scalar)",
+                       from, i, what, out.rank(), s.rank(), out, s));
+    for (std::size_t d = 0; d < s.rank(); ++d) {
+      if (s[d] == out[d] || s[d] == 1) continue;
+      if (out[d] != 1)
+        fail(hint("each dimension must be equal, or 1 on one side"),
+             fmt::format("the shapes {} and {} of {}'s operands do not broadcast: dimension {} is {} on one side and "
+                         "{} on the other",
+                         out, s, what, d, out[d], s[d]));
+      out[d] = s[d];
+    }
+  }
+  if (from == ids.size()) return;
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    if (!(shapes[i] == out)) ids[i] = broadcast_to(ids[i], out, loc);
+}
+
 REFX_DECL const Mesh::Axis& traced_mesh_axis(const Mesh& m, std::string_view axis, SourceLoc loc) {
   for (const Mesh::Axis& a : m.axes())
     if (a.name == axis) return a;
