@@ -18,8 +18,8 @@
 // (bench/peers-cold.patch). Unset or 0: one set, reused ("warm").
 //
 // REFX_BENCH_ALGORITHM=ring|direct|one_shot|ring_direct forces an algorithm instead of
-// Algorithm::automatic (how automatic's size limits are measured:
-// docs/performance.md); a collective that lacks it skips the row.
+// Algorithm::automatic (how automatic's size limits were measured:
+// docs/notes/performance-history.md); a collective that lacks it skips the row.
 
 #include <benchmark/benchmark.h>
 
@@ -49,7 +49,8 @@ namespace {
 
 enum Op { all_reduce = 0, all_gather = 1, reduce_scatter = 2 };
 
-// Scheduling options, for measuring their defaults (docs/performance.md):
+// Scheduling options, for measuring their defaults
+// (docs/notes/performance-history.md):
 // REFX_BENCH_COPY_CHUNK_BYTES, REFX_BENCH_INLINE_COPY_BYTES,
 // REFX_BENCH_SINGLE_WORKER_BYTES and REFX_BENCH_BOUND_LAUNCH_BYTES override
 // the RuntimeOptions of those names,
@@ -418,7 +419,8 @@ void BM_DispatchFloor(benchmark::State& state) {
 // alternating blocks of ten, each call timed. Both must give the same bits
 // first. ring_us and ring_direct_us are the medians, ratio is ring over
 // ring_direct (above 1: ring_direct is faster). How automatic's choice of
-// ring_direct was measured (docs/performance.md).
+// ring_direct was measured: docs/notes/performance-history.md (0786798,
+// 881461e).
 //
 //   bench_collectives --benchmark_filter='BM_RingAllGatherPhase/8/1048576/1'
 void BM_RingAllGatherPhase(benchmark::State& state) {

@@ -20,7 +20,7 @@
 // (manual) time is the mean dispatch time per call. Iteration counts are
 // fixed: the manual time excludes the waits, which dominate the wall time.
 //
-// Results: docs/perf-effects.md (merged into docs/performance.md).
+// Results: docs/performance.md, "Dispatch and launch costs".
 
 #include <benchmark/benchmark.h>
 

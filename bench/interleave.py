@@ -4,7 +4,8 @@
 Each benchmark the filter selects runs on its own, variant after variant,
 `--reps` times over, so a burst of load hits every variant alike; the table
 gives the best and the median time of each (and all of them, sorted).
-docs/performance.md uses it to compare an old and a new build:
+docs/notes/performance-history.md says how to read it; to compare an old and a
+new build:
 
     bench/interleave.py --reps 3 --filter 'BM_AllGather/2/1048576/1/' \\
         old=/tmp/bench_collectives_old new=build/release/bench/bench_collectives

@@ -11,8 +11,8 @@
 // written by hand on one thread -- copy a block into a buffer, add one into a
 // second buffer, copy that back -- and bandwidth_vs_staged = staged_ms /
 // median_ms says how refx's schedule compares with that work done serially
-// (docs/performance.md: the three passes, not the scheduling, bound the
-// first ratio on this machine).
+// (docs/performance.md, "Against a hand-written loop": the three passes, not
+// the scheduling, bound the first ratio on this machine).
 //
 // BM_PipelinedMatmul<T>/<block>: C = A @ B at 2048^3, A and B of element
 // type T (f32 or bf16) in Hbm, a 3-D grid (i, j, k) of <block>^3 blocks, an

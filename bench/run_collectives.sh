@@ -5,8 +5,8 @@
 # read-add-write (dst += src), each also by a kernel that does only its least
 # part (write dst; update dst in place), sampled before every program and
 # after the last, and prints one markdown comparison with ratios and each
-# collective's floor (docs/performance.md, "The floor"; written to
-# $OUT/summary.md).
+# collective's floor (docs/performance.md, "Against the thread ring and Open
+# MPI": "The floor"; written to $OUT/summary.md).
 #
 # Every program runs twice per cell: "warm" (the same buffers every call, as
 # the peers and MPI's own suites do) and "cold" (every call takes the next

@@ -12,9 +12,9 @@ last-level cache). Ratios are taken within a cell, so both sides saw the
 machine at the same speed; a row shows the median over the cells of its N and
 size (one per round) and, with several rounds, the range of its ratios.
 
-The floor (docs/performance.md, "The floor"): a collective must move, per
-device, C bytes by copying (dst = src) and A bytes by read-add-write (dst +=
-src); over all N devices that is N*C bytes at a copy rate Rc and N*A bytes
+The floor (docs/performance.md, "Against the thread ring and Open MPI"): a
+collective must move, per device, C bytes by copying (dst = src) and A bytes
+by read-add-write (dst += src); over all N devices that is N*C bytes at a copy rate Rc and N*A bytes
 at a read-add-write rate Ra. A limit must hold wherever the source lies
 (collectives often read what a peer has just written, from cache), so each
 rate is that of the fastest kernel doing at most the least work of its kind:

@@ -5,8 +5,8 @@ to the first (quartiles over the launches), which thread ran the copies, how
 long one copy took, and how many cores' worth of the launches' time went to
 copying; around each launch's copies, the time before the first and after
 the last, which threads ran them, how long two copies ran at once, and the
-time between launches. How docs/performance.md ("The far rows", "Where the
-two cores go") shows where a launch's time goes.
+time between launches. docs/notes/performance-history.md ("Timelines") says
+what it showed and where it misleads.
 
     REFX_TRACE_FILE=/tmp/t.json build/release/bench/bench_collectives \\
         --benchmark_filter='BM_AllGather/2/1048576/1' --benchmark_min_time=0.05

@@ -7,7 +7,8 @@
 // count is what the counters use). Counters:
 //   items_per_second  ops traced / printed / interpreted per second
 //   time_per_op       time per op (seconds; printed with an SI prefix, e.g. 140ns)
-// Results: docs/performance.md, section "Trace, print and interpret".
+// Results: docs/performance.md, section "Trace and compile time as the graph
+// grows".
 
 // GCC 12 at -O3 (the bench flags) reports false -Wstringop-overflow /
 // -Wrestrict positives inside refx's headers (whole_view in ir/regions.hpp,

@@ -4,11 +4,13 @@
 //     docs.Samples.*) or a fragment equal to a region of a compiled source;
 //   - every [snippet:NAME] region of examples/ and tests/ is quoted somewhere;
 //   - markers are known and sit right before a block;
-//   - outputs name the test that records them.
+//   - outputs name the test that records them;
+//   - every relative link reaches a file, and its #anchor a heading there.
 // No refx header is included: this binary only reads files.
 
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <set>
 
 #include "docs/doc_pages.hpp"
@@ -153,6 +155,69 @@ TEST(Docs, CompiledSamplesAreCompletePrograms) {
           << "), or is marked <!-- fragment: PATH#NAME -->";
       EXPECT_TRUE(names.insert(s.test_name).second) << "two samples named " << s.test_name;
     }
+}
+
+/// The anchor GitHub gives a heading: its text without links' targets and
+/// code marks, lower case, punctuation dropped, spaces as '-'.
+std::string anchor_of(std::string heading) {
+  heading = std::regex_replace(heading, std::regex(R"(\[([^\]]*)\]\([^)]*\))"), "$1");
+  std::string out;
+  for (char c : trim(heading)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || c == '-' || c == '_' || u >= 0x80) out += static_cast<char>(std::tolower(u));
+    else if (c == ' ') out += '-';
+  }
+  return out;
+}
+
+/// The anchors of a page's headings (outside fenced blocks); a repeated
+/// heading gets -1, -2, ... as on GitHub.
+std::set<std::string> anchors_of(const std::string& text) {
+  std::set<std::string> out;
+  std::map<std::string, int> seen;
+  bool fenced = false;
+  for (const std::string& line : lines_of(text)) {
+    if (trim(line).starts_with("```")) fenced = !fenced;
+    if (fenced || !line.starts_with("#")) continue;
+    const std::string a = anchor_of(line.substr(line.find_first_not_of('#')));
+    const int n = seen[a]++;
+    out.insert(n == 0 ? a : a + "-" + std::to_string(n));
+  }
+  return out;
+}
+
+TEST(Docs, RelativeLinksReachAFileAndAHeading) {
+  if (!sources_present()) GTEST_SKIP() << "sources not found at " << root();
+  const std::regex link(R"(\]\(([^)\s]+)\))");
+  const std::regex code_span("`[^`]*`");
+  const std::regex scheme("^[a-zA-Z][a-zA-Z0-9+.-]*:");  // http:, mailto:
+  int checked = 0;
+  for (const std::string& page : doc_pages(root())) {
+    const auto lines = lines_of(read_file(root() / page));
+    bool fenced = false;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      if (trim(lines[i]).starts_with("```")) fenced = !fenced;
+      if (fenced) continue;
+      const std::string prose = std::regex_replace(lines[i], code_span, "");
+      for (auto m = std::sregex_iterator(prose.begin(), prose.end(), link); m != std::sregex_iterator(); ++m) {
+        const std::string target = (*m)[1];
+        if (std::regex_search(target, scheme)) continue;
+        const auto hash = target.find('#');
+        const std::string file = target.substr(0, hash);
+        const fs::path resolved = file.empty() ? root() / page : (root() / page).parent_path() / file;
+        const std::string where = page + ":" + std::to_string(i + 1) + ": " + target;
+        ++checked;
+        if (!fs::exists(resolved)) {
+          ADD_FAILURE() << where << ": no such file";
+          continue;
+        }
+        if (hash == std::string::npos || resolved.extension() != ".md") continue;
+        EXPECT_TRUE(anchors_of(read_file(resolved)).contains(target.substr(hash + 1)))
+            << where << ": no heading with that anchor in " << resolved.lexically_relative(root()).string();
+      }
+    }
+  }
+  EXPECT_GT(checked, 0);
 }
 
 }  // namespace

@@ -161,7 +161,7 @@ TEST(EffectsPage, EffectsInsideKernels) {
   EXPECT_EQ(progress.ticks.load(), 4);
 }
 
-// ---- docs/performance.md, "Trace, print and interpret"
+// ---- docs/performance.md, "Trace and compile time as the graph grows"
 
 TEST(PerformancePage, TheTracedChainHasFourOpsPerStep) {
   constexpr std::int64_t steps = 40;

@@ -13,7 +13,7 @@ namespace refx::collectives {
 /// all_gather's Algorithm::automatic uses the direct algorithm while the
 /// gathered output is at most this many bytes per device, the ring above
 /// (direct was ahead up to 16 MiB at N = 4 and 8; at 64 MiB neither was
-/// ahead throughout: docs/performance.md).
+/// ahead throughout: docs/notes/performance-history.md, bb3b852).
 inline constexpr std::int64_t all_gather_direct_max_bytes = 16 << 20;
 
 }  // namespace refx::collectives

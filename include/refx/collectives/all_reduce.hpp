@@ -199,7 +199,7 @@ void reduce_scatter_in_place(const R& x, AxisName axis, ReduceOp op = ReduceOp::
 /// device, direct for N > 2 below `direct_max_bytes`, ring_direct otherwise
 /// (from 128 KiB to 4 MiB, in place and out of place, ring_direct took up to
 /// 47% less time than direct at N = 4 and 8; at 64 KiB direct was level or
-/// ahead at N = 8: docs/performance.md).
+/// ahead at N = 8: docs/notes/performance-history.md, 881461e).
 ///
 /// The largest x (bytes per device) that Algorithm::automatic reduces in one shot.
 inline constexpr std::int64_t one_shot_max_bytes = 32 << 10;
@@ -208,7 +208,8 @@ inline constexpr std::int64_t one_shot_max_bytes = 32 << 10;
 inline constexpr std::int64_t direct_max_bytes = 128 << 10;
 /// The out-of-place reduce_scatter's Algorithm::automatic uses the direct
 /// algorithm for N > 2 below this size of x per device (for N = 2 up to
-/// `one_shot_max_bytes`), the ring otherwise: docs/performance.md.
+/// `one_shot_max_bytes`), the ring otherwise: docs/notes/performance-history.md,
+/// bb3b852.
 inline constexpr std::int64_t reduce_scatter_direct_max_bytes = 256 << 10;
 
 }  // namespace refx::collectives

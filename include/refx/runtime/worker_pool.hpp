@@ -203,7 +203,7 @@ class WorkerPool {
         // which on this VM beats a futex wake-up): poll again too. Sleeping
         // again here left both workers asleep through a stream of launches
         // while the host thread ran every device and copy alone
-        // (docs/performance.md, "The far rows"; on a loaded machine the
+        // (docs/notes/performance-history.md, 1800c76; on a loaded machine the
         // polling workers still lose the core to other processes).
         if (idle() || mine.full.load(std::memory_order_acquire)) continue;  // the mail is taken at the top
         t = pop_locked();
@@ -217,7 +217,7 @@ class WorkerPool {
   // what the pollers write (spinning_). Sharing one made every push and pop
   // fetch the line back from a polling core, and where the lines' boundaries
   // fell depended on the layout of whatever held the pool: 0.2-0.3 us per
-  // 2-device launch (docs/performance.md, "The 4 KiB gap, found").
+  // 2-device launch (docs/notes/performance-history.md, "The 4 KiB gap").
   static constexpr std::size_t cache_line = 64;
 
   static constexpr std::chrono::microseconds mail_spin{20};

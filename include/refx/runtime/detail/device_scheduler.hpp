@@ -75,7 +75,7 @@ class DeviceScheduler {
   /// is usually taken by the host thread waiting for the launch, which keeps
   /// the devices' state in one core's cache from call to call, where the
   /// worker that starts a launch varies: measured, that matters more
-  /// (docs/performance.md).
+  /// (docs/notes/performance-history.md, 7798d9e).
   void start(bool shuffled) {
     const bool here = size() <= static_cast<std::int32_t>(pool_.size()) && !shuffled;
     const bool runner_here = here && max_runners_ > 0;
