@@ -1,6 +1,7 @@
 // The GEMM behind dot (include/refx/ir/gemm.hpp), compiled once for programs
 // that link refx::gemm (REFX_EXTERNAL_GEMM), so that their translation units
-// do not each instantiate Eigen's GEMM (docs/compile-time.md).
+// do not each instantiate Eigen's GEMM (docs/compile-time.md); with it the
+// vectorised math kernels (include/refx/ir/vector_math.hpp).
 
 #if !defined(REFX_EXTERNAL_GEMM)
 #error "refx: src/gemm.cpp is built with REFX_EXTERNAL_GEMM (link the CMake target refx::gemm)"
@@ -14,3 +15,4 @@
 #define EIGEN_DONT_PARALLELIZE 1
 
 #include <refx/ir/gemm.hpp>
+#include <refx/ir/vector_math.hpp>

@@ -9,10 +9,15 @@
 // and the store it feeds, so `z.store(map(f, x.load(), y.load()))` reads the
 // Refs and writes the output directly.
 //
+// A generic callable (`[](auto x) { ... }`) over floating-point operands is
+// called per tile instead, with MapTile operands (map_tile.hpp): SIMD
+// arithmetic and the vectorised math kernels of the exp, tanh ... primitives.
+//
 // Each distinct (callable, result, operand types) gets its own primitive,
 // registered on first use; its name is "map" plus the mangled type, so it is
 // the same in every process running the same binary.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -26,6 +31,7 @@
 #include <refx/core/dtype.hpp>
 #include <refx/ir/primitive.hpp>
 #include <refx/ir/primitives/builtins.hpp>
+#include <refx/trace/map_tile.hpp>
 #include <refx/trace/value.hpp>
 
 namespace refx {
@@ -39,16 +45,41 @@ struct map_operand<Value<T, E>> {
   using extents = E;
 };
 
+/// Whether map calls F per tile with MapTile<C> operands: F's call operator
+/// is a template (a generic lambda), every operand is computed in one
+/// floating-point type C, and F returns a tile when called with tiles. (The
+/// last check instantiates F's body with tiles: a generic body that only
+/// works on scalars fails to compile there; give it typed parameters.)
+template <class F, class T0, class... T>
+consteval bool map_tiled() {
+  using C = compute_t<T0>;
+  if constexpr ((std::is_same_v<C, float> || std::is_same_v<C, double>)&&(std::is_same_v<compute_t<T>, C> && ...) &&
+                !requires { &F::operator(); }) {
+    if constexpr (std::is_invocable_v<const F&, MapTile<C>, MapTile<compute_t<T>>...>)
+      return is_map_tile_v<std::remove_cvref_t<std::invoke_result_t<const F&, MapTile<C>, MapTile<compute_t<T>>...>>>;
+  }
+  return false;
+}
+
 /// The element function of map over operand element types T...: each element
 /// is converted to compute_t (bf16 and f16 to float), `F{}` is called, and its
-/// result converted to Out once (bf16 / f16: rounded to nearest even).
-template <class F, class Out, class... T>
+/// result converted to Out once (bf16 / f16: rounded to nearest even). When
+/// Tiled, F is called once per tile of map_tile_size elements.
+template <class F, class Out, bool Tiled, class... T>
 struct MapKernel {
   template <std::size_t... I>
   static void run(const void* const* ins, void* out, std::int64_t n, std::index_sequence<I...>) {
-    const std::tuple<const T*...> in{static_cast<const T*>(ins[I])...};
     Out* o = static_cast<Out*>(out);
-    for (std::int64_t i = 0; i < n; ++i) o[i] = static_cast<Out>(F{}(static_cast<compute_t<T>>(std::get<I>(in)[i])...));
+    if constexpr (Tiled) {
+      for (std::int64_t b = 0; b < n; b += map_tile_size) {
+        const std::int64_t m = std::min(map_tile_size, n - b);
+        F{}(MapTile<compute_t<T>>::load(static_cast<const T*>(ins[I]) + b, m)...).store(o + b);
+      }
+    } else {
+      const std::tuple<const T*...> in{static_cast<const T*>(ins[I])...};
+      for (std::int64_t i = 0; i < n; ++i)
+        o[i] = static_cast<Out>(F{}(static_cast<compute_t<T>>(std::get<I>(in)[i])...));
+    }
   }
   static void kernel(DType, const void* const* ins, void* out, std::int64_t n) {
     run(ins, out, n, std::index_sequence_for<T...>{});
@@ -85,12 +116,24 @@ struct MapKernel {
 template <class F, class... T>
 using map_result_t = std::remove_cvref_t<std::invoke_result_t<const F&, compute_t<T>...>>;
 
+/// The element type of the tile F returns (formed only on the tiled path).
+template <class F, class... T>
+struct map_tile_result {
+  using type = typename std::remove_cvref_t<std::invoke_result_t<const F&, MapTile<compute_t<T>>...>>::element_type;
+};
+template <class F, class... T>
+struct map_scalar_result {
+  using type = map_result_t<F, T...>;
+};
+
 /// The default result element type: that of the first operand when the
 /// function returns its compute type (bf16 in, float out: bf16), else what
 /// the function returns.
-template <class F, class T0, class... T>
-using map_default_out_t =
-    std::conditional_t<std::is_same_v<map_result_t<F, T0, T...>, compute_t<T0>>, T0, map_result_t<F, T0, T...>>;
+template <class F, bool Tiled, class T0, class... T>
+struct map_default_out {
+  using result = typename std::conditional_t<Tiled, map_tile_result<F, T0, T...>, map_scalar_result<F, T0, T...>>::type;
+  using type = std::conditional_t<std::is_same_v<result, compute_t<T0>>, T0, result>;
+};
 
 template <class E, class... V>
 struct map_extents {
@@ -108,11 +151,13 @@ struct map_extents<E, V, Vs...> {
 }  // namespace detail
 
 /// Applies `fn` to the elements of `values` (Values that broadcast to one
-/// shape, as the operators' operands do), as one compiled loop: the result's element i is
-/// `Out(fn(compute_t(values[i])...))`. `fn` must not capture: write constants
-/// in its body. `Out` defaults to the first operand's element type when `fn`
-/// returns its compute type (f32 for bf16 / f16, which round once, when the
-/// result is stored), else to what `fn` returns.
+/// shape, as the operators' operands do), as one compiled loop: the result's
+/// element i is `Out(fn(compute_t(values[i])...))`. A generic `fn` over
+/// floating-point operands is called per tile with MapTile operands instead
+/// (SIMD; see map_tile.hpp). `fn` must not capture: write constants in its
+/// body. `Out` defaults to the first operand's element type when `fn` returns
+/// its compute type (f32 for bf16 / f16, which round once, when the result is
+/// stored), else to what `fn` returns.
 template <class Out = void, class F, class V0, class... V>
   requires(is_value_v<V0> && (is_value_v<V> && ...))
 auto map(F, const V0& v0, const V&... vs) {
@@ -120,18 +165,22 @@ auto map(F, const V0& v0, const V&... vs) {
   static_assert(std::is_empty_v<F> && std::is_default_constructible_v<F>,
                 "refx: map's function must not capture anything (it is called as F{} on the elements); write "
                 "constants in its body, or pass them as Scalar operands");
-  static_assert(std::is_invocable_v<const F&, compute_t<T0>, compute_t<typename detail::map_operand<V>::type>...>,
-                "refx: map's function cannot be called with one element of each operand (bf16 and f16 elements "
-                "are passed as float)");
   static_assert(sizeof...(V) + 1 <= 8, "refx: map takes at most 8 operands");
-  using R = std::conditional_t<std::is_void_v<Out>,
-                               detail::map_default_out_t<F, T0, typename detail::map_operand<V>::type...>, Out>;
+  constexpr bool tiled = detail::map_tiled<F, T0, typename detail::map_operand<V>::type...>();
+  if constexpr (!tiled)
+    static_assert(std::is_invocable_v<const F&, compute_t<T0>, compute_t<typename detail::map_operand<V>::type>...>,
+                  "refx: map's function cannot be called with one element of each operand (bf16 and f16 elements "
+                  "are passed as float)");
+  using R =
+      std::conditional_t<std::is_void_v<Out>,
+                         typename detail::map_default_out<F, tiled, T0, typename detail::map_operand<V>::type...>::type,
+                         Out>;
   static_assert(Element<R>, "refx: map's function must return a number or bool (or give map<Out> an element type)");
   static_assert(detail::map_extents<extents<>, V0, V...>::broadcast,
                 "refx: map's operands do not broadcast to one shape: their ranks must be equal (or scalars), and each "
                 "dimension equal or 1");
   using E = typename detail::map_extents<extents<>, V0, V...>::type;
-  using K = detail::MapKernel<F, R, T0, typename detail::map_operand<V>::type...>;
+  using K = detail::MapKernel<F, R, tiled, T0, typename detail::map_operand<V>::type...>;
   // Operands are broadcast to one shape (the fusion pass reads them in place).
   ValueId ins[] = {v0.id(), vs.id()...};
   detail::broadcast_operands(ins, "map", {});

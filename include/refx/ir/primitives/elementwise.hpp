@@ -3,6 +3,7 @@
 // and bitwise ops, shifts, and select. Each provides an ElementwiseFn, so the fusion pass can chain
 // them into one loop.
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -52,6 +53,45 @@ inline void select_kernel(DType t, const void* const* ins, void* out, std::int64
     const T* b = static_cast<const T*>(ins[2]);
     T* o = static_cast<T*>(out);
     for (std::int64_t i = 0; i < n; ++i) o[i] = c[i] ? a[i] : b[i];
+  });
+}
+
+/// The element function of a vectorised math op (F::vector, ir/vector_math.hpp):
+/// f32 directly; bf16 and f16 converted to f32 a chunk at a time, computed
+/// and rounded back; f64 with F's scalar function.
+template <class F>
+void math_kernel(DType t, const void* const* ins, void* out, std::int64_t n) {
+  constexpr bool binary = std::is_invocable_v<F, double, double>;
+  if (t == DType::f32) {
+    const auto* a = static_cast<const float*>(ins[0]);
+    vector_math_f32(F::vector, a, binary ? static_cast<const float*>(ins[1]) : a, static_cast<float*>(out), n);
+    return;
+  }
+  visit_dtype(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, double>) {
+      const auto* a = static_cast<const double*>(ins[0]);
+      const auto* b = static_cast<const double*>(ins[binary ? 1 : 0]);
+      auto* o = static_cast<double*>(out);
+      for (std::int64_t i = 0; i < n; ++i) {
+        if constexpr (binary) o[i] = F{}(a[i], b[i]);
+        else o[i] = F{}(a[i]);
+      }
+    } else if constexpr (std::is_same_v<compute_t<T>, float> && !std::is_same_v<T, float>) {
+      constexpr std::int64_t chunk = 256;
+      float fa[chunk], fb[chunk];
+      const T* a = static_cast<const T*>(ins[0]);
+      const T* b = static_cast<const T*>(ins[binary ? 1 : 0]);
+      T* o = static_cast<T*>(out);
+      for (std::int64_t c = 0; c < n; c += chunk) {
+        const std::int64_t m = std::min(chunk, n - c);
+        for (std::int64_t i = 0; i < m; ++i) fa[i] = static_cast<float>(a[c + i]);
+        if constexpr (binary)
+          for (std::int64_t i = 0; i < m; ++i) fb[i] = static_cast<float>(b[c + i]);
+        vector_math_f32(F::vector, fa, binary ? fb : fa, fa, m);
+        for (std::int64_t i = 0; i < m; ++i) o[c + i] = static_cast<T>(fa[i]);
+      }
+    }
   });
 }
 
@@ -113,6 +153,16 @@ constexpr Primitive unary(std::string_view name) {
   return detail::as_pure(Primitive{name, &detail::unary_abstract<F>, &elementwise_impl, nullptr, nullptr,
                                    ControlKind::none, &detail::unary_kernel<F>});
 }
+/// A unary or binary (pow) math op, vectorised on f32 (math_kernel).
+template <class F>
+constexpr Primitive math(std::string_view name) {
+  if constexpr (std::is_invocable_v<F, double, double>)
+    return detail::as_pure(Primitive{name, &detail::binary_abstract<F, false>, &elementwise_impl, nullptr, nullptr,
+                                     ControlKind::none, &detail::math_kernel<F>});
+  else
+    return detail::as_pure(Primitive{name, &detail::unary_abstract<F>, &elementwise_impl, nullptr, nullptr,
+                                     ControlKind::none, &detail::math_kernel<F>});
+}
 template <class F, bool Predicate = false>
 constexpr Primitive binary(std::string_view name) {
   return detail::as_pure(Primitive{name, &detail::binary_abstract<F, Predicate>, &elementwise_impl, nullptr, nullptr,
@@ -125,13 +175,18 @@ constexpr Primitive binary(std::string_view name) {
 namespace defs {
 inline constexpr Primitive neg = unary<detail::Neg>("neg");
 inline constexpr Primitive abs = unary<detail::Abs>("abs");
-inline constexpr Primitive exp = unary<detail::Exp>("exp");
-inline constexpr Primitive log = unary<detail::Log>("log");
-inline constexpr Primitive sqrt = unary<detail::Sqrt>("sqrt");
+inline constexpr Primitive exp = math<detail::Exp>("exp");
+inline constexpr Primitive log = math<detail::Log>("log");
+inline constexpr Primitive sqrt = math<detail::Sqrt>("sqrt");
 inline constexpr Primitive logical_not = unary<detail::Not>("not");
-inline constexpr Primitive rsqrt = unary<detail::Rsqrt>("rsqrt");
-inline constexpr Primitive tanh = unary<detail::Tanh>("tanh");
-inline constexpr Primitive logistic = unary<detail::Logistic>("logistic");
+inline constexpr Primitive rsqrt = math<detail::Rsqrt>("rsqrt");
+inline constexpr Primitive tanh = math<detail::Tanh>("tanh");
+inline constexpr Primitive logistic = math<detail::Logistic>("logistic");
+inline constexpr Primitive log1p = math<detail::Log1p>("log1p");
+inline constexpr Primitive expm1 = math<detail::Expm1>("expm1");
+inline constexpr Primitive erf = math<detail::Erf>("erf");
+inline constexpr Primitive sin = math<detail::Sin>("sin");
+inline constexpr Primitive cos = math<detail::Cos>("cos");
 inline constexpr Primitive add = binary<detail::Add>("add");
 inline constexpr Primitive sub = binary<detail::Sub>("sub");
 inline constexpr Primitive mul = binary<detail::Mul>("mul");
@@ -142,7 +197,7 @@ inline constexpr Primitive max = binary<detail::Max>("max");
 inline constexpr Primitive logical_and = binary<detail::And>("and");
 inline constexpr Primitive logical_or = binary<detail::Or>("or");
 inline constexpr Primitive logical_xor = binary<detail::Xor>("xor");
-inline constexpr Primitive pow = binary<detail::Pow>("pow");
+inline constexpr Primitive pow = math<detail::Pow>("pow");
 inline constexpr Primitive shift_left = binary<detail::ShiftLeft>("shift_left");
 inline constexpr Primitive shift_right_logical = binary<detail::ShiftRightLogical>("shift_right_logical");
 inline constexpr Primitive shift_right_arithmetic = binary<detail::ShiftRightArithmetic>("shift_right_arithmetic");
@@ -165,6 +220,11 @@ REFX_DECL constinit const Primitive& logical_not = defs::logical_not;
 REFX_DECL constinit const Primitive& rsqrt = defs::rsqrt;
 REFX_DECL constinit const Primitive& tanh = defs::tanh;
 REFX_DECL constinit const Primitive& logistic = defs::logistic;
+REFX_DECL constinit const Primitive& log1p = defs::log1p;
+REFX_DECL constinit const Primitive& expm1 = defs::expm1;
+REFX_DECL constinit const Primitive& erf = defs::erf;
+REFX_DECL constinit const Primitive& sin = defs::sin;
+REFX_DECL constinit const Primitive& cos = defs::cos;
 REFX_DECL constinit const Primitive& add = defs::add;
 REFX_DECL constinit const Primitive& sub = defs::sub;
 REFX_DECL constinit const Primitive& mul = defs::mul;

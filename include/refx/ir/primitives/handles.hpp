@@ -36,6 +36,11 @@ extern const Primitive& logical_not;  // bitwise for integers
 extern const Primitive& rsqrt;
 extern const Primitive& tanh;
 extern const Primitive& logistic;
+extern const Primitive& log1p;
+extern const Primitive& expm1;
+extern const Primitive& erf;
+extern const Primitive& sin;
+extern const Primitive& cos;
 extern const Primitive& add;
 extern const Primitive& sub;
 extern const Primitive& mul;

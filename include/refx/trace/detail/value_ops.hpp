@@ -82,6 +82,14 @@ REFX_FLOATING_FN(rsqrt)
 REFX_FLOATING_FN(tanh)
 /// The sigmoid 1 / (1 + exp(-a)) (lax.logistic).
 REFX_FLOATING_FN(logistic)
+/// log(1 + a), accurate for small a.
+REFX_FLOATING_FN(log1p)
+/// exp(a) - 1, accurate for small a.
+REFX_FLOATING_FN(expm1)
+/// The error function.
+REFX_FLOATING_FN(erf)
+REFX_FLOATING_FN(sin)
+REFX_FLOATING_FN(cos)
 #undef REFX_FLOATING_FN
 
 /// `c ? a : b` elementwise; a scalar condition or branch is broadcast.

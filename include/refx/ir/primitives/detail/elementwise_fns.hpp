@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <refx/ir/vector_math.hpp>
+
 namespace refx::detail {
 
 // (clang-format 15 would break the line after "template")
@@ -37,14 +39,22 @@ struct Neg { template <class T> static constexpr bool accepts = !std::is_same_v<
 struct Abs { template <class T> static constexpr bool accepts = !std::is_same_v<T, bool>; template <class T> T operator()(T a) const {
   if constexpr (std::is_floating_point_v<T>) return std::fabs(a);  // abs(-0.0) is +0.0
   else return a < T{} ? wrap_neg(a) : a; } };
-struct Exp { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::exp(a); } };
-struct Log { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::log(a); } };
-struct Sqrt { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::sqrt(a); } };
-struct Rsqrt { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return T{1} / std::sqrt(a); } };
-struct Tanh { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::tanh(a); } };
+// The transcendental functions: `vector` names their vectorised f32 kernel
+// (ir/vector_math.hpp: f32, and bf16 / f16 through f32); the scalar call is
+// the f64 path (the C++ library's).
+struct Exp { static constexpr MathFn vector = MathFn::exp; template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::exp(a); } };
+struct Log { static constexpr MathFn vector = MathFn::log; template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::log(a); } };
+struct Log1p { static constexpr MathFn vector = MathFn::log1p; template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::log1p(a); } };
+struct Expm1 { static constexpr MathFn vector = MathFn::expm1; template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::expm1(a); } };
+struct Sqrt { static constexpr MathFn vector = MathFn::sqrt; template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::sqrt(a); } };
+struct Rsqrt { static constexpr MathFn vector = MathFn::rsqrt; template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return T{1} / std::sqrt(a); } };
+struct Tanh { static constexpr MathFn vector = MathFn::tanh; template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::tanh(a); } };
 // 1 / (1 + exp(-x)): exp(-x) overflows to +inf for very negative x, and the
 // result is then 0, not NaN.
-struct Logistic { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return T{1} / (T{1} + std::exp(-a)); } };
+struct Logistic { static constexpr MathFn vector = MathFn::logistic; template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return T{1} / (T{1} + std::exp(-a)); } };
+struct Erf { static constexpr MathFn vector = MathFn::erf; template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::erf(a); } };
+struct Sin { static constexpr MathFn vector = MathFn::sin; template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::sin(a); } };
+struct Cos { static constexpr MathFn vector = MathFn::cos; template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a) const { return std::cos(a); } };
 // Logical for bool, bitwise (every bit flipped) for integers, as XLA's Not.
 struct Not { template <class T> static constexpr bool accepts = std::is_integral_v<T>; template <class T> T operator()(T a) const {
   if constexpr (std::is_same_v<T, bool>) return !a;
@@ -85,7 +95,7 @@ struct Min { template <class T> static constexpr bool accepts = numeric<T>; temp
 struct Max { template <class T> static constexpr bool accepts = numeric<T>; template <class T> T operator()(T a, T b) const {
   if constexpr (std::is_floating_point_v<T>) if (std::isnan(b)) return b;
   return a < b ? b : a; } };
-struct Pow { template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a, T b) const { return std::pow(a, b); } };
+struct Pow { static constexpr MathFn vector = MathFn::pow; template <class T> static constexpr bool accepts = std::is_floating_point_v<T>; template <class T> T operator()(T a, T b) const { return std::pow(a, b); } };
 // And, Or, Xor: logical for bool, bitwise for integers (XLA's And / Or / Xor).
 struct And { template <class T> static constexpr bool accepts = std::is_integral_v<T>; template <class T> T operator()(T a, T b) const { return static_cast<T>(a & b); } };
 struct Or { template <class T> static constexpr bool accepts = std::is_integral_v<T>; template <class T> T operator()(T a, T b) const { return static_cast<T>(a | b); } };
