@@ -8,15 +8,17 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <regex>
+#include <string>
 #include <vector>
 
 #include "support/graph_testing.hpp"
 #include <refx/runtime/runtime.hpp>
 
 using namespace refx;
+using refx::graph_testing::fused_matches_unfused;
 using refx::testing::contents;
 using refx::testing::make_buffer_fn;
-using refx::graph_testing::fused_matches_unfused;
 
 namespace {
 
@@ -87,14 +89,15 @@ TEST(Map, StridedViewsAndScalarOperands) {
   const auto x = contents<float>(args[0]), z = contents<float>(args[2]);
   for (std::int64_t i = 0; i < 10; ++i)
     for (std::int64_t j = 0; j < 16; ++j)
-      EXPECT_EQ(z[static_cast<std::size_t>(i * 16 + j)], x[static_cast<std::size_t>((3 + 4 * i) * 64 + 5 + 2 * j)] * -2.25f - 1.5f)
+      EXPECT_EQ(z[static_cast<std::size_t>(i * 16 + j)],
+                x[static_cast<std::size_t>((3 + 4 * i) * 64 + 5 + 2 * j)] * -2.25f - 1.5f)
           << i << "," << j;
 }
 
 TEST(Map, Bf16IsComputedInF32AndRoundedOnceWhenStored) {
   constexpr std::int64_t n = 777;
   const auto f = [](VmemRef<const bf16, n> x, VmemRef<const bf16, n> y, VmemRef<bf16, n> z, VmemRef<bf16, n> w) {
-    z.store(map(bf16_fn, x.load(), y.load()));              // rounded once
+    z.store(map(bf16_fn, x.load(), y.load()));               // rounded once
     w.store(x.load() * bf16(1.5f) + y.load() / bf16(3.0f));  // rounded per op
   };
   std::vector<Buffer> args;
@@ -156,9 +159,30 @@ TEST(Map, OperandsOfDifferentShapesAreATraceError) {
     trace(f);
     FAIL() << "no error";
   } catch (const TraceError& e) {
-    EXPECT_NE(std::string(e.what()).find("different shapes"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("refx: map"), std::string::npos) << e.what();
+    // The primitive is named "map#<n>" (readable), not by the kernel's mangled C++ type.
+    EXPECT_TRUE(std::regex_search(e.what(), std::regex("^refx: map#[0-9]+: operands 1 and 0 have different shapes "
+                                                       "\\(\\[8,4\\] and \\[4,8\\]\\)")))
+        << e.what();
+    EXPECT_EQ(std::string(e.what()).find("MapKernel"), std::string::npos) << e.what();
   }
+}
+
+TEST(Map, EachFunctionHasAReadableNameOfItsOwn) {
+  const auto f = [](VmemRef<const float, 8> x, VmemRef<float, 8> y, VmemRef<float, 8> z) {
+    y.store(map([](float a) { return a * 2.0f; }, x.load()));
+    z.store(map([](float a) { return a * 3.0f; }, x.load()));
+  };
+  const Graph g = trace(f);
+  std::vector<std::string> names;
+  for (std::size_t b = 0; b < g.num_blocks(); ++b)
+    for (OpId o : g.block(static_cast<BlockId>(b)).ops)
+      if (g.op(o).prim->name.starts_with("map")) names.emplace_back(g.op(o).prim->name);
+  ASSERT_EQ(names.size(), 2u) << to_text(g);
+  EXPECT_NE(names[0], names[1]);
+  for (const std::string& n : names) EXPECT_TRUE(std::regex_match(n, std::regex("map#[0-9]+"))) << n;
+  const std::string dot = to_dot(g);
+  EXPECT_NE(dot.find(names[0]), std::string::npos) << dot;
+  EXPECT_EQ(dot.find("MapKernel"), std::string::npos) << dot;
 }
 
 TEST(Map, RunsInACompiledKernel) {
@@ -170,7 +194,8 @@ TEST(Map, RunsInACompiledKernel) {
                        Array::generate<float>(2, Shape{n}, [](int, std::int64_t i) { return yin(i); }));
   for (int d = 0; d < 2; ++d) {
     const std::vector<float> z = out[0].to_host<float>(d);
-    for (std::int64_t i = 0; i < n; i += 97) EXPECT_EQ(z[static_cast<std::size_t>(i)], relu_affine(xin(i + d), yin(i))) << d << " " << i;
+    for (std::int64_t i = 0; i < n; i += 97)
+      EXPECT_EQ(z[static_cast<std::size_t>(i)], relu_affine(xin(i + d), yin(i))) << d << " " << i;
   }
 }
 
