@@ -5,7 +5,7 @@
 // PipelineSchedule (which decides and emits the copies), and the templates
 // that allocate the windows and hand the body its blocks. Users never name
 // these; pipeline.hpp includes this header (the definitions of what is
-// declared here are in detail/pipeline_schedule.hpp).
+// declared here are in pipeline/schedule.hpp).
 
 #include <array>
 #include <cstdint>
