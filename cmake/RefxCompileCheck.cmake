@@ -22,8 +22,10 @@
 #                    follow the first refx: line (no cascade of follow-on errors)
 # A case may raise either limit for itself with a line
 # `// refx-max-first: N` or `// refx-max-tail: N`: a known cascade, recorded
-# where it is (each is a defect to fix, not a licence; no case uses one since
-# the 12 that issue 25 left open were fixed in the library).
+# where it is (each is a defect to fix, not a licence; since the 12 that issue
+# 25 left open were fixed in the library, one case uses one:
+# pipeline_index_map_mixed_int_types.cpp, where the compiler's own error in
+# the user's code must come before refx's sentence).
 cmake_minimum_required(VERSION 3.21)
 
 foreach(var REFX_CXX REFX_SOURCE REFX_MODE REFX_FLAGS_FILE)

@@ -100,6 +100,7 @@ endfunction()
 
 refx_run_consumer(refx_consumer ON "refx ${REFX_EXPECTED_VERSION}")
 refx_run_consumer(refx_consumer_gemm ON "gemm: 50")  # a dot on the installed refx::gemm
-# refx::compiled runs a kernel; refx::mpi runs in-process (outside mpirun).
+# refx::compiled runs a kernel; refx::mpi runs in-process (outside mpirun),
+# its transport object linked and registered.
 refx_run_consumer(refx_consumer_compiled "${REFX_EXPECT_COMPILED}" "compiled: 26")
-refx_run_consumer(refx_consumer_mpi "${REFX_EXPECT_MPI}" "refx ${REFX_EXPECTED_VERSION}")
+refx_run_consumer(refx_consumer_mpi "${REFX_EXPECT_MPI}" "refx ${REFX_EXPECTED_VERSION}; MPI transport registered")

@@ -5,8 +5,10 @@
 #          differential fuzzer, fault injection, stress, and the runtime's
 #          scheduling and error tests
 #   asan   AddressSanitizer + UBSan build of the differential fuzzer, fault
-#          injection (LeakSanitizer at exit) and the bad-input tests (stress
-#          runs in the default and tsan stages: about 60 s of CI time saved)
+#          injection (LeakSanitizer at exit), the bad-input tests and the
+#          REFX_TRACE_FILE timeline written at exit by the static destructors
+#          (stress runs in the default and tsan stages: about 60 s of CI time
+#          saved)
 #   fuzz   the libFuzzer build (clang-15) of the graph-builder fuzz target,
 #          REFX_LIBFUZZER_RUNS runs (default 50000)
 #
@@ -26,10 +28,11 @@ TSAN_TARGETS=(reliability_differential_fuzz_test reliability_fault_injection_tes
 TSAN_TESTS='^(reliability|runtime)\.'  # the runtime tests not built here show up as *_NOT_BUILT, unmatched
 # (reliability_graph_fuzz_test is left to the fuzz stage: the same target under ASan + UBSan, coverage-guided.)
 ASAN_TARGETS=(reliability_differential_fuzz_test reliability_fault_injection_test reliability_bad_input_test
-              runtime_bound_launch_test)
+              runtime_bound_launch_test runtime_timeline_at_exit_test)
 # (the runtime tests not built here show up as *_NOT_BUILT, unmatched; bound launches hold their Arrays
-# and program in ways only a sanitizer sees go wrong)
-ASAN_TESTS='^(reliability\.|runtime\.(Devices/BoundLaunch|WorkerPoolMail)\.)'
+# and program in ways only a sanitizer sees go wrong, and a timeline written at exit reads what other
+# static destructors may have freed)
+ASAN_TESTS='^(reliability\.|runtime\.(Devices/BoundLaunch|WorkerPoolMail|TimelineAtExit)\.)'
 
 run_stage() {  # name, ctest regex, targets...
   local preset=$1 regex=$2

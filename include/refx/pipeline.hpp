@@ -32,7 +32,7 @@
 #include <vector>
 
 #include <refx/config.hpp>
-#include <refx/detail/pipeline_operands.hpp>
+#include <refx/pipeline/operands.hpp>
 #include <refx/trace/ref.hpp>
 
 namespace refx {
@@ -192,5 +192,5 @@ auto pipeline_kernel(Grid<R> g, Body body, Specs... specs) {
 }  // namespace refx
 
 #if REFX_DEFINITIONS
-#include <refx/detail/pipeline_schedule.hpp>
+#include <refx/pipeline/schedule.hpp>
 #endif

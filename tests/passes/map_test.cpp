@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <regex>
+#include <string>
 #include <vector>
 
 #include "support/graph_testing.hpp"
@@ -164,7 +166,26 @@ TEST(Map, OperandsThatDoNotBroadcastAreATraceError) {
               std::string::npos)
         << e.what();
     EXPECT_NE(std::string(e.what()).find("map_test.cpp"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("MapKernel"), std::string::npos) << e.what();  // no mangled C++ type
   }
+}
+
+TEST(Map, EachFunctionHasAReadableNameOfItsOwn) {
+  const auto f = [](VmemRef<const float, 8> x, VmemRef<float, 8> y, VmemRef<float, 8> z) {
+    y.store(map([](float a) { return a * 2.0f; }, x.load()));
+    z.store(map([](float a) { return a * 3.0f; }, x.load()));
+  };
+  const Graph g = trace(f);
+  std::vector<std::string> names;
+  for (std::size_t b = 0; b < g.num_blocks(); ++b)
+    for (OpId o : g.block(static_cast<BlockId>(b)).ops)
+      if (g.op(o).prim->name.starts_with("map")) names.emplace_back(g.op(o).prim->name);
+  ASSERT_EQ(names.size(), 2u) << to_text(g);
+  EXPECT_NE(names[0], names[1]);
+  for (const std::string& n : names) EXPECT_TRUE(std::regex_match(n, std::regex("map#[0-9]+"))) << n;
+  const std::string dot = to_dot(g);
+  EXPECT_NE(dot.find(names[0]), std::string::npos) << dot;
+  EXPECT_EQ(dot.find("MapKernel"), std::string::npos) << dot;
 }
 
 TEST(Map, RunsInACompiledKernel) {

@@ -130,7 +130,9 @@ class Parser {
         if (i_ >= s_.size()) fail("unfinished escape");
         c = s_[i_++];
         switch (c) {
-          case '"': case '\\': case '/': out += c; break;
+          case '"':
+          case '\\':
+          case '/': out += c; break;
           case 'n': out += '\n'; break;
           case 't': out += '\t'; break;
           case 'r': out += '\r'; break;
@@ -140,7 +142,19 @@ class Parser {
             if (i_ + 4 > s_.size()) fail("short \\u escape");
             const unsigned code = static_cast<unsigned>(std::stoul(std::string(s_.substr(i_, 4)), nullptr, 16));
             i_ += 4;
-            out += code < 0x80 ? static_cast<char>(code) : '?';  // tests only meet ASCII
+            // As UTF-8 (surrogate pairs, which refx does not write, become '?').
+            if (code < 0x80) {
+              out += static_cast<char>(code);
+            } else if (code < 0x800) {
+              out += static_cast<char>(0xc0 | (code >> 6));
+              out += static_cast<char>(0x80 | (code & 0x3f));
+            } else if (code < 0xd800 || code > 0xdfff) {
+              out += static_cast<char>(0xe0 | (code >> 12));
+              out += static_cast<char>(0x80 | ((code >> 6) & 0x3f));
+              out += static_cast<char>(0x80 | (code & 0x3f));
+            } else {
+              out += '?';
+            }
             break;
           }
           default: fail("bad escape");

@@ -7,6 +7,7 @@
 #include <deque>
 #include <mutex>
 #include <span>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -148,10 +149,12 @@ class PrimitiveRegistry {
   PrimitiveRegistry() {
     for (const Primitive* p : builtin_primitives) by_name_.emplace(p->name, p);
   }
+  /// Stores `p` and a copy of its name (the stored definition's name views it).
   const Primitive& add(const Primitive& p) {
     std::lock_guard lock(mutex_);
     if (by_name_.contains(p.name)) throw Error(fmt::format("refx: a primitive named '{}' is already defined", p.name));
-    const Primitive& stored = store_.emplace_back(p);
+    Primitive& stored = store_.emplace_back(p);
+    stored.name = names_.emplace_back(p.name);
     by_name_.emplace(stored.name, &stored);
     return stored;
   }
@@ -163,18 +166,23 @@ class PrimitiveRegistry {
 
  private:
   mutable std::mutex mutex_;
-  std::deque<Primitive> store_;  // stable addresses
+  std::deque<Primitive> store_;    // stable addresses
+  std::deque<std::string> names_;  // the stored primitives' names
   std::unordered_map<std::string_view, const Primitive*> by_name_;
 };
 
+/// Never destroyed: graphs point at the registered primitives and print their
+/// names until the process ends, the REFX_TRACE_FILE timeline among them (its
+/// static destructor may run after any other's).
 inline PrimitiveRegistry& primitive_registry() {
-  static PrimitiveRegistry r;
+  static PrimitiveRegistry& r = *new PrimitiveRegistry;
   return r;
 }
 }  // namespace detail
 
 /// Registers a primitive and returns the stored definition (its address is
-/// the primitive's identity). Names are unique; `name` must outlive the program.
+/// the primitive's identity), which keeps a copy of `name` until the process
+/// ends. Names are unique.
 inline const Primitive& define_primitive(const Primitive& p) { return detail::primitive_registry().add(p); }
 
 /// The primitive registered under `name`, or nullptr.

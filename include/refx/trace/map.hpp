@@ -14,16 +14,18 @@
 // arithmetic and the vectorised math kernels of the exp, tanh ... primitives.
 //
 // Each distinct (callable, result, operand types) gets its own primitive,
-// registered on first use; its name is "map" plus the mangled type, so it is
-// the same in every process running the same binary.
+// registered on first use and named "map#<n>": the n-th map function the
+// process traced (the same in every process that traces its kernels in the
+// same order). Errors, printed graphs and timelines show that name; the op's
+// source line tells which map it is.
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <tuple>
 #include <type_traits>
-#include <typeinfo>
 #include <utility>
 
 #include <fmt/format.h>
@@ -36,6 +38,9 @@
 
 namespace refx {
 namespace detail {
+
+/// How many map functions the process has registered (the n of "map#<n>").
+inline std::atomic<std::int64_t> map_functions{0};
 
 template <class V>
 struct map_operand;
@@ -104,11 +109,13 @@ struct MapKernel {
   }
   static void print(const Graph&, const Op&, std::string& s) { s += "map"; }
   static const Primitive& primitive() {
-    static const std::string name = fmt::format("map<{}>", typeid(MapKernel).name());
     // The impl of every elementwise primitive (elementwise_impl) calls the
-    // primitive's element function over the operands' buffers.
-    static const Primitive& p =
-        define_primitive(Primitive{name, &abstract, prim::add.impl, &print, nullptr, ControlKind::none, &kernel});
+    // primitive's element function over the operands' buffers. The registry
+    // keeps a copy of the name.
+    static const Primitive& p = []() -> const Primitive& {
+      const std::string name = fmt::format("map#{}", ++map_functions);
+      return define_primitive(Primitive{name, &abstract, prim::add.impl, &print, nullptr, ControlKind::none, &kernel});
+    }();
     return p;
   }
 };

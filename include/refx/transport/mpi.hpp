@@ -25,8 +25,8 @@
 // It knows a launch only as a transport::Receiver and includes nothing of
 // runtime/. Including this header makes MPI the transport of
 // Runtime::global() (transport::default_remote(), set by
-// mpi_registered below); the CMake target refx::mpi compiles
-// src/mpi_transport.cpp, which includes it, into every program that links it.
+// mpi_registered below); the CMake target refx::mpi links src/mpi_transport.cpp,
+// which includes it, compiled once, into every program that links it.
 
 #include <mpi.h>
 

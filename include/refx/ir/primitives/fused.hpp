@@ -384,7 +384,7 @@ inline void fused_print(const Graph& g, const Op& op, std::string& s) {
   std::size_t at = fused_header + static_cast<std::size_t>(a[5] + a[2]);
   for (std::int64_t k = 0; k < a[0]; ++k) {
     const std::string_view name = g.op(static_cast<OpId>(a[at])).prim->name;
-    names.push_back(name.starts_with("map<") ? std::string_view("map") : name);  // refx::map: not its mangled type
+    names.push_back(name.starts_with("map#") ? std::string_view("map") : name);  // refx::map: "map#<n>"
     at += 4 + static_cast<std::size_t>(a[at + 3]);
   }
   const auto mode = static_cast<prim::FusedOut>(a[1]);

@@ -20,17 +20,46 @@
 
 namespace refx::detail {
 
+/// The length of the well-formed UTF-8 sequence at s[i] (no overlong forms,
+/// surrogates or code points above U+10FFFF), or 0 when there is none.
+inline std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+  const auto b = static_cast<unsigned char>(s[i]);
+  std::size_t n = 0;
+  unsigned lo = 0x80, hi = 0xbf;  // the range of the second byte
+  if (b < 0x80) return 1;
+  if (b >= 0xc2 && b <= 0xdf) n = 2;
+  else if (b >= 0xe0 && b <= 0xef) n = 3, lo = b == 0xe0 ? 0xa0 : 0x80, hi = b == 0xed ? 0x9f : 0xbf;
+  else if (b >= 0xf0 && b <= 0xf4) n = 4, lo = b == 0xf0 ? 0x90 : 0x80, hi = b == 0xf4 ? 0x8f : 0xbf;
+  else return 0;
+  if (i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    const auto c = static_cast<unsigned char>(s[i + k]);
+    if (c < (k == 1 ? lo : 0x80u) || c > (k == 1 ? hi : 0xbfu)) return 0;
+  }
+  return n;
+}
+
+/// `s` as a JSON string; a byte that is not part of well-formed UTF-8 (a
+/// user's name in another encoding) becomes U+FFFD, so the file stays valid.
 inline void json_string(std::string& out, std::string_view s) {
   out += '"';
-  for (const char c : s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const char c = s[i];
+    const std::size_t n = utf8_sequence(s, i);
+    if (n == 0) {
+      out += "\\ufffd";
+      ++i;
+      continue;
+    }
     if (c == '"' || c == '\\') {
       out += '\\';
       out += c;
     } else if (static_cast<unsigned char>(c) < 0x20) {
       fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned>(c));
     } else {
-      out += c;
+      out.append(s.substr(i, n));
     }
+    i += n;
   }
   out += '"';
 }

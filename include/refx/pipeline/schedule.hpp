@@ -1,6 +1,6 @@
 #pragma once
 // The out-of-line definitions of emit_pipeline's schedule (declared in
-// detail/pipeline_operands.hpp): the grid's points, the operand checks, which
+// pipeline/operands.hpp): the grid's points, the operand checks, which
 // copies each step starts and waits, and program_id / num_programs. Part of
 // pipeline.hpp, which includes it at its end when REFX_DEFINITIONS is set
 // (compiled once in src/refx.cpp with refx::compiled), so it includes no refx

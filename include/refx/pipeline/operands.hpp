@@ -5,7 +5,7 @@
 // PipelineSchedule (which decides and emits the copies), and the templates
 // that allocate the windows and hand the body its blocks. Users never name
 // these; pipeline.hpp includes this header (the definitions of what is
-// declared here are in detail/pipeline_schedule.hpp).
+// declared here are in pipeline/schedule.hpp).
 
 #include <array>
 #include <cstdint>
@@ -130,6 +130,27 @@ std::vector<DynIndex> block_indices(const Ret& r) {
   }
 }
 
+/// Whether `map` can be called with one grid index (std::int64_t) per I.
+template <class Map, std::size_t... I>
+constexpr bool takes_grid_indices(std::index_sequence<I...>) {
+  return std::is_invocable_v<const Map&, decltype((void)I, std::int64_t{})...>;
+}
+/// An index map that cannot be called with R grid indices: whether it takes
+/// another number of them (a function whose call type is known, or a generic
+/// one that another count of 0 to 4 fits), rather than failing to compile
+/// for them (no return type could be deduced: the error is in its body).
+template <class Map, std::size_t R>
+constexpr bool takes_other_grid_index_count() {
+  if constexpr (requires { &Map::operator(); }) {
+    return true;
+  } else {
+    return []<std::size_t... K>(std::index_sequence<K...>) {
+      return ((K != R && takes_grid_indices<Map>(std::make_index_sequence<K>{})) || ...);
+    }
+    (std::make_index_sequence<5>{});
+  }
+}
+
 template <class Spec>
 struct spec_shape;
 template <class Map, std::int64_t... B>
@@ -181,12 +202,21 @@ void describe(const A& a, PipeOperand& op, const std::vector<std::vector<std::in
     op.block = spec_shape<Spec>::dims();
     op.buffers = a.spec.buffers;
     op.index.reserve(points.size());
-    for (const auto& p : points) {
-      op.index.push_back([&]<std::size_t... I>(std::index_sequence<I...>) {
-        static_assert(std::is_invocable_v<const decltype(a.spec.map)&, decltype((void)I, std::int64_t{})...>,
-                      "refx: a BlockSpec's index map takes one grid index (std::int64_t) per grid dimension");
-        return block_indices<Spec::rank>(a.spec.map(p[I]...));
-      }(std::make_index_sequence<R>{}));
+    using Map = decltype(a.spec.map);
+    constexpr bool callable = takes_grid_indices<Map>(std::make_index_sequence<R>{});
+    static_assert(callable || !takes_other_grid_index_count<Map, R>(),
+                  "refx: a BlockSpec's index map takes one grid index (std::int64_t) per grid dimension");
+    static_assert(callable || takes_other_grid_index_count<Map, R>(),
+                  "refx: a BlockSpec's index map does not compile when called with its grid indices (std::int64_t; "
+                  "the error above is in its body): it returns one block index, or a std::array or std::tuple of "
+                  "them, each an integer or a traced integer Scalar; std::array{i, 0} mixes std::int64_t and int: "
+                  "write std::array<std::int64_t, 2>{i, 0} or std::tuple{i, 0}");
+    if constexpr (callable) {
+      for (const auto& p : points) {
+        op.index.push_back([&]<std::size_t... I>(std::index_sequence<I...>) {
+          return block_indices<Spec::rank>(a.spec.map(p[I]...));
+        }(std::make_index_sequence<R>{}));
+      }
     }
   } else {
     op.role = PipeRole::scratch;
