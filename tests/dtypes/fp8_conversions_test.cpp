@@ -54,7 +54,8 @@ Meaning meaning(Layout f, std::uint8_t b) {
   const int all_ones = (1 << f.e) - 1;
   const int exponent = (b >> f.m) & all_ones, mantissa = b & ((1 << f.m) - 1);
   if (f.finite && exponent == all_ones && mantissa == (1 << f.m) - 1) return {Kind::nan, 0};
-  if (!f.finite && exponent == all_ones) return {mantissa == 0 ? Kind::infinite : Kind::nan, neg ? -INFINITY : INFINITY};
+  if (!f.finite && exponent == all_ones)
+    return {mantissa == 0 ? Kind::infinite : Kind::nan, neg ? -INFINITY : INFINITY};
   const double magnitude = exponent == 0 ? std::ldexp(mantissa, 1 - f.bias() - f.m)
                                          : std::ldexp(1.0 + std::ldexp(mantissa, -f.m), exponent - f.bias());
   return {Kind::finite, neg ? -magnitude : magnitude};
@@ -87,7 +88,7 @@ std::uint8_t reference_bits(long double x) {
   if (std::isnan(x)) return sign | nan;
   const long double a = std::fabs(x);
   static const std::vector<long double> grid = positive_grid(f);
-  const std::size_t past = grid.size() - 1;  // the index one past the largest finite code
+  const std::size_t past = grid.size() - 1;     // the index one past the largest finite code
   if (a >= grid[past]) return sign | overflow;  // inf too
   std::size_t c = 0;
   while (grid[c + 1] <= a) ++c;
@@ -177,11 +178,11 @@ TEST(Float8Decode, ChecklistValues) {
 TEST(Float8FromF32, E4m3fnChecklist) {
   const auto b = [](float x) { return f8e4m3fn(x).bits(); };
   EXPECT_EQ(b(1.0f), 0x38);
-  EXPECT_EQ(b(0.1f), 0x1d);     // 1.6 * 2^-4: mantissa 4.8 -> 5
-  EXPECT_EQ(b(17.0f), 0x58);    // a tie between 16 and 18: to even 16
-  EXPECT_EQ(b(19.0f), 0x5a);    // a tie between 18 and 20: to even 20
+  EXPECT_EQ(b(0.1f), 0x1d);   // 1.6 * 2^-4: mantissa 4.8 -> 5
+  EXPECT_EQ(b(17.0f), 0x58);  // a tie between 16 and 18: to even 16
+  EXPECT_EQ(b(19.0f), 0x5a);  // a tie between 18 and 20: to even 20
   EXPECT_EQ(b(448.0f), 0x7e);
-  EXPECT_EQ(b(464.0f), 0x7e);   // the tie between 448 and (480): to even 448
+  EXPECT_EQ(b(464.0f), 0x7e);                        // the tie between 448 and (480): to even 448
   EXPECT_EQ(b(std::nextafter(464.0f, 1e9f)), 0x7f);  // beyond: NaN, not saturated
   EXPECT_EQ(b(-std::nextafter(464.0f, 1e9f)), 0xff);
   EXPECT_EQ(b(480.0f), 0x7f);
@@ -307,7 +308,8 @@ TYPED_TEST(Float8, EveryHalfPatternConverts) {
     const f16 f = f16::from_bits(hb);
     std::uint8_t want = reference_bits<T>(static_cast<float>(f));
     // ml_dtypes converts f16 -> f8e5m2 on the bits: a NaN keeps its upper byte, quiet bit set.
-    if (std::is_same_v<T, f8e5m2> && std::isnan(static_cast<float>(f))) want = static_cast<std::uint8_t>((h >> 8) | 0x02);
+    if (std::is_same_v<T, f8e5m2> && std::isnan(static_cast<float>(f)))
+      want = static_cast<std::uint8_t>((h >> 8) | 0x02);
     ASSERT_EQ(T(f).bits(), want) << std::hex << "f16 0x" << h;
     ASSERT_EQ((detail::convert<T>(f).bits()), want) << std::hex << "f16 0x" << h;
   }

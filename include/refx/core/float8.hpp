@@ -203,7 +203,8 @@ class numeric_limits<refx::detail::float8<Format>> {
   static constexpr int digits = m + 1;
   static constexpr int radix = 2;
   static constexpr int min_exponent = 2 - bias;
-  static constexpr int max_exponent = Format::finite ? Format::exponent_field - bias + 1 : Format::exponent_field - bias;
+  static constexpr int max_exponent =
+      Format::finite ? Format::exponent_field - bias + 1 : Format::exponent_field - bias;
   static constexpr H min() noexcept { return bits(static_cast<std::uint8_t>(1u << m)); }  // smallest normal
   static constexpr H max() noexcept { return bits(Format::max_finite); }
   static constexpr H lowest() noexcept { return bits(static_cast<std::uint8_t>(Format::max_finite | 0x80u)); }
