@@ -104,8 +104,9 @@ struct float8_format {
   static constexpr std::uint32_t k_subnormal_spacing = static_cast<std::uint32_t>(127 + 1 - bias - MantissaBits) << 23;
 };
 
-using f8e4m3fn_format = float8_format<4, 3, true>;
-using f8e5m2_format = float8_format<5, 2, false>;
+// Named (not aliases), so that compiler messages read float8<f8e4m3fn_format>.
+struct f8e4m3fn_format : float8_format<4, 3, true> {};
+struct f8e5m2_format : float8_format<5, 2, false> {};
 
 /// f16 -> f8e5m2 on the bits, as ml_dtypes does: round the low byte away (to
 /// nearest even; overflow carries into infinity), or keep a NaN's upper byte
