@@ -83,8 +83,8 @@ void all_collectives(int ranks, int per_rank) {
       expect_shards(what + " in place", x, sum);
     }
     {
-      auto max = coll::all_reduce_program<float>(
-          mesh, len, {.op = ReduceOp::max})(Array::generate<float>(n, Shape{len}, input))[0];
+      auto max = coll::all_reduce_program<float>(mesh, len, {.op = ReduceOp::max})(
+          Array::generate<float>(n, Shape{len}, input))[0];
       expect_shards(fmt::format("all_reduce max {} {}", tag, len), max, [&](int, std::int64_t i) {
         float m = input(0, i);
         for (int e = 1; e < n; ++e) m = std::max(m, input(e, i));
@@ -112,16 +112,18 @@ void all_collectives(int ranks, int per_rank) {
     const auto a2a_in = [&](int d, std::int64_t i) { return static_cast<float>(d * 100000 + i); };
     auto t = coll::all_to_all_program<float>(mesh, block)(Array::generate<float>(n, Shape{n, block}, a2a_in))[0];
     // Device d's row j is device j's row d.
-    expect_shards(fmt::format("all_to_all {} block {}", tag, block), t,
-                  [&](int d, std::int64_t i) { return a2a_in(static_cast<int>(i / block), d * block + i % block); });
+    expect_shards(fmt::format("all_to_all {} block {}", tag, block), t, [&](int d, std::int64_t i) {
+      return a2a_in(static_cast<int>(i / block), d * block + i % block);
+    });
   }
   {  // In place, and many calls back to back: the collectives at kernel entry
      // skip their entry barrier, so a fast rank's copies of call k+1 reach a
      // rank still in call k (kept until k+1 starts there).
     const std::int64_t block = (1 << 17) + 5;
     const auto gathered = [&](int, std::int64_t i) { return input(static_cast<int>(i / block), i % block); };
-    auto g = Array::generate<float>(n, Shape{n, block},
-                                    [&](int d, std::int64_t i) { return i / block == d ? gathered(d, i) : -1.0f; });
+    auto g = Array::generate<float>(n, Shape{n, block}, [&](int d, std::int64_t i) {
+      return i / block == d ? gathered(d, i) : -1.0f;
+    });
     auto m = Array::generate<float>(n, Shape{block}, input);
     const auto gather = coll::all_gather_program<float>(mesh, block, {.in_place = true});
     const auto reduce = coll::all_reduce_program<float>(mesh, block, {.op = ReduceOp::max, .in_place = true});
@@ -199,8 +201,8 @@ void narrow_float_collectives(int ranks, int per_rank, const char* type, int spr
     }
   };
   for (const std::int64_t len : {std::int64_t{1000}, std::int64_t{70000}}) {
-    for (const auto alg :
-         {coll::Algorithm::ring, coll::Algorithm::direct, coll::Algorithm::one_shot, coll::Algorithm::ring_direct}) {
+    for (const auto alg : {coll::Algorithm::ring, coll::Algorithm::direct, coll::Algorithm::one_shot,
+                            coll::Algorithm::ring_direct}) {
       for (const auto op : {ReduceOp::sum, ReduceOp::max}) {
         const std::string what = fmt::format("all_reduce {} {} {} elements, algorithm {}", tag,
                                              op == ReduceOp::sum ? "sum" : "max", len, coll::algorithm_name(alg));
@@ -352,10 +354,10 @@ int main(int argc, char** argv) {
     narrow_float_collectives<f16>(rt.ranks(), per_rank, "f16", 4);
     narrow_float_collectives<f8e4m3fn>(rt.ranks(), per_rank, "f8e4m3fn", 1);
     narrow_float_collectives<f8e5m2>(rt.ranks(), per_rank, "f8e5m2", 1);
-  } else if (mode == "errors") errors(rt.ranks(), per_rank);
+  }
+  else if (mode == "errors") errors(rt.ranks(), per_rank);
   else if (mode == "backends") backend_cases(rt.ranks(), per_rank);
   else return 2;
-  if (g_failures == 0)
-    std::printf("[rank %d] %s: %d ranks x %d devices: ok\n", g_rank, mode.c_str(), rt.ranks(), per_rank);
+  if (g_failures == 0) std::printf("[rank %d] %s: %d ranks x %d devices: ok\n", g_rank, mode.c_str(), rt.ranks(), per_rank);
   return g_failures == 0 ? 0 : 1;
 }
