@@ -26,6 +26,7 @@
 //     between them on the bits, keeping a NaN's upper payload bits (f16 ->
 //     f8e5m2 sets the quiet bit). refx does the same (detail/convert.hpp).
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <compare>
@@ -88,7 +89,9 @@ struct float8_format {
     return static_cast<std::uint8_t>(sign | x);
   }
 
-  static float decode(std::uint8_t b) noexcept {
+  /// The value of code `b` (f32's quiet NaN, signed, for a NaN); float8
+  /// reads it from float8_values, this function's table.
+  static constexpr float value_of(std::uint8_t b) noexcept {
     const std::uint32_t sign = static_cast<std::uint32_t>(b & 0x80u) << 24;
     if (is_nan(b)) return std::bit_cast<float>(sign | 0x7fc00000u);
     const std::uint32_t e = (b >> MantissaBits) & exponent_field, m = b & ((1u << MantissaBits) - 1u);
@@ -107,6 +110,14 @@ struct float8_format {
 // Named (not aliases), so that compiler messages read float8<f8e4m3fn_format>.
 struct f8e4m3fn_format : float8_format<4, 3, true> {};
 struct f8e5m2_format : float8_format<5, 2, false> {};
+
+/// Every code's f32 value, computed at compile time: decoding is one load.
+template <class Format>
+inline constexpr std::array<float, 256> float8_values = [] {
+  std::array<float, 256> t{};
+  for (unsigned b = 0; b < 256; ++b) t[b] = Format::value_of(static_cast<std::uint8_t>(b));
+  return t;
+}();
 
 /// f16 -> f8e5m2 on the bits, as ml_dtypes does: round the low byte away (to
 /// nearest even; overflow carries into infinity), or keep a NaN's upper byte
@@ -144,7 +155,7 @@ class float8 {
     return h;
   }
   constexpr std::uint8_t bits() const noexcept { return bits_; }
-  operator float() const noexcept { return Format::decode(bits_); }  // NOLINT: exact, so implicit
+  operator float() const noexcept { return float8_values<Format>[bits_]; }  // NOLINT: exact, so implicit
 
   friend float8 operator+(float8 a, float8 b) noexcept { return float8(float(a) + float(b)); }
   friend float8 operator-(float8 a, float8 b) noexcept { return float8(float(a) - float(b)); }
