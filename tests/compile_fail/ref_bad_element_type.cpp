@@ -1,5 +1,5 @@
 // Misuse: a Ref of an unsupported element type (uint16_t).
-// refx-expect: element type must be one of bool, i8, u8, i32, u32, i64, bf16, f16, f32, f64
+// refx-expect: element type must be one of bool, i8, u8, i32, u32, i64, f8e4m3fn, f8e5m2, bf16, f16, f32, f64
 #include <cstdint>
 
 #include <refx/refx.hpp>

@@ -43,7 +43,7 @@ bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
 template <class T>
 class EveryType : public ::testing::Test {};
 using AllTypes = ::testing::Types<bool, std::int8_t, std::uint8_t, std::int32_t, std::uint32_t, std::int64_t, bf16, f16,
-                                  float, double>;
+                                  float, double, f8e4m3fn, f8e5m2>;
 TYPED_TEST_SUITE(EveryType, AllTypes);
 
 TYPED_TEST(EveryType, LocalCopiesContiguousAndStrided) {

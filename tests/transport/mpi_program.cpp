@@ -2,8 +2,8 @@
 //
 //   mpi_test collectives D   every collective on a mesh of ranks x D devices
 //                            equals the host reference on each rank's devices
-//                            (f32 throughout; bf16 and f16 all-reduces and
-//                            all-gathers too, with their rounding per hop)
+//                            (f32 throughout; bf16, f16 and fp8 all-reduces
+//                            and all-gathers too, with their rounding per hop)
 //   mpi_test backends D      the bodies of tests/support/backend_cases.hpp
 //                            (copies, semaphores, collectives; the same as
 //                            tests/backends runs in-process) on the mesh
@@ -172,18 +172,22 @@ void all_collectives(int ranks, int per_rank) {
   }
 }
 
-/// bf16 / f16 over MPI: all-reduce (sum and max) with every algorithm, of
-/// small integers (every partial sum exact, so the result is exact), the
-/// all-gather, and one case whose rounding shows the accumulation in the
-/// element type (docs/collectives.md): 256 on device 0 and 1 elsewhere sums
-/// to 256 in bf16 (each + 1 ties back to 256; f16 has the bits for 256 + k);
-/// 256 on the last device sums to half(n - 1 + 256).
+/// bf16 / f16 / fp8 over MPI: all-reduce (sum and max) with every
+/// algorithm, of small integers in [-spread, spread] (every partial sum
+/// exact, so the result is exact: spread 1 for fp8, whose integers are exact
+/// up to 8 in f8e5m2), the all-gather, and one case whose rounding shows the
+/// accumulation in the element type (docs/collectives.md): 256 on device 0
+/// and 1 elsewhere sums to 256 in bf16 and fp8 (each + 1 ties back to 256;
+/// f16 has the bits for 256 + k); 256 on the last device sums to
+/// H(n - 1 + 256).
 template <class H>
-void half_collectives(int ranks, int per_rank, const char* type) {
+void narrow_float_collectives(int ranks, int per_rank, const char* type, int spread) {
   const int n = ranks * per_rank;
   const Mesh mesh{{"x", n}};
   const std::string tag = fmt::format("{} {} ranks x {} devices", type, ranks, per_rank);
-  const auto small = [](int d, std::int64_t i) { return static_cast<float>((d * 5 + i * 3) % 9 - 4); };
+  const auto small = [spread](int d, std::int64_t i) {
+    return static_cast<float>((d * 5 + i * 3) % (2 * spread + 1) - spread);
+  };
   const auto expect = [&](const std::string& what, const Array& a, auto want) {
     for (int d = 0; d < a.num_devices(); ++d) {
       if (!a.is_local(d)) continue;
@@ -346,8 +350,10 @@ int main(int argc, char** argv) {
   }
   if (mode == "collectives") {
     all_collectives(rt.ranks(), per_rank);
-    half_collectives<bf16>(rt.ranks(), per_rank, "bf16");
-    half_collectives<f16>(rt.ranks(), per_rank, "f16");
+    narrow_float_collectives<bf16>(rt.ranks(), per_rank, "bf16", 4);
+    narrow_float_collectives<f16>(rt.ranks(), per_rank, "f16", 4);
+    narrow_float_collectives<f8e4m3fn>(rt.ranks(), per_rank, "f8e4m3fn", 1);
+    narrow_float_collectives<f8e5m2>(rt.ranks(), per_rank, "f8e5m2", 1);
   }
   else if (mode == "errors") errors(rt.ranks(), per_rank);
   else if (mode == "backends") backend_cases(rt.ranks(), per_rank);

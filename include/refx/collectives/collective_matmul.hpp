@@ -38,9 +38,9 @@ void collective_matmul(const A& a, const B& b, const Out& out, AxisName axis,
       if (out.shape()[0] != m * ring.size || out.shape()[1] != b.shape()[1] || b.shape()[0] != k)
         trace_error(loc, "collective_matmul: shapes a{} b{} out{} do not fit {} devices", a.shape(), b.shape(),
                     out.shape(), ring.size);
-      // bf16 / f16 blocks multiplying into f32: b is widened once here, not
-      // inside each of the N products (exact either way: a half widens exactly).
-      constexpr bool widen = is_half_float_v<T> && std::is_same_v<R, float>;
+      // bf16 / f16 / f8 blocks multiplying into f32: b is widened once here, not
+      // inside each of the N products (exact either way: a narrow float widens exactly).
+      constexpr bool widen = is_narrow_float_v<T> && std::is_same_v<R, float>;
       run_scoped(
           {Shape{2, m, k}, Shape{}, Shape{}, Shape{}},
           [&](Ref<T, extents<2, dyn, dyn>, Vmem> blocks, RegularSemaphore capacity, DmaSemaphore send,

@@ -10,13 +10,14 @@
 
 #include <refx/config.hpp>
 #include <refx/core/float16.hpp>
+#include <refx/core/float8.hpp>
 
 namespace refx {
 
 /// Element types. The numbering is part of graphs (attributes hold it) and
 /// stays stable: new types are appended.
-enum class DType : std::uint8_t { pred, i32, i64, f32, f64, bf16, f16, i8, u8, u32 };
-inline constexpr DType last_dtype = DType::u32;
+enum class DType : std::uint8_t { pred, i32, i64, f32, f64, bf16, f16, i8, u8, u32, f8e4m3fn, f8e5m2 };
+inline constexpr DType last_dtype = DType::f8e5m2;
 
 template <class T>
 struct dtype_of;  // undefined: not an element type
@@ -53,6 +54,14 @@ struct dtype_of<f16> {
   static constexpr DType value = DType::f16;
 };
 template <>
+struct dtype_of<f8e4m3fn> {
+  static constexpr DType value = DType::f8e4m3fn;
+};
+template <>
+struct dtype_of<f8e5m2> {
+  static constexpr DType value = DType::f8e5m2;
+};
+template <>
 struct dtype_of<float> {
   static constexpr DType value = DType::f32;
 };
@@ -68,25 +77,27 @@ concept Element = requires { dtype_of<std::remove_const_t<T>>::value; };
 template <Element T>
 inline constexpr DType dtype_v = dtype_of<std::remove_const_t<T>>::value;
 
-/// Floating-point element types: f32, f64, bf16, f16.
+/// Floating-point element types: f32, f64, bf16, f16, f8e4m3fn, f8e5m2.
 template <class T>
-inline constexpr bool is_floating_v = std::is_floating_point_v<std::remove_cv_t<T>> || is_half_float_v<T>;
+inline constexpr bool is_floating_v = std::is_floating_point_v<std::remove_cv_t<T>> || is_narrow_float_v<T>;
 /// Integer element types (bool is not one).
 template <class T>
 inline constexpr bool is_integer_v =
     std::is_integral_v<std::remove_cv_t<T>> && !std::is_same_v<std::remove_cv_t<T>, bool>;
-/// What elements of T are computed in: f32 for bf16 and f16, T itself otherwise.
+/// What elements of T are computed in: f32 for bf16, f16 and the f8 types, T itself otherwise.
 template <class T>
-using compute_t = std::conditional_t<is_half_float_v<T>, float, std::remove_cv_t<T>>;
-/// A C++ number that can stand for an element (a literal): arithmetic types, bf16, f16.
+using compute_t = std::conditional_t<is_narrow_float_v<T>, float, std::remove_cv_t<T>>;
+/// A C++ number that can stand for an element (a literal): arithmetic types, bf16, f16, f8e4m3fn, f8e5m2.
 template <class T>
-inline constexpr bool is_number_v = std::is_arithmetic_v<std::remove_cv_t<T>> || is_half_float_v<T>;
+inline constexpr bool is_number_v = std::is_arithmetic_v<std::remove_cv_t<T>> || is_narrow_float_v<T>;
 
 constexpr std::size_t size_of(DType t) noexcept {
   switch (t) {
     case DType::pred:
     case DType::i8:
-    case DType::u8: return 1;
+    case DType::u8:
+    case DType::f8e4m3fn:
+    case DType::f8e5m2: return 1;
     case DType::bf16:
     case DType::f16: return 2;
     case DType::i32:
@@ -110,12 +121,15 @@ constexpr std::string_view name_of(DType t) noexcept {
     case DType::f16: return "f16";
     case DType::f32: return "f32";
     case DType::f64: return "f64";
+    case DType::f8e4m3fn: return "f8e4m3fn";
+    case DType::f8e5m2: return "f8e5m2";
   }
   return "?";
 }
 
 constexpr bool is_floating(DType t) noexcept {
-  return t == DType::f32 || t == DType::f64 || t == DType::bf16 || t == DType::f16;
+  return t == DType::f32 || t == DType::f64 || t == DType::bf16 || t == DType::f16 || t == DType::f8e4m3fn ||
+         t == DType::f8e5m2;
 }
 constexpr bool is_integral(DType t) noexcept {
   return t == DType::i32 || t == DType::i64 || t == DType::i8 || t == DType::u8 || t == DType::u32;
@@ -140,6 +154,8 @@ decltype(auto) visit_dtype(DType t, F&& f) {
     case DType::bf16: return f(type_tag<bf16>{});
     case DType::f16: return f(type_tag<f16>{});
     case DType::f32: return f(type_tag<float>{});
+    case DType::f8e4m3fn: return f(type_tag<f8e4m3fn>{});
+    case DType::f8e5m2: return f(type_tag<f8e5m2>{});
     case DType::f64: break;
   }
   return f(type_tag<double>{});

@@ -65,9 +65,9 @@ inline RuntimeError index_out_of_bounds(std::int64_t start, std::int64_t size, s
 
 namespace detail {
 /// a + b and a * b, wrapping around (two's complement) for signed integers
-/// instead of overflowing (undefined behaviour), as XLA defines them. bf16
-/// and f16 compute in f32 and round once (half_float's operators): a
-/// combining copy into a half rounds once per element per arriving block.
+/// instead of overflowing (undefined behaviour), as XLA defines them. bf16,
+/// f16 and fp8 compute in f32 and round once (their operators): a combining
+/// copy into a narrow float rounds once per element per arriving block.
 template <class T>
 T wrapping_add(T a, T b) {
   if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {

@@ -158,8 +158,9 @@ constexpr bool report_ref_args() {
   } else if constexpr (!Element<T>) {
     static_assert(
         Element<T>,
-        "refx: a Ref's element type must be one of bool, i8, u8, i32, u32, i64, bf16, f16, f32, f64 (std::int8_t, "
-        "std::uint8_t, std::int32_t, std::uint32_t, std::int64_t, refx::bf16, refx::f16, float, double)");
+        "refx: a Ref's element type must be one of bool, i8, u8, i32, u32, i64, f8e4m3fn, f8e5m2, bf16, f16, f32, f64 "
+        "(std::int8_t, std::uint8_t, std::int32_t, std::uint32_t, std::int64_t, refx::f8e4m3fn, refx::f8e5m2, "
+        "refx::bf16, refx::f16, float, double)");
   } else if constexpr (!is_extents<E>::value) {
     static_assert(is_extents<E>::value, "refx: the second argument of Ref must be refx::extents<...>");
   } else {

@@ -114,10 +114,10 @@ class Value : public detail::value_base {
   Value(U literal, refx::source_location loc = refx::source_location::current())  // NOLINT: implicit, as above
       : Value(detail::literal_as<T>(literal, "of the Scalar it initialises", "at", loc), loc) {}
 
-  /// A bf16 or f16 scalar from a C++ number, rounded to nearest even
+  /// A bf16, f16 or f8 scalar from a C++ number, rounded to nearest even
   /// (`Scalar<bf16> k = 0.5f`, as JAX's weakly typed literals).
   template <class U>
-    requires(rank == 0 && is_half_float_v<T> && std::is_arithmetic_v<U>)
+    requires(rank == 0 && is_narrow_float_v<T> && std::is_arithmetic_v<U>)
   Value(U literal, refx::source_location loc = refx::source_location::current())  // NOLINT: implicit, as above
       : Value(static_cast<T>(literal), loc) {}
 

@@ -16,13 +16,19 @@ namespace refx::detail {
 /// One element converted to T. Floating point to integer rounds toward zero
 /// and saturates (NaN becomes 0), as XLA does; a plain static_cast would be
 /// undefined behaviour out of range. Integers narrow modulo 2^n.
-/// bf16 and f16 convert through f32 (exact); into them, values round to
-/// nearest even (a double directly, without a double rounding).
+/// bf16, f16 and the f8 types convert through f32 (exact); into them, values
+/// round to nearest even (a double directly, without a double rounding; f8
+/// overflow and NaN as core/float8.hpp says). f16 <-> f8e5m2 convert on the
+/// bits, as ml_dtypes does (the same values; NaNs keep their upper payload).
 template <class T, class F>
 T convert(F a) {
-  if constexpr (is_half_float_v<F> && !std::is_same_v<T, F>) {
+  if constexpr (std::is_same_v<F, f16> && std::is_same_v<T, f8e5m2>) {
+    return f8e5m2::from_bits(f8e5m2_bits_of_f16(a.bits()));
+  } else if constexpr (std::is_same_v<F, f8e5m2> && std::is_same_v<T, f16>) {
+    return f16::from_bits(static_cast<std::uint16_t>(a.bits() << 8));
+  } else if constexpr (is_narrow_float_v<F> && !std::is_same_v<T, F>) {
     return convert<T>(static_cast<float>(a));
-  } else if constexpr (is_half_float_v<T>) {
+  } else if constexpr (is_narrow_float_v<T>) {
     return static_cast<T>(a);
   } else if constexpr (std::is_floating_point_v<F> && is_integer_v<T>) {
     if (std::isnan(a)) return T{};

@@ -7,9 +7,9 @@
 //
 // The result element type is JAX's preferred_element_type. Floating results
 // come from Eigen's GEMM (ir/gemm.hpp) in f32, or f64 for f64 results:
-// bf16, f16 and integer operands are converted to f32 first (exactly for
-// bf16 and f16, whose products are then exact in f32), and bf16 / f16
-// results are rounded once from the f32 sums, as XLA does on CPU. Integer
+// bf16, f16, fp8 and integer operands are converted to f32 first (exactly
+// for the narrow floats, whose products are then exact in f32), and narrow
+// float results are rounded once from the f32 sums, as XLA does on CPU. Integer
 // results are exact, wrapping modulo 2^n: each operand converted to the
 // result type, products and sums wrap.
 

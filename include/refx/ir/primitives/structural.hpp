@@ -142,7 +142,7 @@ A reduce_init() {
   else return L::has_infinity ? L::infinity() : L::max();
 }
 
-// Elements accumulate in compute_t<T> (bf16 and f16 sums in f32, rounded
+// Elements accumulate in compute_t<T> (bf16, f16 and fp8 sums in f32, rounded
 // once when stored, as jnp.sum does). The order of a floating-point sum is
 // unspecified, as in XLA: a contiguous axis is summed in 32 interleaved
 // partial sums (element k into sum k mod 32; then sum l += sum l + 16 for
@@ -200,7 +200,7 @@ void reduce_dense(const T* a, std::int64_t outer, std::int64_t n, std::int64_t i
     return;
   }
   // Along an outer axis: whole rows combine elementwise (vectorised), into
-  // the output itself, or into f32 rows for bf16 and f16.
+  // the output itself, or into f32 rows for bf16, f16 and fp8.
   std::vector<A> wide(std::is_same_v<A, T> ? 0 : static_cast<std::size_t>(inner));
   std::vector<A> seen(watch ? static_cast<std::size_t>(inner) : 0);
   for (std::int64_t i = 0; i < outer; ++i) {
