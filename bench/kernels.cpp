@@ -270,6 +270,10 @@ void BM_Broadcast(benchmark::State& state) {
 BENCHMARK(BM_Broadcast)
     ->ArgNames({"n", "row"})
     ->ArgsProduct({{256, 1024}, {0, 1}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->MinTime(0.3);
+
 template <std::int64_t N, bool UseMap>
 Executable math_kernel() {
   return kernel([](VmemRef<const float, N> x, VmemRef<float, N> y) {

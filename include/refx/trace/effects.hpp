@@ -82,11 +82,12 @@ using as_buffer = const Buffer&;
 
 template <class... V>
 constexpr void check_effect_args() {
-  static_assert((effect_arg<V>::supported && ...),
-                "refx: debug_print / io_callback take traced Values (load() a Ref first) or numbers of an element "
-                "type (bool, int8_t, uint8_t, int32_t, uint32_t, int64_t, f8e4m3fn, f8e5m2, bf16, f16, float, double); put "
-                "text in the "
-                "format string");
+  static_assert(
+      (effect_arg<V>::supported && ...),
+      "refx: debug_print / io_callback take traced Values (load() a Ref first) or numbers of an element "
+      "type (bool, int8_t, uint8_t, int32_t, uint32_t, int64_t, f8e4m3fn, f8e5m2, bf16, f16, float, double); put "
+      "text in the "
+      "format string");
 }
 
 template <class... V>
