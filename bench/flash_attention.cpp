@@ -46,7 +46,9 @@ void eigen_attention(const Matrix& q, const Matrix& k, const Matrix& v, Matrix& 
     for (I j = 0; j < kSeqK; j += kBk) {
       s.noalias() = (qb * k.middleRows(j, kBk).transpose()) * scale;
       m_new = m.max(s.rowwise().maxCoeff().array());
-      s.array() = (s.array().colwise() - m_new).exp();
+      // Row by row: Eigen does not vectorise a colwise broadcast over
+      // row-major storage (it would call the C library's expf per element).
+      for (I r = 0; r < kBq; ++r) s.row(r).array() = (s.row(r).array() - m_new(r)).exp();
       alpha = (m - m_new).exp();
       l = alpha * l + s.rowwise().sum().array();
       acc.array().colwise() *= alpha;
