@@ -133,7 +133,10 @@ P pow(const P& x, const P& y) {
   alignas(64) float xs[width], ys[width], rs[width];
   ei::pstore(xs, x);
   ei::pstore(ys, y);
-  if constexpr (ei::packet_traits<double>::HasLog && ei::packet_traits<double>::HasExp && width % dwidth == 0) {
+  // HasLog and HasExp are enumerators (ints): clang warns on && of constants.
+  constexpr bool double_packets =
+      ei::packet_traits<double>::HasLog != 0 && ei::packet_traits<double>::HasExp != 0 && width % dwidth == 0;
+  if constexpr (double_packets) {
     alignas(64) double xd[width], yd[width], rd[width];
     for (int i = 0; i < width; ++i) {
       xd[i] = static_cast<double>(xs[i]);
