@@ -55,6 +55,14 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+/// Calls `exe` on `args` and waits for its first output (the refx side of a row).
+template <class... A>
+void call_and_wait(const Executable& exe, const A&... args) {
+  std::vector<Array> r = exe(args...);
+  r[0].block_until_ready();
+  benchmark::DoNotOptimize(r[0].shard(0).data());
+}
+
 /// Times `refx_call` (returns the output Array, which it waits for) and
 /// `base` alternately; reports the medians and their ratio. With `exact`, a
 /// second baseline computing exactly refx's result (reduce_max: a NaN
@@ -145,11 +153,7 @@ void BM_Reduce(benchmark::State& state) {
   std::vector<float> out(kN), exact_out(kN);
   compare(
       state,
-      [&] {
-        std::vector<Array> r = exe(x);
-        r[0].block_until_ready();
-        benchmark::DoNotOptimize(r[0].shard(0).data());
-      },
+      [&] { call_and_wait(exe, x); },
       [&] {
         if (op == 0) reduce_loop<0>(px, out.data(), axis);
         else reduce_loop<1>(px, out.data(), axis);
@@ -206,12 +210,7 @@ void BM_Elementwise(benchmark::State& state) {
   const float* py = y.shard(0).data<float>();
   std::vector<float> out(static_cast<std::size_t>(n));
   compare(
-      state,
-      [&] {
-        std::vector<Array> r = exe(x, y);
-        r[0].block_until_ready();
-        benchmark::DoNotOptimize(r[0].shard(0).data());
-      },
+      state, [&] { call_and_wait(exe, x, y); },
       [&] {
         float* o = out.data();
         for (std::int64_t i = 0; i < n; ++i) o[i] = std::max(px[i] * 2.0f + py[i] * 3.0f, 0.0f);
@@ -249,13 +248,8 @@ void broadcast_row(benchmark::State& state, bool rows) {
                        : Array::generate<float>(1, Shape{1, N}, [](int, std::int64_t i) { return float(i % 13); });
   const Array mf =
       Array::generate<float>(1, Shape{M, N}, [&](int, std::int64_t i) { return float((rows ? i / N : i % N) % 13); });
-  const auto run = [](Executable& exe, const Array& a, const Array& b) {
-    std::vector<Array> r = exe(a, b);
-    r[0].block_until_ready();
-    benchmark::DoNotOptimize(r[0].shard(0).data());
-  };
   compare(
-      state, [&] { run(stretched, x, m); }, [&] { run(full, x, mf); });
+      state, [&] { call_and_wait(stretched, x, m); }, [&] { call_and_wait(full, x, mf); });
   if (stretched(x, m)[0].to_host<float>(0) != full(x, mf)[0].to_host<float>(0))
     state.SkipWithError("the broadcast and the pre-broadcast kernels disagree");
   state.SetLabel(fmt::format("(x - m) * 2, x {}x{} f32, m <{}> against m pre-broadcast (base)", M, N,
@@ -294,12 +288,7 @@ void BM_Math(benchmark::State& state) {
   const float* px = x.shard(0).data<float>();
   std::vector<float> out(static_cast<std::size_t>(n));
   compare(
-      state,
-      [&] {
-        std::vector<Array> r = exe(x);
-        r[0].block_until_ready();
-        benchmark::DoNotOptimize(r[0].shard(0).data());
-      },
+      state, [&] { call_and_wait(exe, x); },
       [&] {
         const Eigen::Map<const Eigen::ArrayXf> a(px, n);
         Eigen::Map<Eigen::ArrayXf>(out.data(), n) = a.exp() * a.tanh();
