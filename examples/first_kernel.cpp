@@ -2,7 +2,10 @@
 // neighbour on a ring, after a neighbour handshake. README.md quotes the
 // region between the [snippet:...] markers (docs.Docs.FragmentsQuoteACompiledSourceVerbatim
 // checks that the quote stays identical).
+// [snippet:implementation]
+#define REFX_IMPLEMENTATION  // this file compiles refx's definitions (header-only)
 #include <refx/refx.hpp>
+// [/snippet]
 
 using namespace refx;
 

@@ -1,30 +1,48 @@
 #pragma once
 // Build modes (docs/compile-time.md).
 //
-// Header-only (the default): every definition is in the headers, and a
-// translation unit that includes <refx/refx.hpp> compiles all of refx.
+// Header-only (the default, the CMake target refx::refx): no library to
+// link. Exactly one source file of the program defines REFX_IMPLEMENTATION
+// before it includes <refx/refx.hpp>; that translation unit compiles refx's
+// non-template parts (the built-in primitives, the tracer, the pass
+// pipeline, the runtime), with the program's own flags. Every other
+// translation unit compiles only what its kernels instantiate, as a
+// single-header library's users do. A program without that file fails to
+// link with an undefined reference to
+// refx::detail::header_only_refx_needs_REFX_IMPLEMENTATION_defined_in_one_source_file;
+// one with two such files, with a multiple definition of it.
 //
 // Separate compilation (REFX_SEPARATE_COMPILATION, set by linking the CMake
-// target refx::compiled): refx's non-template parts — the built-in
-// primitives, the tracer, the pass pipeline, the runtime behind Executable
-// and Array — are compiled once, into the library built from src/refx.cpp,
-// and <refx/refx.hpp> includes only what a kernel's source needs. Every
-// translation unit of a program must be built in the same mode.
+// target refx::compiled): the same definitions are compiled once into the
+// library built from src/refx.cpp, REFX_IMPLEMENTATION is ignored, and
+// <refx/refx.hpp> includes only what a kernel's source needs.
 //
-// A header's out-of-line definitions sit in an `#if REFX_DEFINITIONS` block
-// and are marked REFX_DECL (inline in header-only mode, external linkage in
-// the compiled library).
+// A header's out-of-line definitions sit in an `#if REFX_DEFINITIONS` block;
+// their declarations are marked REFX_DECL (external linkage: defined in one
+// translation unit of the program in either mode).
 
 #if defined(REFX_SEPARATE_COMPILATION)
 #define REFX_HEADER_ONLY 0
-#define REFX_DECL
 #else
 #define REFX_HEADER_ONLY 1
-#define REFX_DECL inline
 #endif
+#define REFX_DECL
 
-#if REFX_HEADER_ONLY || defined(REFX_COMPILING_LIBRARY)
+#if defined(REFX_COMPILING_LIBRARY) || (REFX_HEADER_ONLY && defined(REFX_IMPLEMENTATION))
 #define REFX_DEFINITIONS 1
 #else
 #define REFX_DEFINITIONS 0
 #endif
+
+namespace refx::detail {
+// Defined where the definitions are compiled (the REFX_IMPLEMENTATION file,
+// or librefx); referenced by every other header-only translation unit, so
+// that a program without the definitions fails to link with this name.
+extern const int header_only_refx_needs_REFX_IMPLEMENTATION_defined_in_one_source_file;
+#if REFX_DEFINITIONS
+extern const int header_only_refx_needs_REFX_IMPLEMENTATION_defined_in_one_source_file = 1;
+#elif REFX_HEADER_ONLY
+[[gnu::used]] static const int* const refx_definitions_required =
+    &header_only_refx_needs_REFX_IMPLEMENTATION_defined_in_one_source_file;
+#endif
+}  // namespace refx::detail

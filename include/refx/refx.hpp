@@ -2,6 +2,13 @@
 // refx: multi-device communication kernels over mutable array references.
 // The umbrella header; see README.md and docs/ for the tour.
 //
+// Header-only (the default), exactly one source file of a program defines
+// REFX_IMPLEMENTATION before including this header, and compiles refx's
+// definitions there (config.hpp, docs/compile-time.md):
+//
+//   #define REFX_IMPLEMENTATION
+//   #include <refx/refx.hpp>
+//
 // With separate compilation (REFX_SEPARATE_COMPILATION, the CMake target
 // refx::compiled; docs/compile-time.md) it includes what writing, compiling
 // and calling a kernel needs, the graph printers and effects_barrier(); the
@@ -11,6 +18,10 @@
 
 #include <refx/config.hpp>
 #include <refx/version.hpp>
+
+#if REFX_HEADER_ONLY && defined(REFX_IMPLEMENTATION) && !REFX_DEFINITIONS
+#error "refx: REFX_IMPLEMENTATION is defined after a refx header was included; define it before the first one"
+#endif
 
 #include <refx/core/dtype.hpp>
 #include <refx/core/error.hpp>
@@ -47,6 +58,24 @@
 #if REFX_HEADER_ONLY
 #include <refx/ir/eval.hpp>
 #include <refx/ir/interpret.hpp>
+#include <refx/runtime/effects.hpp>
+#include <refx/runtime/runtime.hpp>
+#endif
+
+#if REFX_DEFINITIONS  // the REFX_IMPLEMENTATION file, or src/refx.cpp
+#include <refx/ir/eval.hpp>
+#include <refx/ir/interpret.hpp>
+#include <refx/ir/primitives/comm.hpp>
+#include <refx/ir/primitives/control.hpp>
+#include <refx/ir/primitives/dot.hpp>
+#include <refx/ir/primitives/effects.hpp>
+#include <refx/ir/primitives/elementwise.hpp>
+#include <refx/ir/primitives/fused.hpp>
+#include <refx/ir/primitives/random.hpp>
+#include <refx/ir/primitives/ref_ops.hpp>
+#include <refx/ir/primitives/shape_ops.hpp>
+#include <refx/ir/primitives/structural.hpp>
+#include <refx/passes/pipeline.hpp>
 #include <refx/runtime/effects.hpp>
 #include <refx/runtime/runtime.hpp>
 #endif

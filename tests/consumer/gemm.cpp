@@ -1,6 +1,8 @@
 // Built against an installed refx::gemm by the consumer.installed_package
 // test: a kernel's dot runs on the GEMM compiled into the installed
-// librefx_gemm.a (REFX_EXTERNAL_GEMM: the headers only declare it).
+// librefx_gemm.a (REFX_EXTERNAL_GEMM: the headers only declare it); the
+// rest of refx's definitions are compiled here (REFX_IMPLEMENTATION).
+#define REFX_IMPLEMENTATION
 #include <refx/refx.hpp>
 
 #include <cstdio>

@@ -1,4 +1,5 @@
 // Built against an installed refx by the consumer.installed_package test.
+#define REFX_IMPLEMENTATION  // header-only: this one-file program compiles refx's definitions
 #include <refx/refx.hpp>
 
 #include <cstdio>

@@ -2,6 +2,9 @@
 // linking refx::mpi: its one object (the MPI transport, compiled when refx was
 // built) must be in the program and have registered MPI as Runtime::global()'s
 // transport before main. Outside mpirun the program still runs in-process.
+// REFX_IMPLEMENTATION: refx's definitions, when refx::compiled is not linked
+// (ignored when it is).
+#define REFX_IMPLEMENTATION
 #include <refx/refx.hpp>
 #include <refx/transport/transport.hpp>
 

@@ -1,4 +1,6 @@
-// ODR check, translation unit A (also holds main). See b.cpp.
+// ODR check, translation unit A (also holds main, and refx's definitions:
+// REFX_IMPLEMENTATION; b.cpp only declares them). See b.cpp.
+#define REFX_IMPLEMENTATION
 #include <refx/refx.hpp>
 
 // Defined in b.cpp.

@@ -10,6 +10,7 @@
 if(REFX_WITH_MPI)
   add_executable(mpi_test "${CMAKE_CURRENT_SOURCE_DIR}/transport/mpi_program.cpp")
   target_link_libraries(mpi_test PRIVATE refx::mpi refx::gemm GTest::gtest)
+  target_compile_definitions(mpi_test PRIVATE REFX_IMPLEMENTATION)  # header-only, one TU
   target_include_directories(mpi_test PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}")
   refx_configure_target(mpi_test)
   set_target_properties(mpi_test PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${REFX_TEST_BIN_DIR}")

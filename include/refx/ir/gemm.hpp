@@ -3,31 +3,26 @@
 // single-threaded GEMM over row-major buffers (refx's worker threads are the
 // parallelism; one dot runs on one device's thread).
 //
-// Eigen's GEMM costs seconds of compile time in every translation unit that
+// Eigen's GEMM costs seconds of compile time in the translation unit that
 // instantiates it, so where it is compiled is a build choice
 // (docs/compile-time.md):
-//   - header-only (the default): defined inline here, compiled with the
-//     user's flags (-march=native reaches Eigen's kernels);
-//   - REFX_EXTERNAL_GEMM (set by linking the CMake target refx::gemm): only
-//     declared here; src/gemm.cpp defines it once, in a small library;
-//   - REFX_SEPARATE_COMPILATION (refx::compiled): declared here, compiled
-//     into librefx from src/refx.cpp.
+//   - header-only (the default): in the program's REFX_IMPLEMENTATION file,
+//     with the program's flags (-march=native reaches Eigen's kernels);
+//   - REFX_EXTERNAL_GEMM (set by linking the CMake target refx::gemm): in
+//     src/gemm.cpp, once, in a small library;
+//   - REFX_SEPARATE_COMPILATION (refx::compiled): in librefx, from
+//     src/refx.cpp.
+// Everywhere else it is only declared.
 
 #include <cstdint>
 
 #include <refx/config.hpp>
 #include <refx/core/dtype.hpp>
 
-#if (REFX_HEADER_ONLY && !defined(REFX_EXTERNAL_GEMM)) || defined(REFX_COMPILING_GEMM) || \
-    (defined(REFX_COMPILING_LIBRARY) && !defined(REFX_EXTERNAL_GEMM))
+#if defined(REFX_COMPILING_GEMM) || (REFX_DEFINITIONS && !defined(REFX_EXTERNAL_GEMM))
 #define REFX_GEMM_DEFINITIONS 1
 #else
 #define REFX_GEMM_DEFINITIONS 0
-#endif
-#if REFX_HEADER_ONLY && !defined(REFX_EXTERNAL_GEMM)
-#define REFX_GEMM_DECL inline
-#else
-#define REFX_GEMM_DECL
 #endif
 
 #if REFX_GEMM_DEFINITIONS
@@ -46,8 +41,8 @@ namespace refx::detail {
 /// arrays of `t` (f32 or f64): a is m x k, b is k x n (n x k when
 /// `trans_b`), out is m x n and does not overlap a or b. k may be 0 (out is
 /// then zero).
-REFX_GEMM_DECL void gemm(DType t, const void* a, const void* b, void* out, std::int64_t m, std::int64_t k,
-                         std::int64_t n, bool trans_b);
+void gemm(DType t, const void* a, const void* b, void* out, std::int64_t m, std::int64_t k,
+             std::int64_t n, bool trans_b);
 
 #if REFX_GEMM_DEFINITIONS
 template <class S>
@@ -63,8 +58,8 @@ void eigen_gemm(const S* a, const S* b, S* out, std::int64_t m, std::int64_t k, 
   else c.noalias() = lhs * Eigen::Map<const Mat>(b, k, n);
 }
 
-REFX_GEMM_DECL void gemm(DType t, const void* a, const void* b, void* out, std::int64_t m, std::int64_t k,
-                         std::int64_t n, bool trans_b) {
+void gemm(DType t, const void* a, const void* b, void* out, std::int64_t m, std::int64_t k,
+             std::int64_t n, bool trans_b) {
   if (t == DType::f64)
     eigen_gemm(static_cast<const double*>(a), static_cast<const double*>(b), static_cast<double*>(out), m, k, n,
                trans_b);

@@ -18,9 +18,9 @@
 // sqrt and rsqrt of denormals and infinity (Eigen's fast reciprocal square
 // root), and erf of tiny arguments.
 //
-// Compiled where the GEMM is (ir/gemm.hpp, docs/compile-time.md): inline in
-// header-only builds, once in refx::gemm (REFX_EXTERNAL_GEMM) or in
-// refx::compiled, so a user translation unit does not instantiate it there.
+// Compiled where the GEMM is (ir/gemm.hpp, docs/compile-time.md): in the
+// program's REFX_IMPLEMENTATION file, in refx::gemm (REFX_EXTERNAL_GEMM) or
+// in refx::compiled; other translation units only declare it.
 
 #include <cstdint>
 
@@ -57,7 +57,7 @@ enum class MathFn : std::uint8_t { exp, log, log1p, expm1, tanh, logistic, erf, 
 
 /// out[i] = f(a[i]) (pow: a[i] ^ b[i]; b is ignored otherwise) for i < n.
 /// out may be a or b; otherwise it overlaps neither.
-REFX_GEMM_DECL void vector_math_f32(MathFn f, const float* a, const float* b, float* out, std::int64_t n);
+void vector_math_f32(MathFn f, const float* a, const float* b, float* out, std::int64_t n);
 
 #if REFX_GEMM_DEFINITIONS
 namespace vmath {
@@ -177,7 +177,7 @@ void apply_unary(K k, const float* a, float* out, std::int64_t n) {
 
 }  // namespace vmath
 
-REFX_GEMM_DECL void vector_math_f32(MathFn f, const float* a, const float* b, float* out, std::int64_t n) {
+void vector_math_f32(MathFn f, const float* a, const float* b, float* out, std::int64_t n) {
   namespace ei = vmath::ei;
   using P = vmath::Packet;
   switch (f) {
