@@ -29,7 +29,8 @@ const fs::path& root() {
 const std::map<std::string, std::string>& message_functions() {
   static const std::map<std::string, std::string> m{
       {"trace_error", "refx: "},   {"trace_error_near", "refx: "},        {"runtime_error", "refx: "},
-      {"runtime_error_at", "refx: "}, {"verify_error", "refx: verify: "}, {"verify_message", "refx: verify: "}};
+      {"runtime_error_at", "refx: "}, {"verify_error", "refx: verify: "}, {"verify_message", "refx: verify: "},
+      {"target_message", "refx: "}};
   return m;
 }
 

@@ -34,17 +34,19 @@ std::string here(int line) { return "target_checks_test.cpp:" + std::to_string(l
 
 TEST(TargetTiling, BlocksOfWholeTilesOrWholeDimensionsPass) {
   const auto tiles = [](HbmRef<const float, 96, 256> x, HbmRef<float, 96, 256> z) {
-    emit_pipeline(grid(3), [](VmemRef<const float, 32, 256> xb, VmemRef<float, 32, 256> zb) {
-      zb.store(xb.load());
-    })(in(x, block<32, 256>(same)), out(z, block<32, 256>(same)));
+    emit_pipeline(grid(3), [](VmemRef<const float, 32, 256> xb, VmemRef<float, 32, 256> zb) { zb.store(xb.load()); })(
+        in(x, block<32, 256>(same)), out(z, block<32, 256>(same)));
   };
   EXPECT_EQ(compile_error(tiles, targets::v5e()), "");
   // 12 rows are not a multiple of 8, but they are the whole array's rows.
   const auto whole = [](HbmRef<const float, 12, 256> x, HbmRef<float, 12, 256> z) {
-    emit_pipeline(grid(2), [](VmemRef<const float, 12, 128> xb, VmemRef<float, 12, 128> zb) {
-      zb.store(xb.load());
-    })(in(x, block<12, 128>([](std::int64_t j) { return std::array{std::int64_t{0}, j}; })),
-       out(z, block<12, 128>([](std::int64_t j) { return std::array{std::int64_t{0}, j}; })));
+    emit_pipeline(grid(2), [](VmemRef<const float, 12, 128> xb, VmemRef<float, 12, 128> zb) { zb.store(xb.load()); })(
+        in(x, block<12, 128>([](std::int64_t j) {
+             return std::array{std::int64_t{0}, j};
+           })),
+        out(z, block<12, 128>([](std::int64_t j) {
+              return std::array{std::int64_t{0}, j};
+            })));
   };
   EXPECT_EQ(compile_error(whole, targets::v5e()), "");
 }
@@ -53,9 +55,8 @@ TEST(TargetTiling, SecondToLastExtentBreaksTheRule) {
   int line = 0;
   const auto k = [&](HbmRef<const float, 96, 128> x, HbmRef<float, 96, 128> z) {
     line = __LINE__ + 1;
-    emit_pipeline(grid(8), [](VmemRef<const float, 12, 128> xb, VmemRef<float, 12, 128> zb) {
-      zb.store(xb.load());
-    })(in(x, block<12, 128>(same)), out(z, block<12, 128>(same)));
+    emit_pipeline(grid(8), [](VmemRef<const float, 12, 128> xb, VmemRef<float, 12, 128> zb) { zb.store(xb.load()); })(
+        in(x, block<12, 128>(same)), out(z, block<12, 128>(same)));
   };
   const std::string m = compile_error(k, targets::v5e());
   EXPECT_THAT(m, HasSubstr("refx: the Vmem block f32[12,128] of operand 0 breaks the (8, 128) tiling rule of v5e: "
@@ -77,15 +78,13 @@ TEST(TargetTiling, LastExtentBreaksTheRule) {
 TEST(TargetTiling, RankOneBlocks) {
   const auto one = [](std::int64_t i) { return i; };
   const auto pow2 = [&](HbmRef<const float, 4096> x, HbmRef<float, 4096> z) {
-    emit_pipeline(grid(16), [](VmemRef<const float, 256> xb, VmemRef<float, 256> zb) {
-      zb.store(xb.load());
-    })(in(x, block<256>(one)), out(z, block<256>(one)));
+    emit_pipeline(grid(16), [](VmemRef<const float, 256> xb, VmemRef<float, 256> zb) { zb.store(xb.load()); })(
+        in(x, block<256>(one)), out(z, block<256>(one)));
   };
   EXPECT_EQ(compile_error(pow2, targets::v5p()), "");
   const auto odd = [&](HbmRef<const float, 4032> x, HbmRef<float, 4032> z) {
-    emit_pipeline(grid(42), [](VmemRef<const float, 96> xb, VmemRef<float, 96> zb) {
-      zb.store(xb.load());
-    })(in(x, block<96>(one)), out(z, block<96>(one)));
+    emit_pipeline(grid(42), [](VmemRef<const float, 96> xb, VmemRef<float, 96> zb) { zb.store(xb.load()); })(
+        in(x, block<96>(one)), out(z, block<96>(one)));
   };
   EXPECT_THAT(compile_error(odd, targets::v5p()),
               HasSubstr("refx: the rank-1 Vmem block f32[96] of operand 0 breaks the tiling rule of v5p: its extent "
@@ -166,8 +165,9 @@ TEST(TargetElementTypes, F64IsNotATpuType) {
 }
 
 TEST(TargetElementTypes, Fp8MatmulOnlyWhereTheMatrixUnitTakesIt) {
-  const auto k = [](VmemRef<const f8e4m3fn, 8, 128> a, VmemRef<const f8e4m3fn, 128, 128> b,
-                    VmemRef<float, 8, 128> c) { c.store(dot<float>(a.load(), b.load())); };
+  const auto k = [](VmemRef<const f8e4m3fn, 8, 128> a, VmemRef<const f8e4m3fn, 128, 128> b, VmemRef<float, 8, 128> c) {
+    c.store(dot<float>(a.load(), b.load()));
+  };
   EXPECT_EQ(compile_error(k, targets::v6e()), "");
   EXPECT_THAT(compile_error(k, targets::v5e()), HasSubstr("refx: element type f8e4m3fn is not supported on v5e"));
 }
@@ -216,9 +216,8 @@ TEST(TargetMesh, AxesThatDoNotLayOutOnTheTorus) {
 TEST(TargetWarn, CollectsEveryViolationAndCompiles) {
   const auto k = [](HbmRef<const float, 96, 128> x, HbmRef<float, 96, 128> z) {
     run_scoped([&](VmemRef<double, 8, 128> scratch) { scratch.store(0.0); });
-    emit_pipeline(grid(8), [](VmemRef<const float, 12, 128> xb, VmemRef<float, 12, 128> zb) {
-      zb.store(xb.load());
-    })(in(x, block<12, 128>(same)), out(z, block<12, 128>(same)));
+    emit_pipeline(grid(8), [](VmemRef<const float, 12, 128> xb, VmemRef<float, 12, 128> zb) { zb.store(xb.load()); })(
+        in(x, block<12, 128>(same)), out(z, block<12, 128>(same)));
   };
   const Executable exe = kernel(k).target(targets::v5e(), TargetMode::warn).compile(Mesh{{"x", 17}});
   const TargetReport& r = exe.target_report();
@@ -243,10 +242,12 @@ TEST(TargetWarn, NoTargetNoReport) {
 // ---- a target the user describes.
 
 TEST(TargetUserDescribed, ASmallChipWithItsOwnFigures) {
-  Target tiny = targets::v5e();
+  // [snippet:user-target]
+  Target tiny = targets::v5e();  // start from a shipped generation
   tiny.name = "tiny";
-  tiny.vmem_bytes = 64 * 1024;
-  tiny.ici = IciTopology{{4}, 4, 10e9, 1e-6};
+  tiny.vmem_bytes = 64 * 1024;                 // 64 KiB of Vmem per TensorCore
+  tiny.ici = IciTopology{{4}, 4, 10e9, 1e-6};  // a ring of 4 chips, 10 GB/s links, 1 us per hop
+  // [/snippet]
   const auto fits = [](VmemRef<float, 64, 128> y) { y.store(1.0f); };  // 32 KiB
   EXPECT_EQ(compile_error(fits, tiny, Mesh{{"x", 4}}), "");
   const auto spills = [](VmemRef<float, 256, 128> y) { y.store(1.0f); };  // 128 KiB

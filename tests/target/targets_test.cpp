@@ -68,10 +68,14 @@ TEST(Targets, ValidateNamesTheBrokenFigure) {
       {"zero tile", [](Target& t) { t.tile_16bit.second_minor = 0; }, "tile_16bit.second_minor is 0"},
       {"no element types", [](Target& t) { t.element_types.clear(); }, "element_types is empty"},
       {"NaN rate", [nan](Target& t) { t.matmul[0].ops_per_second = nan; }, "matmul[bf16].ops_per_second is nan"},
-      {"matmul type no buffer holds", [](Target& t) { t.matmul.push_back({DType::f64, 1e12}); },
+      {"matmul type no buffer holds",
+       [](Target& t) {
+         t.matmul.push_back({DType::f64, 1e12});
+       },
        "matmul[f64] is an element type missing from element_types"},
       {"no cores", [](Target& t) { t.cores_per_chip = 0; }, "cores_per_chip is 0"},
-      {"Vmem above HBM", [](Target& t) { t.hbm_bytes = t.vmem_bytes / 2; }, "vmem_bytes is 134217728 (more than hbm_bytes, 67108864); it must be at most hbm_bytes"},
+      {"Vmem above HBM", [](Target& t) { t.hbm_bytes = t.vmem_bytes / 2; },
+       "vmem_bytes is 134217728 (more than hbm_bytes, 67108864); it must be at most hbm_bytes"},
       {"infinite bandwidth", [](Target& t) { t.hbm_bytes_per_second = INFINITY; }, "hbm_bytes_per_second is inf"},
       {"no torus", [](Target& t) { t.ici.dims.clear(); }, "ici.dims is empty"},
       {"empty torus axis", [](Target& t) { t.ici.dims[1] = 0; }, "ici.dims[1] is 0"},

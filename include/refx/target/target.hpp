@@ -41,10 +41,10 @@ struct MatmulRate {
 /// whose axes close into rings (wraparound links) when the slice's extent
 /// along them is a multiple of `wraparound_multiple`.
 struct IciTopology {
-  std::vector<std::int32_t> dims;           ///< the largest slice, in chips per axis
-  std::int32_t wraparound_multiple = 0;     ///< an axis of a multiple of this many chips is a ring
-  double link_bytes_per_second = 0;         ///< one direction of one link
-  double hop_latency_seconds = 0;           ///< added per chip a transfer crosses
+  std::vector<std::int32_t> dims;        ///< the largest slice, in chips per axis
+  std::int32_t wraparound_multiple = 0;  ///< an axis of a multiple of this many chips is a ring
+  double link_bytes_per_second = 0;      ///< one direction of one link
+  double hop_latency_seconds = 0;        ///< added per chip a transfer crosses
 };
 
 /// One TPU generation. Capacities are per TensorCore (what one kernel
@@ -61,9 +61,9 @@ struct Target {
   /// Element types the matrix unit multiplies, with their peak rates.
   std::vector<MatmulRate> matmul;
   std::int32_t cores_per_chip = 0;
-  std::int64_t hbm_bytes = 0;           ///< per chip
-  double hbm_bytes_per_second = 0;      ///< per chip
-  double vector_ops_per_second = 0;     ///< per chip; 0: no public figure (not used by the checks)
+  std::int64_t hbm_bytes = 0;        ///< per chip
+  double hbm_bytes_per_second = 0;   ///< per chip
+  double vector_ops_per_second = 0;  ///< per chip; 0: no public figure (not used by the checks)
   IciTopology ici;
 
   /// The tiling rule for elements of type `t` (by their size; 8-byte types have none).

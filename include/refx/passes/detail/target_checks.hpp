@@ -94,8 +94,7 @@ class FootprintWalk {
   MemorySpace space_;
 };
 
-inline void check_capacity(const Graph& g, const Target& t, MemorySpace space, SourceLoc kernel_loc,
-                           TargetReport& r) {
+inline void check_capacity(const Graph& g, const Target& t, MemorySpace space, SourceLoc kernel_loc, TargetReport& r) {
   const FootprintWalk walk(g, t, space);
   Peak peak = walk.block(0);
   // Kernel operands and allocate() live for the whole kernel.
@@ -163,7 +162,8 @@ inline void check_block(const Graph& g, const Target& t, ViewId vmem, ViewId hbm
     // Pallas' rank-1 rule: the array's extent, a multiple of a whole vreg
     // (sublanes x lanes), or a power of two of at least one packed row.
     const std::int64_t chunk = t.tile_32bit.second_minor * t.tile_32bit.minor;
-    const std::int64_t least = tile->minor * std::max<std::int64_t>(1, 4 / static_cast<std::int64_t>(size_of(window.dtype)));
+    const std::int64_t least =
+        tile->minor * std::max<std::int64_t>(1, 4 / static_cast<std::int64_t>(size_of(window.dtype)));
     if (b0 == a0 || b0 % chunk == 0 || (b0 >= least && (b0 & (b0 - 1)) == 0)) return;
     r.violations.push_back(
         {TargetViolation::Rule::tiling, loc,
@@ -233,10 +233,10 @@ inline void check_element_types(const Graph& g, const Target& t, SourceLoc kerne
       if (t.matmul_rate(d) != nullptr) continue;
       std::vector<DType> taken;
       for (const MatmulRate& m : t.matmul) taken.push_back(m.dtype);
-      r.violations.push_back({TargetViolation::Rule::matmul_type, op.loc,
-                              target_message(op.loc, hint("cast the operands to one of {}", type_list(taken)),
-                                             "dot operand {} of type {} is not taken by the matrix unit of {}", k, d,
-                                             t.name)});
+      r.violations.push_back(
+          {TargetViolation::Rule::matmul_type, op.loc,
+           target_message(op.loc, hint("cast the operands to one of {}", type_list(taken)),
+                          "dot operand {} of type {} is not taken by the matrix unit of {}", k, d, t.name)});
       break;
     }
   }
@@ -282,11 +282,13 @@ inline void check_mesh(const Mesh& mesh, const Target& t, SourceLoc kernel_loc, 
   if (lay_out(sizes, 0, dims, used)) return;
   r.violations.push_back(
       {TargetViolation::Rule::mesh, kernel_loc,
-       target_message(kernel_loc,
-                      hint("give each mesh axis a size that is a product of divisors of the torus extents"),
-                      "the mesh {} does not lay out on the {} torus of {}: its axes cannot be split into factors "
-                      "of the torus axes",
-                      mesh.describe(), torus_shape(t), t.name)});
+       target_message(
+           kernel_loc,
+           hint("split each mesh axis into factors, at most one per torus axis, whose products along each torus "
+                "axis stay within its extent"),
+           "the mesh {} does not lay out on the {} torus of {}: its axes cannot be split into factors "
+           "of the torus axes",
+           mesh.describe(), torus_shape(t), t.name)});
 }
 
 }  // namespace detail
@@ -295,8 +297,8 @@ REFX_DECL std::string TargetReport::to_string() const {
   if (target.empty()) return {};
   std::string s;
   for (const TargetViolation& v : violations) s += v.message + "\n";
-  s += fmt::format("{}: {} violation(s); Vmem peak {} bytes ({}), Smem peak {} bytes ({})\n", target,
-                   violations.size(), vmem_peak_bytes, detail::human_bytes(vmem_peak_bytes), smem_peak_bytes,
+  s += fmt::format("{}: {} violation(s); Vmem peak {} bytes ({}), Smem peak {} bytes ({})\n", target, violations.size(),
+                   vmem_peak_bytes, detail::human_bytes(vmem_peak_bytes), smem_peak_bytes,
                    detail::human_bytes(smem_peak_bytes));
   return s;
 }

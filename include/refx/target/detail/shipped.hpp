@@ -59,7 +59,8 @@ REFX_DECL void validate(const Target& t) {
                    "at most hbm_bytes");
   detail::positive(t, "hbm_bytes_per_second", t.hbm_bytes_per_second, "HBM bandwidth per chip");
   detail::non_negative(t, "vector_ops_per_second", t.vector_ops_per_second, "0 when no figure is published");
-  if (t.ici.dims.empty()) invalid_target(t, "ici.dims", "empty", "the largest slice's chips per torus axis, e.g. {16, 16}");
+  if (t.ici.dims.empty())
+    invalid_target(t, "ici.dims", "empty", "the largest slice's chips per torus axis, e.g. {16, 16}");
   for (std::size_t i = 0; i < t.ici.dims.size(); ++i)
     detail::positive(t, fmt::format("ici.dims[{}]", i), t.ici.dims[i], "chips along a torus axis");
   detail::positive(t, "ici.wraparound_multiple", t.ici.wraparound_multiple,
