@@ -1,6 +1,6 @@
 #pragma once
-// The definitions of passes/target_checks.hpp (docs/targets.md states the
-// rules these implement).
+// The definitions of passes/target_checks.hpp, included at its end in
+// REFX_DEFINITIONS builds (docs/targets.md states the rules they implement).
 
 #include <algorithm>
 #include <cstdint>
@@ -13,7 +13,6 @@
 #include <fmt/format.h>
 
 #include <refx/ir/primitives/handles.hpp>
-#include <refx/passes/target_checks.hpp>
 
 namespace refx {
 

@@ -1,5 +1,6 @@
 #pragma once
-// The definitions of target.hpp: validate() and the shipped generations.
+// The definitions of target.hpp: validate() and the shipped generations
+// (included at its end, in REFX_DEFINITIONS builds).
 // Every figure below has its public source in docs/targets.md ("The
 // figures"); keep the two in step.
 
@@ -9,7 +10,6 @@
 #include <fmt/format.h>
 
 #include <refx/core/error.hpp>
-#include <refx/target/target.hpp>
 
 namespace refx {
 
