@@ -161,7 +161,16 @@ TEST(TargetElementTypes, F64IsNotATpuType) {
   EXPECT_EQ(compile_error(f32, targets::v5e()), "");
   const auto f64 = [](VmemRef<const double, 8, 128> x, VmemRef<double, 8, 128> y) { y.store(x.load() * 2.0); };
   EXPECT_THAT(compile_error(f64, targets::v5e()),
-              HasSubstr("refx: element type f64 is not supported on v5e (a vmem Ref f64[8,128])"));
+              HasSubstr("refx: element type f64 is not supported on v5e (operand 0, a vmem Ref f64[8,128])"));
+  // A scratch buffer is named by its line, the run_scoped that makes it.
+  int line = 0;
+  const auto scratch = [&](VmemRef<float, 8, 128> y) {
+    line = __LINE__ + 1;
+    run_scoped([&](VmemRef<double, 8, 128> s) { y.store(cast<float>(s.load())); });
+  };
+  const std::string m = compile_error(scratch, targets::v5p());
+  EXPECT_THAT(m, HasSubstr("refx: element type f64 is not supported on v5p (a vmem Ref f64[8,128]) (at "));
+  EXPECT_THAT(m, HasSubstr(here(line)));
 }
 
 TEST(TargetElementTypes, Fp8MatmulOnlyWhereTheMatrixUnitTakesIt) {

@@ -218,8 +218,11 @@ inline void check_element_types(const Graph& g, const Target& t, SourceLoc kerne
     if (!type.is_ref() && type.shape.rank() == 0) continue;  // scalars live in the scalar unit's registers
     const SourceLoc loc = value_loc(g, v, kernel_loc);
     if (!seen.insert({type.dtype, loc.file, loc.line}).second) continue;
-    const std::string what = type.is_ref() ? fmt::format("a {} Ref {}", type.space, typed_shape(type.dtype, type.shape))
-                                           : fmt::format("a value {}", typed_shape(type.dtype, type.shape));
+    std::string what = type.is_ref() ? fmt::format("a {} Ref {}", type.space, typed_shape(type.dtype, type.shape))
+                                     : fmt::format("a value {}", typed_shape(type.dtype, type.shape));
+    const auto params = g.params();
+    if (const auto p = std::find(params.begin(), params.end(), v); p != params.end())
+      what = fmt::format("operand {}, {}", p - params.begin(), what);
     r.violations.push_back({TargetViolation::Rule::element_type, loc,
                             target_message(loc, hint("use one of {}", type_list(t.element_types)),
                                            "element type {} is not supported on {} ({})", type.dtype, t.name, what)});
