@@ -23,6 +23,7 @@
 #include <refx/ir/primitives/shape_ops.hpp>
 #include <refx/ir/primitives/structural.hpp>
 #include <refx/ir/printer.hpp>
+#include <refx/passes/cost.hpp>
 #include <refx/passes/pipeline.hpp>
 #include <refx/runtime/effects.hpp>
 #include <refx/runtime/runtime.hpp>

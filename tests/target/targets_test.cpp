@@ -73,6 +73,7 @@ TEST(Targets, ValidateNamesTheBrokenFigure) {
          t.matmul.push_back({DType::f64, 1e12});
        },
        "matmul[f64] is an element type missing from element_types"},
+      {"no matrix unit size", [](Target& t) { t.mxu_dim = 0; }, "mxu_dim is 0"},
       {"no cores", [](Target& t) { t.cores_per_chip = 0; }, "cores_per_chip is 0"},
       {"Vmem above HBM", [](Target& t) { t.hbm_bytes = t.vmem_bytes / 2; },
        "vmem_bytes is 134217728 (more than hbm_bytes, 67108864); it must be at most hbm_bytes"},

@@ -60,6 +60,9 @@ struct Target {
   std::vector<DType> element_types;
   /// Element types the matrix unit multiplies, with their peak rates.
   std::vector<MatmulRate> matmul;
+  /// The matrix unit's systolic array is mxu_dim x mxu_dim (a matmul's
+  /// contracted and output-column extents are padded to it).
+  std::int64_t mxu_dim = 0;
   std::int32_t cores_per_chip = 0;
   std::int64_t hbm_bytes = 0;        ///< per chip
   double hbm_bytes_per_second = 0;   ///< per chip

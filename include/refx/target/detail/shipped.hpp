@@ -52,6 +52,7 @@ REFX_DECL void validate(const Target& t) {
       invalid_target(t, fmt::format("matmul[{}]", m.dtype), "an element type missing from element_types",
                      "one of element_types: a matmul operand is a buffer's element type");
   }
+  detail::positive(t, "mxu_dim", static_cast<double>(t.mxu_dim), "the side of the matrix unit's systolic array");
   detail::positive(t, "cores_per_chip", t.cores_per_chip, "TensorCores per chip");
   detail::positive(t, "hbm_bytes", static_cast<double>(t.hbm_bytes), "HBM per chip, in bytes");
   if (t.vmem_bytes > t.hbm_bytes)
@@ -93,6 +94,7 @@ REFX_DECL const Target& v4() {
                         detail::pallas_tile,
                         detail::pallas_element_types(false),
                         {{DType::bf16, 275e12}, {DType::f32, 0}, {DType::i8, 275e12}},
+                        128,
                         2,
                         static_cast<std::int64_t>(32 * detail::gib),
                         1200e9,
@@ -109,6 +111,7 @@ REFX_DECL const Target& v5e() {
                         detail::pallas_tile,
                         detail::pallas_element_types(false),
                         {{DType::bf16, 197e12}, {DType::f32, 0}, {DType::i8, 394e12}},
+                        128,
                         1,
                         static_cast<std::int64_t>(16 * detail::gib),
                         819e9,
@@ -125,6 +128,7 @@ REFX_DECL const Target& v5p() {
                         detail::pallas_tile,
                         detail::pallas_element_types(false),
                         {{DType::bf16, 459e12}, {DType::f32, 0}, {DType::i8, 918e12}},
+                        128,
                         2,
                         static_cast<std::int64_t>(95 * detail::gib),
                         2765e9,
@@ -145,6 +149,7 @@ REFX_DECL const Target& v6e() {
                          {DType::i8, 1836e12},
                          {DType::f8e4m3fn, 920e12},
                          {DType::f8e5m2, 920e12}},
+                        256,
                         1,
                         static_cast<std::int64_t>(32 * detail::gib),
                         1640e9,
