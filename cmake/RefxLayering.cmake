@@ -3,6 +3,7 @@
 # top-level files) its layer may see. Run by ctest headers.layering:
 #   cmake -DREFX_INCLUDE_DIR=<repo>/include/refx -P cmake/RefxLayering.cmake
 # core <- ir <- trace, passes <- runtime <- api (top-level) <- collectives;
+# target/ (TPU generations as data) sees only core, and the passes see it;
 # pipeline/ holds pipeline.hpp's parts and sees what the tracer does;
 # transport sits below the runtime and knows nothing of it (it sees a launch
 # only as a transport::Receiver).
@@ -17,14 +18,15 @@ endif()
 set(allowed_core config core)
 set(allowed_ir config core ir)
 set(allowed_trace config core ir trace)
-set(allowed_passes config core ir passes)
+set(allowed_target config core target)
+set(allowed_passes config core ir passes target)
 set(allowed_transport config core ir transport)
 set(allowed_runtime config core ir passes runtime transport)
 set(allowed_collectives config core ir trace kernel collectives)
 set(allowed_pipeline config core ir trace pipeline)
 
 set(violations "")
-foreach(layer core ir trace passes transport runtime collectives pipeline)
+foreach(layer core ir target trace passes transport runtime collectives pipeline)
   file(GLOB_RECURSE headers "${REFX_INCLUDE_DIR}/${layer}/*.hpp")
   foreach(h IN LISTS headers)
     file(STRINGS "${h}" includes REGEX "^[ \t]*#[ \t]*include[ \t]*<refx/")

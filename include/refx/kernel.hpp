@@ -16,14 +16,20 @@
 // kernel with debug_print / io_callback moves the calling thread's effect
 // tokens, and effects_barrier() waits for them (docs/effects.md).
 // exe.effects() describes the program's effects.
+//
+// .target(refx::targets::v5e()) checks the kernel against a TPU generation
+// when it is compiled (docs/targets.md): tiling, Vmem / Smem capacity,
+// element types, the mesh; exe.target_report() holds what was found.
 
 #include <memory>
+#include <optional>
 #include <refx/core/source_location.hpp>
 #include <string>
 #include <vector>
 
 #include <refx/config.hpp>
 #include <refx/passes/options.hpp>
+#include <refx/passes/target_checks.hpp>
 #include <refx/runtime/array.hpp>
 #include <refx/runtime/effect_info.hpp>
 #include <refx/runtime/fwd.hpp>
@@ -40,7 +46,8 @@ class Executable {
     bool input = false;  ///< read-only: an input Array; else an output
   };
 
-  Executable(std::shared_ptr<const Program> p, std::vector<Param> params, Runtime& rt);
+  Executable(std::shared_ptr<const Program> p, std::vector<Param> params, Runtime& rt,
+             std::shared_ptr<const TargetReport> target_report = nullptr);
 
   const Program& program() const noexcept { return *program_; }
   const Graph& graph() const noexcept { return program_->graph; }
@@ -49,6 +56,8 @@ class Executable {
   /// The program's effects: ordered kinds, unordered effects, host
   /// callbacks, side-effect level, and the dispatch mode (always async).
   const EffectInfo& effects() const noexcept { return effects_; }
+  /// What the checks of Kernel::target found (an empty report without a target).
+  const TargetReport& target_report() const noexcept;
   std::size_t num_inputs() const {
     return static_cast<std::size_t>(
         std::count_if(params_.begin(), params_.end(), [](const Param& p) { return p.input; }));
@@ -73,6 +82,7 @@ class Executable {
   Runtime* rt_;
   EffectInfo effects_;
   LaunchEffects launch_effects_;
+  std::shared_ptr<const TargetReport> target_report_;
 };
 
 namespace detail {
@@ -80,7 +90,8 @@ namespace detail {
 /// (`read_only`: per parameter, whether it is an input; `single_worker`:
 /// Kernel::single_worker).
 REFX_DECL Executable compile_traced(Graph g, const Mesh& mesh, std::string name, bool single_worker,
-                                    const passes::Options& passes, const std::vector<bool>& read_only, Runtime& rt);
+                                    const passes::Options& passes, const std::vector<bool>& read_only, Runtime& rt,
+                                    std::shared_ptr<const TargetReport> target_report = nullptr);
 }  // namespace detail
 
 /// A kernel and its options, ready to be compiled for a mesh.
@@ -115,6 +126,14 @@ class Kernel {
     single_worker_ = on;
     return *this;
   }
+  /// Checks the kernel against TPU generation `t` when it is compiled
+  /// (docs/targets.md); in TargetMode::warn every violation is kept in
+  /// Executable::target_report() instead of the first being thrown.
+  Kernel& target(Target t, TargetMode mode = TargetMode::error) {
+    target_ = std::move(t);
+    target_mode_ = mode;
+    return *this;
+  }
 
   /// Traces the kernel for `mesh` (shapes: none if all static, else one per parameter).
   Executable compile(const Mesh& mesh, const std::vector<Shape>& shapes = {}, Runtime& rt = detail::global_runtime(),
@@ -128,8 +147,11 @@ class Kernel {
     } else {
       using Params = typename detail::callable_args<F>::type;
       Graph g = trace(f_, TraceOptions{shapes, &mesh, collective_id_}, loc);
+      std::shared_ptr<const TargetReport> report;
+      if (target_)
+        report = std::make_shared<const TargetReport>(detail::check_for_target(g, mesh, *target_, target_mode_, loc));
       return detail::compile_traced(std::move(g), mesh, name_, single_worker_, passes_,
-                                    read_only(static_cast<Params*>(nullptr)), rt);
+                                    read_only(static_cast<Params*>(nullptr)), rt, std::move(report));
     }
   }
 
@@ -152,6 +174,8 @@ class Kernel {
   std::int64_t collective_id_ = -1;
   bool single_worker_ = false;
   passes::Options passes_;
+  std::optional<Target> target_;
+  TargetMode target_mode_ = TargetMode::error;
 };
 
 template <class F>
@@ -171,10 +195,20 @@ Kernel<std::decay_t<F>> kernel(F&& f) {
 
 namespace refx {
 
-REFX_DECL Executable::Executable(std::shared_ptr<const Program> p, std::vector<Param> params, Runtime& rt)
-    : program_(std::move(p)), params_(std::move(params)), rt_(&rt), effects_(effect_info(program_->graph)) {
+REFX_DECL Executable::Executable(std::shared_ptr<const Program> p, std::vector<Param> params, Runtime& rt,
+                                 std::shared_ptr<const TargetReport> target_report)
+    : program_(std::move(p)),
+      params_(std::move(params)),
+      rt_(&rt),
+      effects_(effect_info(program_->graph)),
+      target_report_(std::move(target_report)) {
   const bool has_outputs = std::any_of(params_.begin(), params_.end(), [](const Param& q) { return !q.input; });
   launch_effects_ = LaunchEffects::of(effects_, has_outputs);
+}
+
+REFX_DECL const TargetReport& Executable::target_report() const noexcept {
+  static const TargetReport none;
+  return target_report_ ? *target_report_ : none;
 }
 
 REFX_DECL std::vector<Array> Executable::operator()(const std::vector<Array>& inputs) const {
@@ -243,12 +277,12 @@ REFX_DECL void Executable::launch(const std::vector<Array>& args) const {
 
 REFX_DECL Executable detail::compile_traced(Graph g, const Mesh& mesh, std::string name, bool single_worker,
                                             const passes::Options& passes, const std::vector<bool>& read_only,
-                                            Runtime& rt) {
+                                            Runtime& rt, std::shared_ptr<const TargetReport> target_report) {
   passes::run_pipeline(g, passes);
   std::vector<Executable::Param> params;
   for (std::size_t i = 0; i < read_only.size(); ++i) params.push_back({g.type(g.params()[i]), read_only[i]});
   return Executable(std::make_shared<const Program>(std::move(g), mesh, std::move(name), single_worker),
-                    std::move(params), rt);
+                    std::move(params), rt, std::move(target_report));
 }
 }  // namespace refx
 #endif  // REFX_DEFINITIONS

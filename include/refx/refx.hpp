@@ -75,7 +75,9 @@
 #include <refx/ir/primitives/ref_ops.hpp>
 #include <refx/ir/primitives/shape_ops.hpp>
 #include <refx/ir/primitives/structural.hpp>
+#include <refx/passes/cost.hpp>
 #include <refx/passes/pipeline.hpp>
+#include <refx/passes/target_checks.hpp>
 #include <refx/runtime/effects.hpp>
 #include <refx/runtime/runtime.hpp>
 #endif

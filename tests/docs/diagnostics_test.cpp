@@ -28,8 +28,9 @@ const fs::path& root() {
 /// that text.
 const std::map<std::string, std::string>& message_functions() {
   static const std::map<std::string, std::string> m{
-      {"trace_error", "refx: "},   {"trace_error_near", "refx: "},        {"runtime_error", "refx: "},
-      {"runtime_error_at", "refx: "}, {"verify_error", "refx: verify: "}, {"verify_message", "refx: verify: "}};
+      {"trace_error", "refx: "},      {"trace_error_near", "refx: "},     {"runtime_error", "refx: "},
+      {"runtime_error_at", "refx: "}, {"verify_error", "refx: verify: "}, {"verify_message", "refx: verify: "},
+      {"target_message", "refx: "}};
   return m;
 }
 
@@ -185,9 +186,9 @@ std::vector<std::pair<int, std::string>> refx_messages(const std::string& src) {
   std::vector<std::pair<int, std::string>> out;
   std::size_t i = 0;
   int line = 1;
-  std::string prefix;        // set by a call of message_functions(), until its first literal
-  bool in_hint = false;      // the next literal is a hint's, not the message
-  int hint_depth = 0;        // parentheses open inside hint(...)
+  std::string prefix;    // set by a call of message_functions(), until its first literal
+  bool in_hint = false;  // the next literal is a hint's, not the message
+  int hint_depth = 0;    // parentheses open inside hint(...)
   auto advance = [&](std::size_t to) {
     for (; i < to && i < src.size(); ++i)
       if (src[i] == '\n') ++line;
@@ -262,7 +263,8 @@ std::string message_key(const std::string& message) {
   for (std::size_t i = 0; i < message.size(); ++i) {
     const char c = message[i];
     const bool fmt_arg = c == '{' && !(i + 1 < message.size() && message[i + 1] == '{');
-    const bool printf_arg = c == '%' && i + 1 < message.size() && std::isalpha(static_cast<unsigned char>(message[i + 1]));
+    const bool printf_arg =
+        c == '%' && i + 1 < message.size() && std::isalpha(static_cast<unsigned char>(message[i + 1]));
     // Any brace ends the key: a literal that is not a format string prints
     // "{{" as is, a format string prints "{".
     if ((c == '{' || printf_arg) && text >= 12) return key;
@@ -327,7 +329,8 @@ TEST(Diagnostics, MessageKeys) {
   EXPECT_EQ(message_key("refx: effects_barrier at thread exit: %s\n"), "refx: effects_barrier at thread exit: ");
   EXPECT_EQ(message_key("refx: device {:>3}: {}"), "refx: device {}: {}");
   EXPECT_EQ(message_key("refx: a Mesh needs an axis, e.g. Mesh{{\"x\", 4}}"), "refx: a Mesh needs an axis, e.g. Mesh");
-  const auto found = refx_messages("// \"refx: not this\"\nauto c = '\"'; f(\"refx: a \" /* x */ \"b {}\", R\"(refx: raw)\");");
+  const auto found =
+      refx_messages("// \"refx: not this\"\nauto c = '\"'; f(\"refx: a \" /* x */ \"b {}\", R\"(refx: raw)\");");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].first, 2);
   EXPECT_EQ(found[0].second, "refx: a b {}");

@@ -1,0 +1,119 @@
+#pragma once
+// A TPU generation as data (docs/targets.md): memory capacities, the tiling
+// rule of blocks, the element types its buffers and its matrix unit take,
+// cores per chip, HBM, peak matmul rates, and the ICI torus. The fidelity
+// checks (passes/target_checks.hpp) read it; adding a generation adds a
+// value, not a branch.
+//
+//   auto exe = refx::kernel(f).target(refx::targets::v5e()).compile(mesh);
+//
+// refx ships v4, v5e, v5p and v6e (every figure with its public source in
+// docs/targets.md). Describe another by filling a Target (start from a
+// shipped one and change what differs); validate(t) names the first missing
+// or impossible figure.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <refx/config.hpp>
+#include <refx/core/dtype.hpp>
+#include <refx/core/error.hpp>
+
+namespace refx {
+
+/// The tile a block's minor two dimensions must be multiples of (unless a
+/// dimension spans the whole array): `second_minor` rows of `minor` lanes.
+struct TileRule {
+  std::int64_t second_minor = 0;
+  std::int64_t minor = 0;
+};
+
+/// A dot operand element type the matrix unit takes, and its peak rate per
+/// chip in operations (multiply and add counted apart) per second; 0 when
+/// the type is supported but no peak is published for it.
+struct MatmulRate {
+  DType dtype = DType::bf16;
+  double ops_per_second = 0;
+};
+
+/// The inter-chip interconnect of the largest slice: a torus of `dims` chips
+/// whose axes close into rings (wraparound links) when the slice's extent
+/// along them is a multiple of `wraparound_multiple`.
+struct IciTopology {
+  std::vector<std::int32_t> dims;        ///< the largest slice, in chips per axis
+  std::int32_t wraparound_multiple = 0;  ///< an axis of a multiple of this many chips is a ring
+  double link_bytes_per_second = 0;      ///< one direction of one link
+  double hop_latency_seconds = 0;        ///< added per chip a transfer crosses
+};
+
+/// One TPU generation. Capacities are per TensorCore (what one kernel
+/// instance sees), rates and HBM per chip (one refx device is one chip).
+struct Target {
+  std::string name;
+  std::int64_t vmem_bytes = 0;  ///< per TensorCore
+  std::int64_t smem_bytes = 0;  ///< per TensorCore
+  TileRule tile_32bit;          ///< 4-byte elements
+  TileRule tile_16bit;          ///< 2-byte elements
+  TileRule tile_8bit;           ///< 1-byte elements (and bool)
+  /// Element types a kernel's buffers and values may hold.
+  std::vector<DType> element_types;
+  /// Element types the matrix unit multiplies, with their peak rates.
+  std::vector<MatmulRate> matmul;
+  /// The matrix unit's systolic array is mxu_dim x mxu_dim (a matmul's
+  /// contracted and output-column extents are padded to it).
+  std::int64_t mxu_dim = 0;
+  std::int32_t cores_per_chip = 0;
+  std::int64_t hbm_bytes = 0;        ///< per chip
+  double hbm_bytes_per_second = 0;   ///< per chip
+  double vector_ops_per_second = 0;  ///< per chip; 0: no public figure (not used by the checks)
+  IciTopology ici;
+
+  /// The tiling rule for elements of type `t` (by their size; 8-byte types have none).
+  const TileRule* tile(DType t) const noexcept {
+    switch (size_of(t)) {
+      case 4: return &tile_32bit;
+      case 2: return &tile_16bit;
+      case 1: return &tile_8bit;
+      default: return nullptr;
+    }
+  }
+  bool supports(DType t) const noexcept {
+    for (DType d : element_types)
+      if (d == t) return true;
+    return false;
+  }
+  /// The matrix unit's entry for operands of type `t`, or null if it takes none.
+  const MatmulRate* matmul_rate(DType t) const noexcept {
+    for (const MatmulRate& m : matmul)
+      if (m.dtype == t) return &m;
+    return nullptr;
+  }
+  /// Chips in the largest slice.
+  std::int64_t max_chips() const noexcept {
+    std::int64_t n = ici.dims.empty() ? 0 : 1;
+    for (std::int32_t d : ici.dims) n *= d;
+    return n;
+  }
+};
+
+/// Throws refx::Error naming the first missing or impossible figure of `t`
+/// ("refx: invalid Target \"v9\": vmem_bytes is 0; ...").
+REFX_DECL void validate(const Target& t);
+
+namespace targets {
+/// TPU v4 (2 TensorCores per chip, one megacore device; 3D torus).
+REFX_DECL const Target& v4();
+/// TPU v5e (1 TensorCore per chip; 2D torus of up to 16x16).
+REFX_DECL const Target& v5e();
+/// TPU v5p (2 TensorCores per chip, one megacore device; 3D torus).
+REFX_DECL const Target& v5p();
+/// TPU v6e, Trillium (1 TensorCore per chip; 2D torus of up to 16x16).
+REFX_DECL const Target& v6e();
+}  // namespace targets
+
+}  // namespace refx
+
+#if REFX_DEFINITIONS
+#include <refx/target/detail/shipped.hpp>
+#endif
