@@ -24,6 +24,7 @@
 
 #include <refx/config.hpp>
 #include <refx/passes/options.hpp>
+#include <refx/pipeline/report.hpp>
 #include <refx/runtime/array.hpp>
 #include <refx/runtime/effect_info.hpp>
 #include <refx/runtime/fwd.hpp>
@@ -65,6 +66,15 @@ class Executable {
   /// Runs with one Array per parameter; outputs are written in place.
   void call_in_place(const std::vector<Array>& args) const;
 
+  /// What the pipelines of the trace that made this Executable did
+  /// (emit_pipeline / pipeline_kernel), in the order their tracing finished
+  /// (an inner pipeline before the one around it); empty without any.
+  const std::vector<PipelineReport>& pipeline_reports() const noexcept { return pipelines_; }
+  /// The last of them (the only one, for a pipeline_kernel); a refx::Error
+  /// if the kernel traced no pipeline.
+  const PipelineReport& pipeline_report() const;
+  void set_pipeline_reports(std::vector<PipelineReport> r) { pipelines_ = std::move(r); }
+
  private:
   void launch(const std::vector<Array>& args) const;
 
@@ -73,6 +83,7 @@ class Executable {
   Runtime* rt_;
   EffectInfo effects_;
   LaunchEffects launch_effects_;
+  std::vector<PipelineReport> pipelines_;
 };
 
 namespace detail {
@@ -127,9 +138,15 @@ class Kernel {
       throw std::logic_error("not reached: the check above failed to compile");
     } else {
       using Params = typename detail::callable_args<F>::type;
-      Graph g = trace(f_, TraceOptions{shapes, &mesh, collective_id_}, loc);
-      return detail::compile_traced(std::move(g), mesh, name_, single_worker_, passes_,
-                                    read_only(static_cast<Params*>(nullptr)), rt);
+      std::vector<PipelineReport> pipelines;
+      Graph g = [&] {
+        const detail::PipelineReportScope collect(pipelines);
+        return trace(f_, TraceOptions{shapes, &mesh, collective_id_}, loc);
+      }();
+      Executable exe = detail::compile_traced(std::move(g), mesh, name_, single_worker_, passes_,
+                                              read_only(static_cast<Params*>(nullptr)), rt);
+      exe.set_pipeline_reports(std::move(pipelines));
+      return exe;
     }
   }
 
@@ -193,6 +210,15 @@ REFX_DECL std::vector<Array> Executable::operator()(const std::vector<Array>& in
   }
   launch(all);
   return outputs;
+}
+
+REFX_DECL const PipelineReport& Executable::pipeline_report() const {
+  if (pipelines_.empty())
+    throw Error(
+        fmt::format("refx: kernel '{}' traced no pipeline (emit_pipeline / pipeline_kernel), so it has no "
+                    "PipelineReport",
+                    program_->name));
+  return pipelines_.back();
 }
 
 REFX_DECL void Executable::call_in_place(const std::vector<Array>& args) const {

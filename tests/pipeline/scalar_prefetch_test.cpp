@@ -1,0 +1,258 @@
+// Scalar operands (Pallas' PrefetchScalarGridSpec) and scratch operands of
+// pipeline_kernel, and the PipelineReport an Executable keeps. Block indices
+// read from scalar operands are compared at run time: the copies that ran
+// are counted by the runtime (Runtime::totals), per call, for several tables
+// through one Executable, against the number of block changes the table
+// holds (counted on the host).
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <refx/extend/graph_walk.hpp>
+#include <refx/pipeline.hpp>
+#include <refx/refx.hpp>
+#include <refx/runtime/runtime.hpp>
+
+namespace {
+using namespace refx;
+using I = std::int64_t;
+using i32 = std::int32_t;
+
+/// Steps whose entry differs from the step before (the first step counts).
+int changes(const std::vector<i32>& t) {
+  int n = 0;
+  for (std::size_t s = 0; s < t.size(); ++s) n += s == 0 || t[s] != t[s - 1];
+  return n;
+}
+
+/// Copies the runtime ran for one call of `exe` (inputs given), and the output.
+template <class... A>
+std::pair<std::int64_t, std::vector<float>> run_counting(Runtime& rt, const Executable& exe, const A&... inputs) {
+  const std::int64_t before = rt.totals().copies;
+  const std::vector<float> out = exe(inputs...)[0].template to_host<float>(0);
+  return {rt.totals().copies - before, out};
+}
+
+constexpr I kRows = 4, kCols = 32, kSteps = 8;
+
+// A gather: step i fetches x's row block table[i]; z's row i = 2 * that row.
+// Table entries repeated at consecutive steps are not fetched again, whatever
+// the table holds at run time; the write-backs (one per step) are static.
+const auto gather =
+    pipeline_kernel<SmemRef<const i32, kSteps>, HbmRef<const float, kRows, kCols>, HbmRef<float, kSteps, kCols>>(
+        grid(kSteps),
+        [](SmemRef<const i32, kSteps>, VmemRef<const float, 1, kCols> xb, VmemRef<float, 1, kCols> zb) {
+          zb.store(xb.load() * 2.0f);
+        },
+        block<1, kCols>(
+            [](I i, SmemRef<const i32, kSteps> table) { return std::make_tuple(table.at(i).load(), I{0}); }),
+        block<1, kCols>([](I i, SmemRef<const i32, kSteps>) {
+          return std::array{i, I{0}};
+        }));
+
+float xval(std::int64_t e) { return float(e % 97) - 40.0f; }
+
+TEST(ScalarPrefetch, UnchangedBlocksAreNotFetchedAgainAtRunTime) {
+  Runtime rt(RuntimeOptions{.workers = 2});
+  const Executable exe = kernel(gather).compile(Mesh{{"x", 1}}, {}, rt);
+  // Every fetch of x is decided at run time except the first step's.
+  EXPECT_EQ(exe.pipeline_report().steps, std::size_t(kSteps));
+  EXPECT_EQ(exe.pipeline_report().copies, (std::vector<int>{kSteps, kSteps}));
+  EXPECT_EQ(exe.pipeline_report().run_time_copies, (std::vector<int>{kSteps - 1, 0}));
+  const Array x = Array::generate<float>(
+      1, Shape{kRows, kCols}, [](int, std::int64_t e) { return xval(e); }, rt);
+  for (const std::vector<i32>& table :
+       {std::vector<i32>{3, 3, 1, 1, 1, 0, 3, 3}, std::vector<i32>{0, 1, 2, 3, 0, 1, 2, 3},
+        std::vector<i32>{2, 2, 2, 2, 2, 2, 2, 2}, std::vector<i32>{1, 0, 0, 1, 1, 0, 0, 1}}) {
+    const Array t = Array::from_shards<i32>({table}, Shape{kSteps}, rt);
+    const auto [copies, z] = run_counting(rt, exe, t, x);
+    EXPECT_EQ(copies, changes(table) + kSteps) << "fetches for " << ::testing::PrintToString(table);
+    for (I r = 0; r < kSteps; ++r)
+      for (I c = 0; c < kCols; ++c)
+        ASSERT_EQ(z[static_cast<std::size_t>(r * kCols + c)],
+                  2.0f * xval(table[static_cast<std::size_t>(r)] * kCols + c))
+            << r << "," << c;
+  }
+}
+
+// Output write-backs follow the same rule: a segment sum whose output block
+// is seg[i] (sorted segment ids) is written back once per segment. The body
+// reads the scalar operand to start each segment's sum.
+TEST(ScalarPrefetch, OutputWrittenBackOncePerRunOfEqualIndices) {
+  constexpr I kSegs = 4;
+  const auto segment_sum =
+      pipeline_kernel<SmemRef<const i32, kSteps>, HbmRef<const float, kSteps, kCols>, HbmRef<float, kSegs, kCols>>(
+          grid(kSteps),
+          [](SmemRef<const i32, kSteps> seg, VmemRef<const float, 1, kCols> xb, VmemRef<float, 1, kCols> sb) {
+            const I i = program_id(0);
+            if (i == 0) {
+              sb.store(xb.load());
+            } else {
+              const auto first = seg.at(i).load() != seg.at(i - 1).load();
+              when(first, [&] { sb.store(xb.load()); });
+              when(!first, [&] { sb += xb.load(); });
+            }
+          },
+          block<1, kCols>([](I i, SmemRef<const i32, kSteps>) {
+            return std::array{i, I{0}};
+          }),
+          block<1, kCols>([](I i, SmemRef<const i32, kSteps> seg) { return std::make_tuple(seg.at(i).load(), I{0}); }));
+  Runtime rt(RuntimeOptions{.workers = 2});
+  const Executable exe = kernel(segment_sum).compile(Mesh{{"x", 1}}, {}, rt);
+  EXPECT_EQ(exe.pipeline_report().run_time_copies, (std::vector<int>{0, kSteps - 1}));
+  const Array x = Array::generate<float>(
+      1, Shape{kSteps, kCols}, [](int, std::int64_t e) { return xval(e); }, rt);
+  for (const std::vector<i32>& seg :
+       {std::vector<i32>{0, 0, 1, 1, 1, 2, 3, 3}, std::vector<i32>{0, 1, 2, 3, 3, 3, 3, 3},
+        std::vector<i32>{1, 1, 1, 1, 1, 1, 1, 1}}) {
+    const Array t = Array::from_shards<i32>({seg}, Shape{kSteps}, rt);
+    const std::int64_t before = rt.totals().copies;
+    const Array sums = exe(t, x)[0];
+    const std::vector<float> got = sums.to_host<float>(0);
+    EXPECT_EQ(rt.totals().copies - before, kSteps + changes(seg)) << ::testing::PrintToString(seg);
+    std::vector<bool> written(kSegs, false);
+    for (I i = 0; i < kSteps; ++i) written[static_cast<std::size_t>(seg[static_cast<std::size_t>(i)])] = true;
+    for (I s = 0; s < kSegs; ++s) {
+      if (!written[static_cast<std::size_t>(s)]) continue;  // never written: whatever the output held
+      for (I c = 0; c < kCols; ++c) {
+        float want = 0;
+        for (I i = 0; i < kSteps; ++i)
+          if (seg[static_cast<std::size_t>(i)] == s) want += xval(i * kCols + c);
+        ASSERT_EQ(got[static_cast<std::size_t>(s * kCols + c)], want) << s << "," << c;
+      }
+    }
+  }
+}
+
+// Ring depths 1 to 3 with run-time indices, in both checked modes: the race
+// detector follows every copy that ran, and lazy copies (a copy runs only
+// when waited) still give the right rows.
+TEST(ScalarPrefetch, RingDepthsInCheckedModes) {
+  const std::vector<i32> table{2, 2, 0, 3, 3, 3, 1, 2};
+  for (const RuntimeOptions& o : {RuntimeOptions{.detect_races = true}, RuntimeOptions{.lazy_copies = true}})
+    for (int depth : {1, 2, 3}) {
+      Runtime rt(o);
+      const auto k =
+          pipeline_kernel<SmemRef<const i32, kSteps>, HbmRef<const float, kRows, kCols>, HbmRef<float, kSteps, kCols>>(
+              grid(kSteps),
+              [](SmemRef<const i32, kSteps>, VmemRef<const float, 1, kCols> xb, VmemRef<float, 1, kCols> zb) {
+                zb.store(xb.load() + 1.0f);
+              },
+              block<1, kCols>([](I i, SmemRef<const i32, kSteps> t) {
+                return std::make_tuple(t.at(i).load(), I{0});
+              }).buffered(depth),
+              block<1, kCols>([](I i, SmemRef<const i32, kSteps>) {
+                return std::array{i, I{0}};
+              }));
+      const Executable exe = kernel(k).compile(Mesh{{"x", 2}}, {}, rt);
+      const Array x = Array::generate<float>(
+          2, Shape{kRows, kCols}, [](int d, std::int64_t e) { return xval(e + d); }, rt);
+      const Array t = Array::from_shards<i32>({table, table}, Shape{kSteps}, rt);
+      const Array z = exe(t, x)[0];
+      for (int d = 0; d < 2; ++d) {
+        const auto v = z.to_host<float>(d);
+        for (I r = 0; r < kSteps; ++r)
+          for (I c = 0; c < kCols; ++c)
+            ASSERT_EQ(v[static_cast<std::size_t>(r * kCols + c)],
+                      xval(table[static_cast<std::size_t>(r)] * kCols + c + d) + 1.0f)
+                << "depth " << depth << " lazy " << o.lazy_copies << " device " << d << " row " << r;
+      }
+    }
+}
+
+// pipeline_kernel with a scratch accumulator (Pallas' scratch_shapes): a
+// matmul over a 3-D grid, k innermost; the report comes from the Executable.
+TEST(ScratchOperands, MatmulAccumulatesInScratch) {
+  constexpr I M = 32, K = 48, N = 16, bm = 16, bk = 16, bn = 8;
+  const auto mm = pipeline_kernel<HbmRef<const float, M, K>, HbmRef<const float, K, N>, HbmRef<float, M, N>>(
+      grid(M / bm, N / bn, K / bk),
+      [](VmemRef<const float, bm, bk> ab, VmemRef<const float, bk, bn> bb, VmemRef<float, bm, bn> cb,
+         VmemRef<float, bm, bn> acc) {
+        if (program_id(2) == 0) acc.store(0.0f);
+        acc += dot(ab.load(), bb.load());
+        if (program_id(2) == num_programs(2) - 1) cb.store(acc.load());
+      },
+      block<bm, bk>([](I i, I, I kk) {
+        return std::array{i, kk};
+      }),
+      block<bk, bn>([](I, I j, I kk) {
+        return std::array{kk, j};
+      }),
+      block<bm, bn>([](I i, I j, I) {
+        return std::array{i, j};
+      }),
+      scratch<VmemRef<float, bm, bn>>());
+  const Executable exe = kernel(mm).compile(Mesh{{"x", 1}});
+  ASSERT_EQ(exe.pipeline_reports().size(), 1u);
+  EXPECT_EQ(exe.pipeline_report().steps, 12u);
+  EXPECT_EQ(exe.pipeline_report().copies, (std::vector<int>{12, 12, 4, 0}));
+  const auto av = [](int, std::int64_t i) { return float(i % 7 - 3); };
+  const auto bv = [](int, std::int64_t i) { return float(i % 5 - 2); };
+  const auto c =
+      exe(Array::generate<float>(1, Shape{M, K}, av), Array::generate<float>(1, Shape{K, N}, bv))[0].to_host<float>(0);
+  for (I i = 0; i < M; ++i)
+    for (I j = 0; j < N; ++j) {
+      float want = 0;
+      for (I p = 0; p < K; ++p) want += av(0, i * K + p) * bv(0, p * N + j);
+      ASSERT_EQ(c[static_cast<std::size_t>(i * N + j)], want) << i << "," << j;
+    }
+}
+
+// The reports of an Executable: one per pipeline of its trace, none for a
+// kernel without one (pipeline_report() then says so).
+TEST(Reports, OnePerPipelineOfTheTrace) {
+  const auto two = [](HbmRef<const float, 64> x, HbmRef<float, 64> y, HbmRef<float, 64> z) {
+    const auto same = [](I i) { return i; };
+    emit_pipeline(grid(4), [](VmemRef<const float, 16> a, VmemRef<float, 16> b) { b.store(a.load()); })(
+        in(x, block<16>(same)), out(y, block<16>(same)));
+    emit_pipeline(grid(2), [](VmemRef<const float, 32> a, VmemRef<float, 32> b) { b.store(a.load()); })(
+        in(x, block<32>([](I) { return 0; })), out(z, block<32>(same)));
+  };
+  const Executable exe = kernel(two).compile(Mesh{{"x", 1}});
+  ASSERT_EQ(exe.pipeline_reports().size(), 2u);
+  EXPECT_EQ(exe.pipeline_reports()[0].copies, (std::vector<int>{4, 4}));
+  EXPECT_EQ(exe.pipeline_report().copies, (std::vector<int>{1, 2}));
+  const Executable none =
+      kernel([](HbmRef<const float, 4> x, HbmRef<float, 4> y) { sync_copy(x, y); }).compile(Mesh{{"x", 1}});
+  EXPECT_TRUE(none.pipeline_reports().empty());
+  try {
+    (void)none.pipeline_report();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("traced no pipeline"), std::string::npos) << e.what();
+  }
+}
+
+// An index map that reads its scalar operand past the end (step 7 reads
+// table[8]): a trace-time error naming the operand, the scalar operand, the
+// step and the map's line; nothing is read.
+TEST(ScalarPrefetch, OutOfRangeReadIsATraceError) {
+  const auto bad =
+      pipeline_kernel<SmemRef<const i32, kSteps>, HbmRef<const float, kRows, kCols>, HbmRef<float, kSteps, kCols>>(
+          grid(kSteps),
+          [](SmemRef<const i32, kSteps>, VmemRef<const float, 1, kCols> xb, VmemRef<float, 1, kCols> zb) {
+            zb.store(xb.load());
+          },
+          block<1, kCols>([](I i, SmemRef<const i32, kSteps> t) { return std::make_tuple(t.at(i + 1).load(), I{0}); }),
+          block<1, kCols>([](I i, SmemRef<const i32, kSteps>) {
+            return std::array{i, I{0}};
+          }));
+  const int line = __LINE__ - 2;
+  try {
+    (void)kernel(bad).compile(Mesh{{"x", 1}});
+    ADD_FAILURE() << "no error";
+  } catch (const TraceError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("refx: emit_pipeline: the index map of operand 0 (input) reads scalar operand 0 (shape [8]) out "
+                       "of its range at grid step (7): "),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("index 8"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("scalar_prefetch_test.cpp:" + std::to_string(line)), std::string::npos) << msg;
+  }
+}
+
+}  // namespace
