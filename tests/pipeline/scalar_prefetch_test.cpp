@@ -230,17 +230,17 @@ TEST(Reports, OnePerPipelineOfTheTrace) {
 // table[8]): a trace-time error naming the operand, the scalar operand, the
 // step and the map's line; nothing is read.
 TEST(ScalarPrefetch, OutOfRangeReadIsATraceError) {
+  const int line = __LINE__ + 1;  // the read
+  const auto past_the_end = [](I i, SmemRef<const i32, kSteps> t) { return std::make_tuple(t.at(i + 1).load(), I{0}); };
   const auto bad =
       pipeline_kernel<SmemRef<const i32, kSteps>, HbmRef<const float, kRows, kCols>, HbmRef<float, kSteps, kCols>>(
           grid(kSteps),
           [](SmemRef<const i32, kSteps>, VmemRef<const float, 1, kCols> xb, VmemRef<float, 1, kCols> zb) {
             zb.store(xb.load());
           },
-          block<1, kCols>([](I i, SmemRef<const i32, kSteps> t) { return std::make_tuple(t.at(i + 1).load(), I{0}); }),
-          block<1, kCols>([](I i, SmemRef<const i32, kSteps>) {
+          block<1, kCols>(past_the_end), block<1, kCols>([](I i, SmemRef<const i32, kSteps>) {
             return std::array{i, I{0}};
           }));
-  const int line = __LINE__ - 2;
   try {
     (void)kernel(bad).compile(Mesh{{"x", 1}});
     ADD_FAILURE() << "no error";
@@ -251,6 +251,45 @@ TEST(ScalarPrefetch, OutOfRangeReadIsATraceError) {
               std::string::npos)
         << msg;
     EXPECT_NE(msg.find("index 8"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("scalar_prefetch_test.cpp:" + std::to_string(line)), std::string::npos) << msg;
+  }
+}
+
+// A block index read through two scalar operands, rows[perm[i]]: a perm
+// entry outside rows' range is a run-time error naming the operand, the
+// scalar operand, the step and the map's line, before anything is read.
+TEST(ScalarPrefetch, OutOfRangeDataDependentReadIsARunTimeError) {
+  const int line = __LINE__ + 2;  // the read of rows
+  const auto rows_of_perm = [](I i, SmemRef<const i32, kSteps> perm, SmemRef<const i32, kRows> rows) {
+    return std::make_tuple(rows.at(perm.at(i).load()).load(), I{0});
+  };
+  const auto k = pipeline_kernel<SmemRef<const i32, kSteps>, SmemRef<const i32, kRows>,
+                                 HbmRef<const float, kRows, kCols>, HbmRef<float, kSteps, kCols>>(
+      grid(kSteps),
+      [](SmemRef<const i32, kSteps>, SmemRef<const i32, kRows>, VmemRef<const float, 1, kCols> xb,
+         VmemRef<float, 1, kCols> zb) { zb.store(xb.load()); },
+      block<1, kCols>(rows_of_perm), block<1, kCols>([](I i, SmemRef<const i32, kSteps>, SmemRef<const i32, kRows>) {
+        return std::array{i, I{0}};
+      }));
+  Runtime rt(RuntimeOptions{.workers = 2});
+  const Executable exe = kernel(k).compile(Mesh{{"x", 1}}, {}, rt);
+  const Array x = Array::generate<float>(
+      1, Shape{kRows, kCols}, [](int, std::int64_t e) { return xval(e); }, rt);
+  const Array rows = Array::from_shards<i32>({{3, 2, 1, 0}}, Shape{kRows}, rt);
+  // In range: z's row i = x's row 3 - perm[i].
+  const std::vector<i32> perm{0, 1, 1, 3, 2, 0, 0, 1};
+  const auto z = exe(Array::from_shards<i32>({perm}, Shape{kSteps}, rt), rows, x)[0].to_host<float>(0);
+  for (I r = 0; r < kSteps; ++r)
+    ASSERT_EQ(z[static_cast<std::size_t>(r * kCols)], xval((3 - perm[static_cast<std::size_t>(r)]) * kCols)) << r;
+  try {
+    (void)exe(Array::from_shards<i32>({{0, 1, 2, 3, 0, 4, 0, 0}}, Shape{kSteps}, rt), rows, x)[0].to_host<float>(0);
+    ADD_FAILURE() << "no error";
+  } catch (const RuntimeError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("refx: device 0: emit_pipeline: the index map of operand 0 (input) reads scalar operand 1 "
+                       "(shape [4]) out of its range at grid step (5): index 4"),
+              std::string::npos)
+        << msg;
     EXPECT_NE(msg.find("scalar_prefetch_test.cpp:" + std::to_string(line)), std::string::npos) << msg;
   }
 }

@@ -12,7 +12,9 @@
 #include <optional>
 #include <refx/core/source_location.hpp>
 #include <span>
+#include <string>
 #include <tuple>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -210,13 +212,38 @@ struct handle_of<PipeScratch<H>> {
   using type = H;
 };
 
+/// One call of operand k's index map at grid point `point`.
+struct IndexMapCall {
+  std::size_t k;
+  PipeRole role;
+  std::span<const std::int64_t> point;
+  std::span<const ValueId> scalar_refs;
+};
+/// "emit_pipeline: the index map of operand k (input) reads scalar operand
+/// j (shape [...]) out of its range at grid step (...)" for `call` (an
+/// IndexMapCall) reading the Smem Ref `ref`.
+REFX_DECL std::string index_map_reads(const void* call, ValueId ref);
+/// While an index map runs: a traced index into a Smem Ref is checked at run
+/// time with that sentence (trace/ref.hpp, smem_index_context).
+class IndexMapScope {
+ public:
+  explicit IndexMapScope(const IndexMapCall& c)
+      : context_{&index_map_reads, &c}, saved_(std::exchange(smem_index_context(), &context_)) {}
+  ~IndexMapScope() { smem_index_context() = saved_; }
+  IndexMapScope(const IndexMapScope&) = delete;
+  IndexMapScope& operator=(const IndexMapScope&) = delete;
+
+ private:
+  SmemIndexContext context_;
+  const SmemIndexContext* saved_;
+};
+
 /// Rethrows `e`, raised by operand k's index map at grid point `point`, as
 /// the pipeline's error: the operand, the step and, when the map read a
 /// scalar operand (`scalar_refs`) out of its range, which one; the user's
 /// line stays in the message.
-[[noreturn]] REFX_DECL void index_map_failed(const TraceError& e, std::size_t k, PipeRole role,
-                                             std::span<const std::int64_t> point, std::size_t views_before,
-                                             std::span<const ValueId> scalar_refs, SourceLoc loc);
+[[noreturn]] REFX_DECL void index_map_failed(const TraceError& e, const IndexMapCall& call, std::size_t views_before,
+                                             SourceLoc loc);
 
 template <std::size_t R, class A, class Scalars = std::tuple<>>
 void describe(const A& a, PipeOperand& op, const std::vector<std::vector<std::int64_t>>& points,
@@ -241,13 +268,15 @@ void describe(const A& a, PipeOperand& op, const std::vector<std::vector<std::in
     if constexpr (callable) {
       for (const auto& p : points) {
         const std::size_t views_before = Tracer::current(loc).graph().num_views();
+        const IndexMapCall call{k, op.role, p, scalar_refs};
         try {
+          const IndexMapScope checked(call);
           op.index.push_back([&]<std::size_t... I>(std::index_sequence<I...>) {
             return std::apply([&](const auto&... sc) { return block_indices<Spec::rank>(a.spec.map(p[I]..., sc...)); },
                               scalars);
           }(std::make_index_sequence<R>{}));
         } catch (const TraceError& e) {
-          index_map_failed(e, k, op.role, p, views_before, scalar_refs, loc);
+          index_map_failed(e, call, views_before, loc);
         }
       }
     }

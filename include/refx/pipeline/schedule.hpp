@@ -43,8 +43,18 @@ inline const char* role_name(PipeRole r) {
   return r == PipeRole::in ? "input" : r == PipeRole::out ? "output" : "scratch";
 }
 
-REFX_DECL void index_map_failed(const TraceError& e, std::size_t k, PipeRole role, std::span<const std::int64_t> point,
-                                std::size_t views_before, std::span<const ValueId> scalar_refs, SourceLoc loc) {
+REFX_DECL std::string index_map_reads(const void* c, ValueId ref) {
+  const auto& call = *static_cast<const IndexMapCall*>(c);
+  const Graph& g = Tracer::current().graph();
+  std::string name = fmt::format("a Smem Ref (shape {})", g.type(ref).shape);
+  for (std::size_t j = 0; j < call.scalar_refs.size(); ++j)
+    if (call.scalar_refs[j] == ref) name = fmt::format("scalar operand {} (shape {})", j, g.type(ref).shape);
+  return fmt::format("emit_pipeline: the index map of operand {} ({}) reads {} out of its range at grid step ({})",
+                     call.k, role_name(call.role), name, fmt::join(call.point, ", "));
+}
+
+REFX_DECL void index_map_failed(const TraceError& e, const IndexMapCall& call, std::size_t views_before,
+                                SourceLoc loc) {
   std::string what = e.what();
   if (what.rfind("refx: ", 0) == 0) what.erase(0, 6);
   const Graph& g = Tracer::current(loc).graph();
@@ -54,12 +64,7 @@ REFX_DECL void index_map_failed(const TraceError& e, std::size_t k, PipeRole rol
   for (std::size_t v = g.num_views(); v-- > views_before && ref == no_id;)
     if (const ValueId r = g.view(static_cast<ViewId>(v)).ref; g.type(r).space == MemorySpace::smem) ref = r;
   if (ref == no_id || what.find("out of bounds") == std::string::npos) throw e;
-  std::string name = fmt::format("a Smem Ref (shape {})", g.type(ref).shape);
-  for (std::size_t j = 0; j < scalar_refs.size(); ++j)
-    if (scalar_refs[j] == ref) name = fmt::format("scalar operand {} (shape {})", j, g.type(ref).shape);
-  throw TraceError(fmt::format(
-      "refx: emit_pipeline: the index map of operand {} ({}) reads {} out of its range at grid step ({}): {}", k,
-      role_name(role), name, fmt::join(point, ", "), what));
+  throw TraceError(fmt::format("refx: {}: {}", index_map_reads(&call, ref), what));
 }
 
 REFX_DECL void check_pipeline_operands(const std::vector<PipeOperand>& ops, std::span<const std::int64_t> grid,
