@@ -6,20 +6,25 @@
 //   128>>());
 //     inside a kernel: copies block after block of x into a ring of Vmem
 //     slots, runs body(x_block, z_block, acc) on each, copies z's blocks back.
-//   pipeline_kernel<HbmRef<const float, N>, HbmRef<float, N>>(grid, body, specs...)
-//     the kernel itself (pallas_call): a kernel over Hbm Refs whose body sees blocks.
+//   pipeline_kernel<SmemRef<const int32_t, S>..., HbmRef<const float, N>, HbmRef<float, N>>(grid, body, specs...,
+//   scratch<H>()...)
+//     the kernel itself (pallas_call): a kernel over Hbm Refs whose body sees blocks, with scalar
+//     operands (Smem, first) that index maps and body read, and scratch operands.
 //
 // The pipeline is generated with the public trace primitives (run_scoped
 // windows and DMA semaphores, make_async_copy, start / wait), so the verifier
 // checks it like user code. The grid is unrolled at trace time
-// (docs/architecture.md, departure 12): which copies a step starts and waits
-// is decided while tracing, by Pallas' rules — an input is fetched only when
-// its block index changes between consecutive steps, an output is written
-// back only when its block index is about to change or the grid ends. Block
-// indices are integers or traced scalars (e.g. from axis_index); two traced
-// indices are the same block only when they are the same traced value.
+// (docs/architecture.md, departure 12). Copies follow Pallas' rules: an
+// input is fetched only when its block index changes between consecutive
+// steps, an output is written back only when its block index is about to
+// change or the grid ends. Block indices are integers or traced scalars:
+// integers, and one traced value (e.g. axis_index) met twice, are compared
+// while tracing; other traced indices (e.g. read from scalar operands) are
+// compared at run time, and the copy is a predicated dma_start that moves
+// nothing where the block did not change (pipeline/schedule.hpp).
 // program_id(axis) / num_programs(axis) give the current step's grid point
-// inside the body (integers, since the grid is unrolled).
+// inside the body (integers, since the grid is unrolled). The Executable
+// keeps each pipeline's PipelineReport (Executable::pipeline_report).
 
 #include <array>
 #include <concepts>
@@ -211,49 +216,60 @@ auto pipeline_kernel(Grid<R> g, Body body, Operands... operands) {
   constexpr std::size_t n_scalars = detail::leading_true<detail::is_smem_ref_v<Params>...>();
   constexpr std::size_t n_blocks = sizeof...(Params) - n_scalars;
   constexpr std::size_t n_specs = detail::leading_true<!detail::is_pipe_scratch_v<Operands>...>();
-  static_assert(
-      ((detail::is_smem_ref_v<Params> || detail::is_hbm_ref_v<Params>)&&...) &&
-          ((detail::is_hbm_ref_v<Params> ? 1 : 0) + ... + 0) == n_blocks,
-      "refx: pipeline_kernel's parameters are Smem Refs (scalar operands, first) then Hbm Refs (HbmRef<const T, ...> "
-      "inputs, HbmRef<T, ...> outputs)");
-  static_assert(
-      ((!detail::is_smem_ref_v<Params> || (Params::read_only && std::is_integral_v<typename Params::value_type>)) &&
-       ...),
-      "refx: pipeline_kernel's scalar operands are read-only integer Smem Refs (SmemRef<const std::int32_t, "
-      "N>)");
-  static_assert(n_specs == n_blocks,
+  constexpr bool kinds = ((detail::is_smem_ref_v<Params> || detail::is_hbm_ref_v<Params>)&&...) &&
+                         ((detail::is_hbm_ref_v<Params> ? 1 : 0) + ... + 0) == n_blocks;
+  static_assert(kinds,
+                "refx: pipeline_kernel's parameters are Smem Refs (scalar operands, first) then Hbm Refs "
+                "(HbmRef<const T, ...> inputs, HbmRef<T, ...> outputs)");
+  constexpr bool integers = [] {
+    if constexpr (kinds)
+      return (
+          (!detail::is_smem_ref_v<Params> || (Params::read_only && std::is_integral_v<typename Params::value_type>)) &&
+          ...);
+    else return true;
+  }();
+  static_assert(integers,
+                "refx: pipeline_kernel's scalar operands are read-only integer Smem Refs (SmemRef<const std::int32_t, "
+                "N>)");
+  constexpr bool scratch_last =
+      ((detail::is_pipe_scratch_v<Operands> ? 1 : 0) + ... + 0) == sizeof...(Operands) - n_specs;
+  static_assert(!kinds || !integers || scratch_last,
+                "refx: pipeline_kernel's scratch<H>() operands come after all its BlockSpecs");
+  static_assert(!kinds || !integers || !scratch_last || n_specs == n_blocks,
                 "refx: pipeline_kernel needs one BlockSpec per Hbm parameter, in order (then its scratch<H>() "
                 "operands)");
-  static_assert(((detail::is_pipe_scratch_v<Operands> ? 1 : 0) + ... + 0) == sizeof...(Operands) - n_specs,
-                "refx: pipeline_kernel's scratch<H>() operands come after all its BlockSpecs");
-  struct K {
-    Grid<R> g;
-    Body body;
-    std::tuple<Operands...> operands;
-    void operator()(Params... refs) const {
-      const std::tuple<Params...> all{refs...};
-      const auto one = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
-        if constexpr (I >= n_blocks) {
-          return std::get<I>(operands);  // scratch<H>()
-        } else {
-          const auto& ref = std::get<n_scalars + I>(all);
-          using P = std::remove_cvref_t<decltype(ref)>;
-          if constexpr (P::read_only) return in(ref, std::get<I>(operands));
-          else return out(ref, std::get<I>(operands));
+  if constexpr (!(kinds && integers && scratch_last && n_specs == n_blocks)) {
+    return 0;  // not reached: a check above failed to compile
+  } else {
+    struct K {
+      Grid<R> g;
+      Body body;
+      std::tuple<Operands...> operands;
+      void operator()(Params... refs) const {
+        const std::tuple<Params...> all{refs...};
+        const auto one = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
+          if constexpr (I >= n_blocks) {
+            return std::get<I>(operands);  // scratch<H>()
+          } else {
+            const auto& ref = std::get<n_scalars + I>(all);
+            using P = std::remove_cvref_t<decltype(ref)>;
+            if constexpr (P::read_only) return in(ref, std::get<I>(operands));
+            else return out(ref, std::get<I>(operands));
+          }
+        };
+        const auto scalars = [&]<std::size_t... J>(std::index_sequence<J...>) {
+          return std::tuple<std::tuple_element_t<J, std::tuple<Params...>>...>{std::get<J>(all)...};
         }
-      };
-      const auto scalars = [&]<std::size_t... J>(std::index_sequence<J...>) {
-        return std::tuple<std::tuple_element_t<J, std::tuple<Params...>>...>{std::get<J>(all)...};
+        (std::make_index_sequence<n_scalars>{});
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+          Pipeline<R, Body, std::remove_const_t<decltype(scalars)>>(
+              g, body, refx::source_location::current(), scalars)(one(std::integral_constant<std::size_t, I>{})...);
+        }
+        (std::index_sequence_for<Operands...>{});
       }
-      (std::make_index_sequence<n_scalars>{});
-      [&]<std::size_t... I>(std::index_sequence<I...>) {
-        Pipeline<R, Body, std::remove_const_t<decltype(scalars)>>(
-            g, body, refx::source_location::current(), scalars)(one(std::integral_constant<std::size_t, I>{})...);
-      }
-      (std::index_sequence_for<Operands...>{});
-    }
-  };
-  return K{g, std::move(body), std::tuple<Operands...>{std::move(operands)...}};
+    };
+    return K{g, std::move(body), std::tuple<Operands...>{std::move(operands)...}};
+  }
 }
 
 }  // namespace refx

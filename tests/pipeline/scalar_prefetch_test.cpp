@@ -294,4 +294,36 @@ TEST(ScalarPrefetch, OutOfRangeDataDependentReadIsARunTimeError) {
   }
 }
 
+// The verifier counts a predicated copy (the run-time fetch rule) as one that
+// runs: one never waited, or whose destination is read before its wait, is
+// still reported before anything runs.
+TEST(Verifier, PredicatedCopiesAreCheckedLikeOthers) {
+  const auto compile_error = [](auto k) -> std::string {
+    try {
+      (void)kernel(k).compile(Mesh{{"x", 2}});
+    } catch (const VerifyError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  const std::string never_waited = compile_error([](HbmRef<const float, 8> x, HbmRef<float, 8> y) {
+    run_scoped([&](VmemRef<float, 8> v, DmaSemaphore sem) {
+      const auto c = make_async_copy(x, v, sem);
+      c.start_if((axis_index("x") == 0).id(), {});
+    });
+    sync_copy(x, y);
+  });
+  EXPECT_NE(never_waited.find("never waited"), std::string::npos) << never_waited;
+  const std::string read_early = compile_error([](HbmRef<const float, 8> x, HbmRef<float, 8> y) {
+    run_scoped([&](VmemRef<float, 8> v, VmemRef<float, 8> w, DmaSemaphore sem) {
+      const auto c = make_async_copy(x, v, sem);
+      c.start_if((axis_index("x") == 0).id(), {});
+      w.store(v.load());
+      c.wait();
+      sync_copy(w, y);
+    });
+  });
+  EXPECT_NE(read_early.find("reads the destination of the copy"), std::string::npos) << read_early;
+}
+
 }  // namespace

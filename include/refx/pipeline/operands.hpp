@@ -271,10 +271,10 @@ void describe(const A& a, PipeOperand& op, const std::vector<std::vector<std::in
         const IndexMapCall call{k, op.role, p, scalar_refs};
         try {
           const IndexMapScope checked(call);
-          op.index.push_back([&]<std::size_t... I>(std::index_sequence<I...>) {
-            return std::apply([&](const auto&... sc) { return block_indices<Spec::rank>(a.spec.map(p[I]..., sc...)); },
-                              scalars);
-          }(std::make_index_sequence<R>{}));
+          op.index.push_back([&]<std::size_t... I, std::size_t... J>(std::index_sequence<I...>,
+                                                                     std::index_sequence<J...>) {
+            return block_indices<Spec::rank>(a.spec.map(p[I]..., std::get<J>(scalars)...));
+          }(std::make_index_sequence<R>{}, std::make_index_sequence<std::tuple_size_v<Scalars>>{}));
         } catch (const TraceError& e) {
           index_map_failed(e, call, views_before, loc);
         }
