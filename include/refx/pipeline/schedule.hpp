@@ -114,7 +114,7 @@ inline ValueId index_as(const DynIndex& i, DType to, SourceLoc loc) {
     using I = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>)
       return constant<I>(static_cast<I>(i.constant), Shape{}, loc);
-    else throw TraceError("refx: emit_pipeline: a block index is not an integer");
+    else return no_id;  // not reached: block indices are integers (to_dyn_index)
   });
 }
 
