@@ -224,17 +224,16 @@ struct IndexMapCall {
 /// IndexMapCall) reading the Smem Ref `ref`.
 REFX_DECL std::string index_map_reads(const void* call, ValueId ref);
 /// While an index map runs: a traced index into a Smem Ref is checked at run
-/// time with that sentence (trace/ref.hpp, smem_index_context).
-class IndexMapScope {
+/// time with `context`'s sentence (trace/ref.hpp, smem_index_context).
+class SmemIndexContextScope {
  public:
-  explicit IndexMapScope(const IndexMapCall& c)
-      : context_{&index_map_reads, &c}, saved_(std::exchange(smem_index_context(), &context_)) {}
-  ~IndexMapScope() { smem_index_context() = saved_; }
-  IndexMapScope(const IndexMapScope&) = delete;
-  IndexMapScope& operator=(const IndexMapScope&) = delete;
+  explicit SmemIndexContextScope(const SmemIndexContext& context)
+      : saved_(std::exchange(smem_index_context(), &context)) {}
+  ~SmemIndexContextScope() { smem_index_context() = saved_; }
+  SmemIndexContextScope(const SmemIndexContextScope&) = delete;
+  SmemIndexContextScope& operator=(const SmemIndexContextScope&) = delete;
 
  private:
-  SmemIndexContext context_;
   const SmemIndexContext* saved_;
 };
 
@@ -269,8 +268,9 @@ void describe(const A& a, PipeOperand& op, const std::vector<std::vector<std::in
       for (const auto& p : points) {
         const std::size_t views_before = Tracer::current(loc).graph().num_views();
         const IndexMapCall call{k, op.role, p, scalar_refs};
+        const SmemIndexContext context{&index_map_reads, &call};
         try {
-          const IndexMapScope checked(call);
+          const SmemIndexContextScope checked(context);
           op.index.push_back([&]<std::size_t... I, std::size_t... J>(std::index_sequence<I...>,
                                                                      std::index_sequence<J...>) {
             return block_indices<Spec::rank>(a.spec.map(p[I]..., std::get<J>(scalars)...));
