@@ -78,6 +78,30 @@ TEST(ScalarPrefetch, UnchangedBlocksAreNotFetchedAgainAtRunTime) {
   }
 }
 
+// Inside a kernel, an emit_pipeline whose index map captures a Smem Ref
+// follows the same run-time rule.
+TEST(ScalarPrefetch, CapturedSmemRefInEmitPipeline) {
+  const auto k = [](SmemRef<const i32, kSteps> table, HbmRef<const float, kRows, kCols> x,
+                    HbmRef<float, kSteps, kCols> z) {
+    emit_pipeline(grid(kSteps),
+                  [](VmemRef<const float, 1, kCols> xb, VmemRef<float, 1, kCols> zb) { zb.store(xb.load() - 1.0f); })(
+        in(x, block<1, kCols>([table](I i) { return std::make_tuple(table.at(i).load(), I{0}); })),
+        out(z, block<1, kCols>([](I i) {
+              return std::array{i, I{0}};
+            })));
+  };
+  Runtime rt(RuntimeOptions{.workers = 2});
+  const Executable exe = kernel(k).compile(Mesh{{"x", 1}}, {}, rt);
+  const Array x = Array::generate<float>(
+      1, Shape{kRows, kCols}, [](int, std::int64_t e) { return xval(e); }, rt);
+  const std::vector<i32> table{0, 0, 0, 2, 2, 1, 1, 1};
+  const auto [copies, z] = run_counting(rt, exe, Array::from_shards<i32>({table}, Shape{kSteps}, rt), x);
+  EXPECT_EQ(copies, changes(table) + kSteps);
+  for (I r = 0; r < kSteps; ++r)
+    ASSERT_EQ(z[static_cast<std::size_t>(r * kCols + 5)], xval(table[static_cast<std::size_t>(r)] * kCols + 5) - 1.0f)
+        << r;
+}
+
 // Output write-backs follow the same rule: a segment sum whose output block
 // is seg[i] (sorted segment ids) is written back once per segment. The body
 // reads the scalar operand to start each segment's sum.
