@@ -30,6 +30,7 @@
 #include <refx/config.hpp>
 #include <refx/passes/options.hpp>
 #include <refx/passes/target_checks.hpp>
+#include <refx/pipeline/report.hpp>
 #include <refx/runtime/array.hpp>
 #include <refx/runtime/effect_info.hpp>
 #include <refx/runtime/fwd.hpp>
@@ -74,6 +75,15 @@ class Executable {
   /// Runs with one Array per parameter; outputs are written in place.
   void call_in_place(const std::vector<Array>& args) const;
 
+  /// What the pipelines of the trace that made this Executable did
+  /// (emit_pipeline / pipeline_kernel), in the order their tracing finished
+  /// (an inner pipeline before the one around it); empty without any.
+  const std::vector<PipelineReport>& pipeline_reports() const noexcept { return pipelines_; }
+  /// The last of them (the only one, for a pipeline_kernel); a refx::Error
+  /// if the kernel traced no pipeline.
+  const PipelineReport& pipeline_report() const;
+  void set_pipeline_reports(std::vector<PipelineReport> r) { pipelines_ = std::move(r); }
+
  private:
   void launch(const std::vector<Array>& args) const;
 
@@ -83,6 +93,7 @@ class Executable {
   EffectInfo effects_;
   LaunchEffects launch_effects_;
   std::shared_ptr<const TargetReport> target_report_;
+  std::vector<PipelineReport> pipelines_;
 };
 
 namespace detail {
@@ -146,12 +157,18 @@ class Kernel {
       throw std::logic_error("not reached: the check above failed to compile");
     } else {
       using Params = typename detail::callable_args<F>::type;
-      Graph g = trace(f_, TraceOptions{shapes, &mesh, collective_id_}, loc);
+      std::vector<PipelineReport> pipelines;
+      Graph g = [&] {
+        const detail::PipelineReportScope collect(pipelines);
+        return trace(f_, TraceOptions{shapes, &mesh, collective_id_}, loc);
+      }();
       std::shared_ptr<const TargetReport> report;
       if (target_)
         report = std::make_shared<const TargetReport>(detail::check_for_target(g, mesh, *target_, target_mode_, loc));
-      return detail::compile_traced(std::move(g), mesh, name_, single_worker_, passes_,
-                                    read_only(static_cast<Params*>(nullptr)), rt, std::move(report));
+      Executable exe = detail::compile_traced(std::move(g), mesh, name_, single_worker_, passes_,
+                                              read_only(static_cast<Params*>(nullptr)), rt, std::move(report));
+      exe.set_pipeline_reports(std::move(pipelines));
+      return exe;
     }
   }
 
@@ -227,6 +244,15 @@ REFX_DECL std::vector<Array> Executable::operator()(const std::vector<Array>& in
   }
   launch(all);
   return outputs;
+}
+
+REFX_DECL const PipelineReport& Executable::pipeline_report() const {
+  if (pipelines_.empty())
+    throw Error(
+        fmt::format("refx: kernel '{}' traced no pipeline (emit_pipeline / pipeline_kernel), so it has no "
+                    "PipelineReport",
+                    program_->name));
+  return pipelines_.back();
 }
 
 REFX_DECL void Executable::call_in_place(const std::vector<Array>& args) const {

@@ -6,20 +6,25 @@
 //   128>>());
 //     inside a kernel: copies block after block of x into a ring of Vmem
 //     slots, runs body(x_block, z_block, acc) on each, copies z's blocks back.
-//   pipeline_kernel<HbmRef<const float, N>, HbmRef<float, N>>(grid, body, specs...)
-//     the kernel itself (pallas_call): a kernel over Hbm Refs whose body sees blocks.
+//   pipeline_kernel<SmemRef<const int32_t, S>..., HbmRef<const float, N>, HbmRef<float, N>>(grid, body, specs...,
+//   scratch<H>()...)
+//     the kernel itself (pallas_call): a kernel over Hbm Refs whose body sees blocks, with scalar
+//     operands (Smem, first) that index maps and body read, and scratch operands.
 //
 // The pipeline is generated with the public trace primitives (run_scoped
 // windows and DMA semaphores, make_async_copy, start / wait), so the verifier
 // checks it like user code. The grid is unrolled at trace time
-// (docs/architecture.md, departure 12): which copies a step starts and waits
-// is decided while tracing, by Pallas' rules — an input is fetched only when
-// its block index changes between consecutive steps, an output is written
-// back only when its block index is about to change or the grid ends. Block
-// indices are integers or traced scalars (e.g. from axis_index); two traced
-// indices are the same block only when they are the same traced value.
+// (docs/architecture.md, departure 12). Copies follow Pallas' rules: an
+// input is fetched only when its block index changes between consecutive
+// steps, an output is written back only when its block index is about to
+// change or the grid ends. Block indices are integers or traced scalars:
+// integers, and one traced value (e.g. axis_index) met twice, are compared
+// while tracing; other traced indices (e.g. read from scalar operands) are
+// compared at run time, and the copy is a predicated dma_start that moves
+// nothing where the block did not change (pipeline/schedule.hpp).
 // program_id(axis) / num_programs(axis) give the current step's grid point
-// inside the body (integers, since the grid is unrolled).
+// inside the body (integers, since the grid is unrolled). The Executable
+// keeps each pipeline's PipelineReport (Executable::pipeline_report).
 
 #include <array>
 #include <concepts>
@@ -33,6 +38,7 @@
 
 #include <refx/config.hpp>
 #include <refx/pipeline/operands.hpp>
+#include <refx/pipeline/report.hpp>
 #include <refx/trace/ref.hpp>
 
 namespace refx {
@@ -96,18 +102,14 @@ REFX_DECL std::int64_t program_id(std::size_t axis, refx::source_location loc = 
 /// The grid's extent along `axis` inside a pipeline body.
 REFX_DECL std::int64_t num_programs(std::size_t axis, refx::source_location loc = refx::source_location::current());
 
-/// What a traced pipeline did: its steps and, per operand, the copies it
-/// started (fetches of an input, write-backs of an output; 0 for scratch).
-struct PipelineReport {
-  std::size_t steps = 0;
-  std::vector<int> copies;
-};
-
 /// `emit_pipeline(grid, body)(operands...)`: see the top of this header.
-template <std::size_t R, class Body>
+/// `Scalars` (pipeline_kernel's scalar operands, a std::tuple of Smem Refs)
+/// come after the grid indices in every index map and first in the body.
+template <std::size_t R, class Body, class Scalars = std::tuple<>>
 class Pipeline {
  public:
-  Pipeline(Grid<R> g, Body body, refx::source_location loc) : grid_(g), body_(std::move(body)), loc_(loc) {}
+  Pipeline(Grid<R> g, Body body, refx::source_location loc, Scalars scalars = {})
+      : grid_(g), body_(std::move(body)), loc_(loc), scalars_(std::move(scalars)) {}
 
   /// Traces the pipeline over `args` (in(...), out(...), scratch<H>()).
   template <class... A>
@@ -115,8 +117,15 @@ class Pipeline {
     static_assert(sizeof...(A) >= 1, "refx: emit_pipeline needs at least one operand");
     const std::tuple<A...> as{args...};
     const auto points = detail::grid_points(grid_.dims);
+    const std::vector<ValueId> scalar_refs = std::apply(
+        [](const auto&... sc) {
+          return std::vector<ValueId>{detail::Tracer::current().graph().view(sc.view()).ref...};
+        },
+        scalars_);
     std::vector<detail::PipeOperand> ops(sizeof...(A));
-    [&]<std::size_t... I>(std::index_sequence<I...>) { (detail::describe<R>(std::get<I>(as), ops[I], points), ...); }
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (detail::describe<R>(std::get<I>(as), ops[I], points, scalars_, I, scalar_refs, loc_), ...);
+    }
     (std::index_sequence_for<A...>{});
     detail::check_pipeline_operands(ops, grid_.dims, loc_);
     std::tuple<typename detail::handle_of<A>::type...> handles;
@@ -129,7 +138,11 @@ class Pipeline {
         {
           detail::FrameGuard frame(points[s], grid_.dims);
           [&]<std::size_t... I>(std::index_sequence<I...>) {
-            body_(detail::body_arg<A>(ops[I], std::get<I>(handles), sched.slot(I, s))...);
+            std::apply(
+                [&](const auto&... sc) {
+                  body_(sc..., detail::body_arg<A>(ops[I], std::get<I>(handles), sched.slot(I, s))...);
+                },
+                scalars_);
           }
           (std::index_sequence_for<A...>{});
         }
@@ -137,9 +150,13 @@ class Pipeline {
       }
       sched.epilogue();
       report.steps = points.size();
-      for (std::size_t k = 0; k < ops.size(); ++k) report.copies.push_back(sched.copies(k));
+      for (std::size_t k = 0; k < ops.size(); ++k) {
+        report.copies.push_back(sched.copies(k));
+        report.run_time_copies.push_back(sched.run_time_copies(k));
+      }
     };
     detail::allocate_all<0>(as, ops, handles, done, loc_);
+    if (auto* sink = detail::pipeline_report_sink()) sink->push_back(report);
     return report;
   }
 
@@ -147,6 +164,7 @@ class Pipeline {
   Grid<R> grid_;
   Body body_;
   refx::source_location loc_;
+  Scalars scalars_;
 };
 
 /// A pipeline over `g` running `body` on blocks; call it with the operands.
@@ -156,37 +174,102 @@ Pipeline<R, std::decay_t<Body>> emit_pipeline(Grid<R> g, Body&& body,
   return {g, std::forward<Body>(body), loc};
 }
 
-/// The top-level form (Pallas' pallas_call): a kernel over the Hbm Refs
-/// `Params...` whose body sees one block per parameter. Read-only
-/// parameters are inputs, writable ones outputs; `specs` gives one
-/// BlockSpec per parameter, in order.
-template <class... Params>
-struct PipelineKernel;
+namespace detail {
+template <class P>
+inline constexpr bool is_smem_ref_v = false;
+template <class P>
+  requires(is_ref_v<P> && !is_semaphore_v<P>)
+inline constexpr bool is_smem_ref_v<P> = P::space == MemorySpace::smem;
+template <class P>
+inline constexpr bool is_hbm_ref_v = false;
+template <class P>
+  requires(is_ref_v<P> && !is_semaphore_v<P>)
+inline constexpr bool is_hbm_ref_v<P> = P::space == MemorySpace::hbm;
+template <class O>
+inline constexpr bool is_pipe_scratch_v = false;
+template <class H>
+inline constexpr bool is_pipe_scratch_v<PipeScratch<H>> = true;
 
-template <class... Params, std::size_t R, class Body, class... Specs>
-auto pipeline_kernel(Grid<R> g, Body body, Specs... specs) {
-  static_assert(sizeof...(Params) == sizeof...(Specs),
-                "refx: pipeline_kernel needs one BlockSpec per kernel parameter");
-  static_assert(
-      ((is_ref_v<Params> && Params::space == MemorySpace::hbm) && ...),
-      "refx: pipeline_kernel's parameters are Hbm Refs (HbmRef<const T, ...> inputs, HbmRef<T, ...> outputs)");
-  struct K {
-    Grid<R> g;
-    Body body;
-    std::tuple<Specs...> specs;
-    void operator()(Params... refs) const {
-      const auto one = [&]<std::size_t I>(std::integral_constant<std::size_t, I>, const auto& ref) {
-        using P = std::remove_cvref_t<decltype(ref)>;
-        if constexpr (P::read_only) return in(ref, std::get<I>(specs));
-        else return out(ref, std::get<I>(specs));
-      };
-      [&]<std::size_t... I>(std::index_sequence<I...>) {
-        emit_pipeline(g, body)(one(std::integral_constant<std::size_t, I>{}, refs)...);
+/// How many of `B...` are true before the first false.
+template <bool... B>
+constexpr std::size_t leading_true() {
+  std::size_t n = 0;
+  bool on = true;
+  ((on = on && B, n += on ? 1 : 0), ...);
+  return n;
+}
+}  // namespace detail
+
+/// The top-level form (Pallas' pallas_call): a kernel over `Params...`
+/// whose body sees one block per Hbm parameter.
+///  - Smem parameters come first: the scalar operands (Pallas'
+///    PrefetchScalarGridSpec), read-only integer arrays in Smem before the
+///    first step. Every index map gets them after its grid indices, the body
+///    before its blocks; block indices read from them are compared at run
+///    time (an unchanged block is not fetched again).
+///  - Hbm parameters: read-only ones are inputs, writable ones outputs.
+///  - `operands`: one BlockSpec per Hbm parameter, in order, then any
+///    scratch<H>() operands (an accumulator living across all steps), which
+///    the body gets last.
+template <class... Params, std::size_t R, class Body, class... Operands>
+auto pipeline_kernel(Grid<R> g, Body body, Operands... operands) {
+  constexpr std::size_t n_scalars = detail::leading_true<detail::is_smem_ref_v<Params>...>();
+  constexpr std::size_t n_blocks = sizeof...(Params) - n_scalars;
+  constexpr std::size_t n_specs = detail::leading_true<!detail::is_pipe_scratch_v<Operands>...>();
+  constexpr bool kinds = ((detail::is_smem_ref_v<Params> || detail::is_hbm_ref_v<Params>)&&...) &&
+                         ((detail::is_hbm_ref_v<Params> ? 1 : 0) + ... + 0) == n_blocks;
+  static_assert(kinds,
+                "refx: pipeline_kernel's parameters are Smem Refs (scalar operands, first) then Hbm Refs "
+                "(HbmRef<const T, ...> inputs, HbmRef<T, ...> outputs)");
+  constexpr bool integers = [] {
+    if constexpr (kinds)
+      return (
+          (!detail::is_smem_ref_v<Params> || (Params::read_only && std::is_integral_v<typename Params::value_type>)) &&
+          ...);
+    else return true;
+  }();
+  static_assert(integers,
+                "refx: pipeline_kernel's scalar operands are read-only integer Smem Refs (SmemRef<const std::int32_t, "
+                "N>)");
+  constexpr bool scratch_last =
+      ((detail::is_pipe_scratch_v<Operands> ? 1 : 0) + ... + 0) == sizeof...(Operands) - n_specs;
+  static_assert(!kinds || !integers || scratch_last,
+                "refx: pipeline_kernel's scratch<H>() operands come after all its BlockSpecs");
+  static_assert(!kinds || !integers || !scratch_last || n_specs == n_blocks,
+                "refx: pipeline_kernel needs one BlockSpec per Hbm parameter, in order (then its scratch<H>() "
+                "operands)");
+  if constexpr (!(kinds && integers && scratch_last && n_specs == n_blocks)) {
+    return 0;  // not reached: a check above failed to compile
+  } else {
+    struct K {
+      Grid<R> g;
+      Body body;
+      std::tuple<Operands...> operands;
+      void operator()(Params... refs) const {
+        const std::tuple<Params...> all{refs...};
+        const auto one = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
+          if constexpr (I >= n_blocks) {
+            return std::get<I>(operands);  // scratch<H>()
+          } else {
+            const auto& ref = std::get<n_scalars + I>(all);
+            using P = std::remove_cvref_t<decltype(ref)>;
+            if constexpr (P::read_only) return in(ref, std::get<I>(operands));
+            else return out(ref, std::get<I>(operands));
+          }
+        };
+        const auto scalars = [&]<std::size_t... J>(std::index_sequence<J...>) {
+          return std::tuple<std::tuple_element_t<J, std::tuple<Params...>>...>{std::get<J>(all)...};
+        }
+        (std::make_index_sequence<n_scalars>{});
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+          Pipeline<R, Body, std::remove_const_t<decltype(scalars)>>(
+              g, body, refx::source_location::current(), scalars)(one(std::integral_constant<std::size_t, I>{})...);
+        }
+        (std::index_sequence_for<Operands...>{});
       }
-      (std::index_sequence_for<Params...>{});
-    }
-  };
-  return K{g, std::move(body), std::tuple<Specs...>{std::move(specs)...}};
+    };
+    return K{g, std::move(body), std::tuple<Operands...>{std::move(operands)...}};
+  }
 }
 
 }  // namespace refx

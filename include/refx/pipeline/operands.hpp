@@ -12,7 +12,9 @@
 #include <optional>
 #include <refx/core/source_location.hpp>
 #include <span>
+#include <string>
 #include <tuple>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -29,6 +31,10 @@ struct BlockSpec;  // pipeline.hpp
 
 namespace detail {
 enum class PipeRole { in, out, scratch };
+/// Whether a step's block index differs from the previous step's: known
+/// while tracing (integers, or one traced value), or decided at run time (a
+/// traced comparison: indices read from scalar operands).
+enum class BlockChange { same, differs, run_time };
 
 template <class RefT, class Spec, PipeRole Role>
 struct PipeArg {
@@ -61,9 +67,13 @@ struct PipeOperand {
   ViewId window = no_id;                     ///< (buffers, block...) in Vmem
   ViewId sems = no_id;                       ///< (buffers) DMA semaphores
   // Filled by the schedule:
-  std::vector<int> event;                        ///< per step: which run of equal block indices
-  std::vector<std::size_t> event_step;           ///< per event: its first step
+  std::vector<BlockChange> change;               ///< per step: whether its block index differs from the step before
+  std::vector<ValueId> changed;                  ///< per step: the traced bool, where decided at run time
+  std::vector<DynIndex> slot;                    ///< per step: the window slot (traced once a change is)
+  std::vector<int> event;                        ///< per step: the last step at or before it that may change
+  std::vector<std::size_t> event_step;           ///< per event: its step
   std::vector<std::optional<AsyncCopy>> copies;  ///< per event
+  std::vector<bool> predicated;                  ///< per event: its copy was started with a run-time predicate
   std::vector<bool> waited;                      ///< per event (outputs)
 };
 
@@ -75,10 +85,13 @@ class PipelineSchedule {
   REFX_DECL void before_body(std::size_t s);
   REFX_DECL void after_body(std::size_t s);
   REFX_DECL void epilogue();
-  /// The window slot operand k's body sees at step s.
-  REFX_DECL std::int64_t slot(std::size_t k, std::size_t s) const;
-  /// Number of copies started for operand k (fetches or write-backs).
+  /// The window slot operand k's body sees at step s (traced once a run-time
+  /// decision precedes it).
+  REFX_DECL DynIndex slot(std::size_t k, std::size_t s) const;
+  /// Number of copies started for operand k (fetches or write-backs), and
+  /// how many of them run only where their block index changed at run time.
   REFX_DECL int copies(std::size_t k) const;
+  REFX_DECL int run_time_copies(std::size_t k) const;
   std::size_t steps() const noexcept { return steps_; }
 
  private:
@@ -130,22 +143,28 @@ std::vector<DynIndex> block_indices(const Ret& r) {
   }
 }
 
-/// Whether `map` can be called with one grid index (std::int64_t) per I.
-template <class Map, std::size_t... I>
+/// Whether `map` can be called with one grid index (std::int64_t) per I,
+/// then the scalar operands (`Scalars`, a std::tuple of Smem Refs).
+template <class Map, class Scalars, class Seq>
+struct map_invocable;
+template <class Map, class... S, std::size_t... I>
+struct map_invocable<Map, std::tuple<S...>, std::index_sequence<I...>>
+    : std::bool_constant<std::is_invocable_v<const Map&, decltype((void)I, std::int64_t{})..., const S&...>> {};
+template <class Map, class Scalars = std::tuple<>, std::size_t... I>
 constexpr bool takes_grid_indices(std::index_sequence<I...>) {
-  return std::is_invocable_v<const Map&, decltype((void)I, std::int64_t{})...>;
+  return map_invocable<Map, Scalars, std::index_sequence<I...>>::value;
 }
 /// An index map that cannot be called with R grid indices: whether it takes
 /// another number of them (a function whose call type is known, or a generic
 /// one that another count of 0 to 4 fits), rather than failing to compile
 /// for them (no return type could be deduced: the error is in its body).
-template <class Map, std::size_t R>
+template <class Map, std::size_t R, class Scalars = std::tuple<>>
 constexpr bool takes_other_grid_index_count() {
   if constexpr (requires { &Map::operator(); }) {
     return true;
   } else {
     return []<std::size_t... K>(std::index_sequence<K...>) {
-      return ((K != R && takes_grid_indices<Map>(std::make_index_sequence<K>{})) || ...);
+      return ((K != R && takes_grid_indices<Map, Scalars>(std::make_index_sequence<K>{})) || ...);
     }
     (std::make_index_sequence<5>{});
   }
@@ -193,8 +212,42 @@ struct handle_of<PipeScratch<H>> {
   using type = H;
 };
 
-template <std::size_t R, class A>
-void describe(const A& a, PipeOperand& op, const std::vector<std::vector<std::int64_t>>& points) {
+/// One call of operand k's index map at grid point `point`.
+struct IndexMapCall {
+  std::size_t k;
+  PipeRole role;
+  std::span<const std::int64_t> point;
+  std::span<const ValueId> scalar_refs;
+};
+/// "emit_pipeline: the index map of operand k (input) reads scalar operand
+/// j (shape [...]) out of its range at grid step (...)" for `call` (an
+/// IndexMapCall) reading the Smem Ref `ref`.
+REFX_DECL std::string index_map_reads(const void* call, ValueId ref);
+/// While an index map runs: a traced index into a Smem Ref is checked at run
+/// time with `context`'s sentence (trace/ref.hpp, smem_index_context).
+class SmemIndexContextScope {
+ public:
+  explicit SmemIndexContextScope(const SmemIndexContext& context)
+      : saved_(std::exchange(smem_index_context(), &context)) {}
+  ~SmemIndexContextScope() { smem_index_context() = saved_; }
+  SmemIndexContextScope(const SmemIndexContextScope&) = delete;
+  SmemIndexContextScope& operator=(const SmemIndexContextScope&) = delete;
+
+ private:
+  const SmemIndexContext* saved_;
+};
+
+/// Rethrows `e`, raised by operand k's index map at grid point `point`, as
+/// the pipeline's error: the operand, the step and, when the map read a
+/// scalar operand (`scalar_refs`) out of its range, which one; the user's
+/// line stays in the message.
+[[noreturn]] REFX_DECL void index_map_failed(const TraceError& e, const IndexMapCall& call, std::size_t views_before,
+                                             SourceLoc loc);
+
+template <std::size_t R, class A, class Scalars = std::tuple<>>
+void describe(const A& a, PipeOperand& op, const std::vector<std::vector<std::int64_t>>& points,
+              const Scalars& scalars = {}, std::size_t k = 0, std::span<const ValueId> scalar_refs = {},
+              SourceLoc loc = {}) {
   if constexpr (requires { a.spec; }) {
     using Spec = std::remove_cvref_t<decltype(a.spec)>;
     op.role = std::remove_cvref_t<A>::role;
@@ -203,19 +256,28 @@ void describe(const A& a, PipeOperand& op, const std::vector<std::vector<std::in
     op.buffers = a.spec.buffers;
     op.index.reserve(points.size());
     using Map = decltype(a.spec.map);
-    constexpr bool callable = takes_grid_indices<Map>(std::make_index_sequence<R>{});
-    static_assert(callable || !takes_other_grid_index_count<Map, R>(),
+    constexpr bool callable = takes_grid_indices<Map, Scalars>(std::make_index_sequence<R>{});
+    static_assert(callable || !takes_other_grid_index_count<Map, R, Scalars>(),
                   "refx: a BlockSpec's index map takes one grid index (std::int64_t) per grid dimension");
-    static_assert(callable || takes_other_grid_index_count<Map, R>(),
+    static_assert(callable || takes_other_grid_index_count<Map, R, Scalars>(),
                   "refx: a BlockSpec's index map does not compile when called with its grid indices (std::int64_t; "
                   "the error above is in its body): it returns one block index, or a std::array or std::tuple of "
                   "them, each an integer or a traced integer Scalar; std::array{i, 0} mixes std::int64_t and int: "
                   "write std::array<std::int64_t, 2>{i, 0} or std::tuple{i, 0}");
     if constexpr (callable) {
       for (const auto& p : points) {
-        op.index.push_back([&]<std::size_t... I>(std::index_sequence<I...>) {
-          return block_indices<Spec::rank>(a.spec.map(p[I]...));
-        }(std::make_index_sequence<R>{}));
+        const std::size_t views_before = Tracer::current(loc).graph().num_views();
+        const IndexMapCall call{k, op.role, p, scalar_refs};
+        const SmemIndexContext context{&index_map_reads, &call};
+        try {
+          const SmemIndexContextScope checked(context);
+          op.index.push_back([&]<std::size_t... I, std::size_t... J>(std::index_sequence<I...>,
+                                                                     std::index_sequence<J...>) {
+            return block_indices<Spec::rank>(a.spec.map(p[I]..., std::get<J>(scalars)...));
+          }(std::make_index_sequence<R>{}, std::make_index_sequence<std::tuple_size_v<Scalars>>{}));
+        } catch (const TraceError& e) {
+          index_map_failed(e, call, views_before, loc);
+        }
       }
     }
   } else {
@@ -256,10 +318,10 @@ void allocate_all(const Args& args, std::vector<PipeOperand>& ops, Handles& hand
 
 /// The handle the body gets for operand I at step s.
 template <class A, class Handle>
-auto body_arg(const PipeOperand& op, const Handle& h, std::int64_t slot) {
+auto body_arg(const PipeOperand& op, const Handle& h, DynIndex slot) {
   if constexpr (requires { std::declval<A>().spec; }) {
     using B = typename pipe_traits<A>::block;
-    const IndexEntry e[] = {IndexEntry{squeeze_dim, DynIndex{slot, -1}, 1, 1}};
+    const IndexEntry e[] = {IndexEntry{squeeze_dim, slot, 1, 1}};
     return B::from_view(make_view(op.window, std::span<const IndexEntry>(e)));
   } else {
     return h;

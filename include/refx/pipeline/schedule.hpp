@@ -43,6 +43,30 @@ inline const char* role_name(PipeRole r) {
   return r == PipeRole::in ? "input" : r == PipeRole::out ? "output" : "scratch";
 }
 
+REFX_DECL std::string index_map_reads(const void* c, ValueId ref) {
+  const auto& call = *static_cast<const IndexMapCall*>(c);
+  const Graph& g = Tracer::current().graph();
+  std::string name = fmt::format("a Smem Ref (shape {})", g.type(ref).shape);
+  for (std::size_t j = 0; j < call.scalar_refs.size(); ++j)
+    if (call.scalar_refs[j] == ref) name = fmt::format("scalar operand {} (shape {})", j, g.type(ref).shape);
+  return fmt::format("emit_pipeline: the index map of operand {} ({}) reads {} out of its range at grid step ({})",
+                     call.k, role_name(call.role), name, fmt::join(call.point, ", "));
+}
+
+REFX_DECL void index_map_failed(const TraceError& e, const IndexMapCall& call, std::size_t views_before,
+                                SourceLoc loc) {
+  std::string what = e.what();
+  if (what.rfind("refx: ", 0) == 0) what.erase(0, 6);
+  const Graph& g = Tracer::current(loc).graph();
+  // The Smem Ref the map read last, if it made a view of one: a scalar
+  // operand of pipeline_kernel, or one the map captured.
+  ValueId ref = no_id;
+  for (std::size_t v = g.num_views(); v-- > views_before && ref == no_id;)
+    if (const ValueId r = g.view(static_cast<ViewId>(v)).ref; g.type(r).space == MemorySpace::smem) ref = r;
+  if (ref == no_id || what.find("out of bounds") == std::string::npos) throw e;
+  throw TraceError(fmt::format("refx: {}: {}", index_map_reads(&call, ref), what));
+}
+
 REFX_DECL void check_pipeline_operands(const std::vector<PipeOperand>& ops, std::span<const std::int64_t> grid,
                                        SourceLoc loc) {
   const Graph& g = Tracer::current(loc).graph();
@@ -79,12 +103,47 @@ REFX_DECL void check_pipeline_operands(const std::vector<PipeOperand>& ops, std:
   }
 }
 
-inline bool same_block(const std::vector<DynIndex>& a, const std::vector<DynIndex>& b) {
-  for (std::size_t d = 0; d < a.size(); ++d) {
-    if (a[d].is_static() != b[d].is_static()) return false;
-    if (a[d].is_static() ? a[d].constant != b[d].constant : a[d].value != b[d].value) return false;
+/// `i` as a traced scalar of element type `to` (a constant, or a cast).
+inline ValueId index_as(const DynIndex& i, DType to, SourceLoc loc) {
+  if (!i.is_static()) {
+    if (Tracer::current(loc).graph().type(i.value).dtype == to) return i.value;
+    const std::int64_t attrs[] = {static_cast<std::int64_t>(to)};
+    return apply(prim::cast, {i.value}, attrs, loc);
   }
-  return true;
+  return visit_dtype(to, [&](auto tag) -> ValueId {
+    using I = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>)
+      return constant<I>(static_cast<I>(i.constant), Shape{}, loc);
+    else return no_id;  // not reached: block indices are integers (to_dyn_index)
+  });
+}
+
+/// Whether block index `b` differs from `a` (the step before): known while
+/// tracing when every dimension is known equal (integers, or one traced
+/// value) or one is known to differ; otherwise `changed` becomes a traced
+/// bool, true where some dimension differs at run time (Pallas' rule, for
+/// indices read from scalar operands too).
+inline BlockChange block_change(const std::vector<DynIndex>& a, const std::vector<DynIndex>& b, ValueId& changed,
+                                SourceLoc loc) {
+  const Graph& g = Tracer::current(loc).graph();
+  std::vector<std::size_t> open;
+  for (std::size_t d = 0; d < a.size(); ++d) {
+    if (a[d].is_static() && b[d].is_static()) {
+      if (a[d].constant != b[d].constant) return BlockChange::differs;
+    } else if (a[d].is_static() || b[d].is_static() || a[d].value != b[d].value) {
+      open.push_back(d);
+    }
+  }
+  if (open.empty()) return BlockChange::same;
+  changed = no_id;
+  for (const std::size_t d : open) {
+    DType t = DType::i64;
+    if (a[d].is_static()) t = g.type(b[d].value).dtype;
+    else if (b[d].is_static() || g.type(a[d].value).dtype == g.type(b[d].value).dtype) t = g.type(a[d].value).dtype;
+    const ValueId ne = apply(prim::ne, {index_as(a[d], t, loc), index_as(b[d], t, loc)}, {}, loc);
+    changed = changed == no_id ? ne : apply(prim::logical_or, {changed, ne}, {}, loc);
+  }
+  return BlockChange::run_time;
 }
 
 REFX_DECL PipelineSchedule::PipelineSchedule(std::vector<PipeOperand>& ops, std::size_t steps,
@@ -93,25 +152,53 @@ REFX_DECL PipelineSchedule::PipelineSchedule(std::vector<PipeOperand>& ops, std:
   for (PipeOperand& op : ops_) {
     op.event.assign(steps, 0);
     op.event_step.clear();
+    op.change.assign(steps, BlockChange::same);
+    op.changed.assign(steps, no_id);
+    op.slot.assign(steps, DynIndex{0, -1});
     if (op.role == PipeRole::scratch) continue;
+    // The window slot of step s is the number of block changes up to s,
+    // modulo the ring: an integer while every change is known, traced from
+    // the first one decided at run time on.
+    DynIndex run{0, -1};
     for (std::size_t s = 0; s < steps; ++s) {
-      if (s == 0 || !same_block(op.index[s], op.index[s - 1])) op.event_step.push_back(s);
+      op.change[s] = s == 0 ? BlockChange::differs : block_change(op.index[s - 1], op.index[s], op.changed[s], loc_);
+      if (s > 0 && op.change[s] == BlockChange::differs) {
+        if (run.is_static()) ++run.constant;
+        else run = DynIndex{0, apply(prim::add, {run.value, constant<std::int32_t>(1, Shape{}, loc_)}, {}, loc_)};
+      } else if (op.change[s] == BlockChange::run_time && op.buffers > 1) {
+        const std::int64_t to_i32[] = {static_cast<std::int64_t>(DType::i32)};
+        const ValueId one_if = apply(prim::cast, {op.changed[s]}, to_i32, loc_);
+        run = DynIndex{0, apply(prim::add, {index_as(run, DType::i32, loc_), one_if}, {}, loc_)};
+      }
+      if (op.buffers == 1) op.slot[s] = DynIndex{0, -1};
+      else if (run.is_static()) op.slot[s] = DynIndex{run.constant % op.buffers, -1};
+      else
+        op.slot[s] =
+            DynIndex{0, apply(prim::rem, {run.value, constant<std::int32_t>(op.buffers, Shape{}, loc_)}, {}, loc_)};
+      if (op.change[s] != BlockChange::same) op.event_step.push_back(s);
       op.event[s] = static_cast<int>(op.event_step.size()) - 1;
     }
     op.copies.assign(op.event_step.size(), std::nullopt);
+    op.predicated.assign(op.event_step.size(), false);
     op.waited.assign(op.event_step.size(), false);
   }
 }
 
-REFX_DECL std::int64_t PipelineSchedule::slot(std::size_t k, std::size_t s) const {
+REFX_DECL DynIndex PipelineSchedule::slot(std::size_t k, std::size_t s) const {
   const PipeOperand& op = ops_[k];
-  if (op.role == PipeRole::scratch) return 0;
-  return op.event[s] % op.buffers;
+  if (op.role == PipeRole::scratch) return DynIndex{0, -1};
+  return op.slot[s];
 }
 
 REFX_DECL int PipelineSchedule::copies(std::size_t k) const {
   int n = 0;
   for (const auto& c : ops_[k].copies) n += c.has_value();
+  return n;
+}
+
+REFX_DECL int PipelineSchedule::run_time_copies(std::size_t k) const {
+  int n = 0;
+  for (std::size_t e = 0; e < ops_[k].copies.size(); ++e) n += ops_[k].copies[e].has_value() && ops_[k].predicated[e];
   return n;
 }
 
@@ -122,8 +209,23 @@ REFX_DECL void PipelineSchedule::start(std::size_t k, int e) {
   PipeOperand& op = ops_[k];
   Tracer& t = Tracer::current(loc_);
   const Shape shape = t.graph().view_shape(op.hbm);
-  const std::vector<DynIndex>& b = op.index[op.event_step[static_cast<std::size_t>(e)]];
-  const std::int64_t slot = e % op.buffers;
+  const std::size_t first = op.event_step[static_cast<std::size_t>(e)];
+  const std::vector<DynIndex>& b = op.index[first];
+  // The window slot follows the block changes (traced where they are decided
+  // at run time); the DMA semaphore follows the event number, which is known
+  // while tracing: events in flight together are consecutive, so their
+  // semaphores differ, and a predicated copy that does not run signals one
+  // no other copy in flight uses.
+  const DynIndex slot = op.slot[first];
+  const std::int64_t sem_slot = e % op.buffers;
+  // An input is fetched where its own step's block index changed; an output
+  // is written back where the next event's index changed (or at the end).
+  ValueId predicate = no_id;
+  if (op.role == PipeRole::in && op.change[first] == BlockChange::run_time) predicate = op.changed[first];
+  if (op.role == PipeRole::out && static_cast<std::size_t>(e) + 1 < op.event_step.size()) {
+    const std::size_t next = op.event_step[static_cast<std::size_t>(e) + 1];
+    if (op.change[next] == BlockChange::run_time) predicate = op.changed[next];
+  }
   std::vector<IndexEntry> hbm, win;
   for (std::size_t d = 0; d < op.block.size(); ++d) {
     const std::int64_t B = op.block[d];
@@ -148,14 +250,20 @@ REFX_DECL void PipelineSchedule::start(std::size_t k, int e) {
     hbm.push_back(IndexEntry{dyn, start, size, 1});
     win.push_back(IndexEntry{dyn, DynIndex{0, -1}, size, 1});
   }
-  const IndexEntry slot_entry[] = {IndexEntry{squeeze_dim, DynIndex{slot, -1}, 1, 1}};
+  const IndexEntry slot_entry[] = {IndexEntry{squeeze_dim, slot, 1, 1}};
+  const IndexEntry sem_entry[] = {IndexEntry{squeeze_dim, DynIndex{sem_slot, -1}, 1, 1}};
   const ViewId slot_view = make_view(op.window, std::span<const IndexEntry>(slot_entry));
   const ViewId hbm_view = make_view(op.hbm, hbm), win_view = make_view(slot_view, win);
-  const ViewId sem = make_view(op.sems, std::span<const IndexEntry>(slot_entry));
+  const ViewId sem = make_view(op.sems, std::span<const IndexEntry>(sem_entry));
   const bool in = op.role == PipeRole::in;
   auto& c = op.copies[static_cast<std::size_t>(e)];
   c.emplace(in ? hbm_view : win_view, in ? win_view : hbm_view, sem, loc_);
-  c->start(loc_);
+  if (predicate == no_id) {
+    c->start(loc_);
+  } else {
+    c->start_if(predicate, loc_);
+    op.predicated[static_cast<std::size_t>(e)] = true;
+  }
 }
 
 REFX_DECL void PipelineSchedule::wait(std::size_t k, int e) {

@@ -101,7 +101,7 @@ class CopyBase {
     id_ = t.graph().add_descriptor({loc, device.has_value()});
     trace_ = t.serial();
   }
-  void do_start(CopyReduce reduce, SourceLoc loc) const {
+  void do_start(CopyReduce reduce, SourceLoc loc, ValueId predicate = no_id) const {
     auto& t = Tracer::current(loc);
     t.note(loc);
     Tracer::check_serial(trace_);
@@ -112,6 +112,12 @@ class CopyBase {
     if (send_ != no_id) views.push_back(send_);
     std::vector<ValueId> ins;
     if (device_) ins.push_back(*device_);
+    if (predicate != no_id) {
+      ins.push_back(predicate);
+      const std::int64_t attrs[] = {id_, static_cast<std::int64_t>(reduce), device_ ? 1 : 0, 1};
+      t.bind(prim::dma_start, ins, views, attrs, loc);
+      return;
+    }
     const std::int64_t attrs[] = {id_, static_cast<std::int64_t>(reduce), device_ ? 1 : 0};
     t.bind(prim::dma_start, ins, views, attrs, loc);
   }
@@ -135,6 +141,11 @@ class AsyncCopy : detail::CopyBase {
  public:
   AsyncCopy(ViewId src, ViewId dst, ViewId sem, SourceLoc loc) : CopyBase(src, dst, sem, no_id, std::nullopt, loc) {}
   using CopyBase::start;
+  /// The library's run-time fetch rule (emit_pipeline): starts the copy where
+  /// the traced bool scalar `predicate` is true; where it is false nothing
+  /// moves and the semaphore rises as if the copy had landed, so wait() stays
+  /// unconditional (a predicated dma_start, ir/primitives/comm.hpp).
+  void start_if(ValueId predicate, SourceLoc loc) const { do_start(CopyReduce::none, loc, predicate); }
   /// Waits until the copy has landed in the destination.
   void wait(refx::source_location loc = refx::source_location::current()) const { do_wait(prim::WaitSide::recv, loc); }
   void wait_recv(refx::source_location loc = refx::source_location::current()) const {

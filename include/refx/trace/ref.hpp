@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <span>
+#include <string>
 #include <tuple>
 
 #include <refx/core/memory_space.hpp>
@@ -105,6 +106,17 @@ IndexEntry index_entry(const I& i) {
   else if constexpr (std::is_same_v<I, Slice>) return {dyn, i.start, i.size, i.stride};
   else if constexpr (std::is_same_v<I, All>) return {keep_dim, {}, 0, 1};
   else return {index_kind<I>, i.start, index_kind<I>, i.stride};
+}
+/// While set (emit_pipeline, calling an index map): says, for the Smem Ref
+/// `ref`, what a run-time index_check of a traced index into it names in its
+/// error (the pipeline operand, the scalar operand and the grid step).
+struct SmemIndexContext {
+  std::string (*describe)(const void* data, ValueId ref);
+  const void* data;
+};
+inline const SmemIndexContext*& smem_index_context() {
+  thread_local const SmemIndexContext* context = nullptr;
+  return context;
 }
 /// A view of `parent` through `entries`, in the coordinates of the base Ref.
 ViewId make_view(ViewId parent, std::span<const IndexEntry> entries);

@@ -7,8 +7,12 @@
 //   semaphore_wait    views [sem]              inputs [value]
 //   semaphore_read    views [sem]              -> i32
 //   barrier_semaphore attrs [collective id]    -> Ref (barrier semaphore)
-//   dma_start         views [src, dst, recv_sem(, send_sem)]  inputs [device]
-//                     attrs [descriptor, reduce (CopyReduce), remote]
+//   dma_start         views [src, dst, recv_sem(, send_sem)]  inputs [device (remote)][, predicate]
+//                     attrs [descriptor, reduce (CopyReduce), remote(, predicated)]
+//                     predicated (local copies only): where the bool predicate is false
+//                     nothing moves and the receive semaphore is signalled with the
+//                     copy's byte count at once, so its wait stays unconditional
+//                     (emit_pipeline's run-time fetch rule, pipeline/schedule.hpp)
 //   dma_wait          views [src, dst, sem]    attrs [descriptor, which (0 recv, 1 send)]
 
 #include <refx/ir/eval.hpp>
@@ -82,13 +86,23 @@ inline ExecStatus barrier_impl(ExecContext& ctx, const Op& op) {
 }
 
 inline void copy_abstract(AbstractContext& c) {
-  if (c.num_attrs() != 3) c.fail("takes three attributes (descriptor, reduce, remote), got {}", c.num_attrs());
+  if (c.num_attrs() != 3 && c.num_attrs() != 4)
+    c.fail("takes three attributes (descriptor, reduce, remote), got {}", c.num_attrs());  // (+ predicated)
   if (c.attr(1) < 0 || c.attr(1) > 2) c.fail("reduce attribute {} is not none (0), sum (1) or max (2)", c.attr(1));
   if (c.num_views() < 3 || c.num_views() > 4)
     c.fail("takes a source, a destination, a receive semaphore and (remote) a send semaphore, got {} Refs",
            c.num_views());
-  if (c.num_inputs() > 1) c.fail("takes at most one operand (the target device), got {}", c.num_inputs());
-  if (c.num_inputs() == 1) expect_i32_scalar(c, 0, "the device id");
+  const bool remote = c.attr(2) != 0, predicated = c.num_attrs() == 4 && c.attr(3) != 0;
+  if (remote && predicated) c.fail("a predicated copy is a local copy");
+  const std::size_t inputs = (remote ? 1 : 0) + (predicated ? 1 : 0);
+  if (c.num_inputs() != inputs)
+    c.fail("takes {} operands (the target device of a remote copy, the predicate of a predicated one), got {}", inputs,
+           c.num_inputs());
+  if (remote) expect_i32_scalar(c, 0, "the device id");
+  if (predicated) {
+    const ValueType& p = c.input(inputs - 1);
+    if (p.is_ref() || p.shape.rank() != 0 || p.dtype != DType::pred) c.fail("the predicate must be a bool scalar");
+  }
   const ValueType &src = c.view_ref(0), &dst = c.view_ref(1);
   if (src.is_semaphore() || dst.is_semaphore()) c.fail("cannot copy semaphores");
   for (std::size_t v = 0; v < 2; ++v)
@@ -121,9 +135,16 @@ inline ExecStatus copy_start_impl(ExecContext& ctx, const Op& op) {
     r.send_sem = sem_ref(ctx, op, 3);
     r.send_index = sem_index(ctx, op, 3);
   }
-  r.target = op.in_count > 0 ? static_cast<std::int32_t>(ctx.scalar(ctx.graph().inputs(op)[0])) : ctx.env().device_id();
-  r.reduce = prim::dma_start_attrs(ctx.graph(), op).reduce;
+  const prim::DmaStartAttrs a = prim::dma_start_attrs(ctx.graph(), op);
+  r.target = a.remote ? static_cast<std::int32_t>(ctx.scalar(ctx.graph().inputs(op)[0])) : ctx.env().device_id();
+  r.reduce = a.reduce;
   r.loc = op.loc;
+  if (a.predicated && ctx.scalar(ctx.graph().inputs(op)[op.in_count - 1]) == 0) {
+    // Not copied: the receive semaphore rises by the bytes the copy would bring.
+    ctx.env().semaphore_signal(ctx, op, r.recv_sem, r.recv_index, static_cast<std::int64_t>(r.dst.bytes()),
+                               ctx.env().device_id());
+    return ExecStatus::done;
+  }
   if (r.target < 0 || r.target >= ctx.env().num_devices())
     runtime_error(op.loc, "copy to device {} but the mesh has {} devices", r.target, ctx.env().num_devices());
   ctx.env().copy_start(ctx, op, r);
@@ -153,11 +174,11 @@ inline ExecStatus copy_wait_impl(ExecContext& ctx, const Op& op) {
 inline void copy_print(const Graph& g, const Op& op, std::string& s) {
   if (op.prim == &prim::dma_start) {
     const prim::DmaStartAttrs a = prim::dma_start_attrs(g, op);
-    s += fmt::format("dma_start[desc={}{}{}]", a.descriptor,
+    s += fmt::format("dma_start[desc={}{}{}{}]", a.descriptor,
                      a.reduce == CopyReduce::sum   ? " add"
                      : a.reduce == CopyReduce::max ? " max"
                                                    : "",
-                     a.remote ? " remote" : "");
+                     a.remote ? " remote" : "", a.predicated ? " if" : "");
   } else {
     const prim::DmaWaitAttrs a = prim::dma_wait_attrs(g, op);
     s += fmt::format("dma_wait[desc={} {}]", a.descriptor, a.side == prim::WaitSide::recv ? "recv" : "send");

@@ -110,15 +110,17 @@ extern const Primitive& dma_start;
 extern const Primitive& dma_wait;
 /// dma_start's attributes by name: the copy descriptor (an index into
 /// Graph::descriptors()), how the destination combines, and whether the
-/// destination is on another device.
+/// destination is on another device; `predicated`: the copy runs only where
+/// its last operand (a bool scalar) is true (comm.hpp).
 struct DmaStartAttrs {
   std::int64_t descriptor;
   CopyReduce reduce;
   bool remote;
+  bool predicated = false;
 };
 inline DmaStartAttrs dma_start_attrs(const Graph& g, const Op& op) {
   const auto a = g.attrs(op);
-  return {a[0], static_cast<CopyReduce>(a[1]), a[2] != 0};
+  return {a[0], static_cast<CopyReduce>(a[1]), a[2] != 0, a.size() > 3 && a[3] != 0};
 }
 /// dma_wait's attributes by name: the copy descriptor and which semaphore.
 struct DmaWaitAttrs {

@@ -286,7 +286,9 @@ inline void axis_print(const Graph& g, const Op& op, std::string& s) {
   s += fmt::format("{}[axis={}]", op.prim->name, prim::axis_attrs(g, op).axis);
 }
 
-// attrs: [dim, size, stride, parent size]; input: an integer scalar start.
+// attrs: [dim, size, stride, parent size(, context)]; input: an integer scalar start.
+// `context` (a Graph string) says what made the view, for the error: e.g.
+// the index map of a pipeline operand at a grid step (pipeline.hpp).
 // The start of a view (size elements, stride apart) inside a parent view of
 // `parent size` along `dim`, checked at run time, passed through unchanged.
 // Views are composed into the base Ref's coordinates (make_view), where only
@@ -295,14 +297,19 @@ inline void axis_print(const Graph& g, const Op& op, std::string& s) {
 inline void index_check_abstract(AbstractContext& c) {
   const ValueType& in = c.input(0);
   if (in.is_ref() || in.shape.rank() != 0 || !is_integral(in.dtype)) c.fail("takes an integer scalar start");
-  if (c.num_attrs() != 4) c.fail("takes four attributes (dim, size, stride, parent size), got {}", c.num_attrs());
+  if (c.num_attrs() != 4 && c.num_attrs() != 5)
+    c.fail("takes four attributes (dim, size, stride, parent size), got {}", c.num_attrs());  // (+ context)
   c.add_output(in);
 }
 inline ExecStatus index_check_impl(ExecContext& ctx, const Op& op) {
   const std::int64_t start = ctx.in(op, 0).as_int(0);
   const prim::IndexCheckAttrs a = prim::index_check_attrs(ctx.graph(), op);
-  if (!window_fits(start, a.size, a.stride, a.parent_size))
+  if (!window_fits(start, a.size, a.stride, a.parent_size)) {
+    if (ctx.graph().attrs(op).size() > 4)
+      runtime_error(op.loc, "{}: {}", ctx.graph().string(ctx.graph().attrs(op)[4]),
+                    out_of_bounds_text(start, a.size, a.stride, a.dim, a.parent_size));
     throw index_out_of_bounds(start, a.size, a.stride, a.dim, a.parent_size, op.loc);
+  }
   Buffer& out = ctx.out(op, 0);
   std::memcpy(out.data(), ctx.in(op, 0).data(), out.bytes());
   return ExecStatus::done;

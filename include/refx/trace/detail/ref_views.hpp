@@ -56,9 +56,16 @@ inline ViewId detail::make_view(ViewId parent_id, std::span<const IndexEntry> en
       // check of the composed view against the base is the same check).
       const bool whole =
           di.start.is_static() && di.start.constant == 0 && di.stride == 1 && di.size == g.type(parent.ref).shape[d];
-      if (!x.start.is_static() && !whole) {
-        const std::int64_t attrs[] = {static_cast<std::int64_t>(d), size, x.stride, di.size};
-        s = t.bind1(prim::index_check, std::span<const ValueId>(&s, 1), {}, attrs, t.near());
+      // A traced index into a Smem Ref while a pipeline runs an index map is
+      // checked here even then, naming the operand and the step.
+      const detail::SmemIndexContext* context =
+          g.type(parent.ref).space == MemorySpace::smem ? detail::smem_index_context() : nullptr;
+      if (!x.start.is_static() && (!whole || context != nullptr)) {
+        const std::int64_t attrs[] = {
+            static_cast<std::int64_t>(d), size, x.stride, di.size,
+            context != nullptr ? g.add_string(context->describe(context->data, parent.ref)) : 0};
+        s = t.bind1(prim::index_check, std::span<const ValueId>(&s, 1), {},
+                    std::span<const std::int64_t>(attrs, context != nullptr ? 5 : 4), t.near());
       }
       if (di.stride != 1) s = detail::apply(prim::mul, {s, as_value(DynIndex{di.stride, -1})});
       if (!(di.start.is_static() && di.start.constant == 0)) s = detail::apply(prim::add, {as_value(di.start), s});
