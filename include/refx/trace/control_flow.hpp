@@ -84,6 +84,17 @@ C fori_loop(const Scalar<std::int32_t>& lo, const Scalar<std::int32_t>& hi, F&& 
   }
 }
 
+/// A Ref as the carry: one sentence instead of "no matching function".
+template <class F, class C>
+  requires(is_ref_v<C> || detail::contains_ref<C>::value)
+void fori_loop(const Scalar<std::int32_t>&, const Scalar<std::int32_t>&, F&&, const C&,
+               refx::source_location = refx::source_location::current()) {
+  static_assert(detail::dependent_false<C>,
+                "refx: a fori_loop carry holds Values, not Refs: a Ref is not carried, the body writes it directly "
+                "(its writes persist across iterations); to carry its contents, pass x.load() and store the result "
+                "after the loop");
+}
+
 /// Bounds that are not integers (a lambda given first, a Ref, a Value of
 /// another rank): one sentence instead of "no matching function".
 template <class Lo, class Hi, class F, class... Rest>
