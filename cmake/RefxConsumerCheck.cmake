@@ -1,6 +1,7 @@
 # Driver for the consumer.installed_package test (run with cmake -P):
 #   1. cmake --install <refx build dir> into a fresh scratch prefix
 #   2. configure tests/consumer against that prefix (find_package(refx CONFIG))
+#   2a. compile main.cpp with the flags `pkg-config --cflags refx` prints
 #   3. build it and run the binary, which must print refx::version_string,
 #      the refx::compiled consumer, which must run a kernel, and the
 #      refx::mpi one, and the refx::gemm one, which must run a dot
@@ -33,6 +34,27 @@ file(REMOVE_RECURSE "${REFX_PREFIX}" "${REFX_CONSUMER_BINARY_DIR}")
 
 refx_run("install"
   "${CMAKE_COMMAND}" --install "${REFX_BINARY_DIR}" --prefix "${REFX_PREFIX}" --config "${REFX_CONFIG}")
+
+# refx.pc: main.cpp, which includes <refx/refx.hpp>, must compile with the
+# flags `pkg-config --cflags refx` prints for the installed package (a build
+# without CMake). Skipped without pkg-config.
+find_program(REFX_PKG_CONFIG NAMES pkg-config pkgconf)
+file(GLOB_RECURSE refx_pc_files "${REFX_PREFIX}/*/refx.pc")
+if(NOT refx_pc_files)
+  message(FATAL_ERROR "consumer: the install put no refx.pc under '${REFX_PREFIX}'")
+elseif(REFX_PKG_CONFIG)
+  list(GET refx_pc_files 0 refx_pc)
+  get_filename_component(refx_pc_dir "${refx_pc}" DIRECTORY)
+  set(ENV{PKG_CONFIG_PATH} "${refx_pc_dir}")
+  refx_run("pkg-config --cflags refx" "${REFX_PKG_CONFIG}" --cflags refx)
+  string(STRIP "${REFX_LAST_OUTPUT}" pc_cflags)
+  message(STATUS "consumer: pkg-config --cflags refx: ${pc_cflags}")
+  separate_arguments(pc_flags UNIX_COMMAND "${pc_cflags}")
+  refx_run("compile main.cpp with pkg-config's flags alone"
+    "${REFX_CXX_COMPILER}" ${pc_flags} -fsyntax-only "${REFX_CONSUMER_SOURCE_DIR}/main.cpp")
+else()
+  message(STATUS "consumer: pkg-config not found; refx.pc installed but not checked")
+endif()
 
 string(REPLACE "|" ";" extra_prefix_path "${REFX_EXTRA_PREFIX_PATH}")
 set(prefix_path "${REFX_PREFIX}" ${extra_prefix_path})

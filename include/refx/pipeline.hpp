@@ -37,6 +37,7 @@
 #include <vector>
 
 #include <refx/config.hpp>
+#include <refx/pipeline/body_check.hpp>
 #include <refx/pipeline/operands.hpp>
 #include <refx/pipeline/report.hpp>
 #include <refx/trace/ref.hpp>
@@ -64,6 +65,7 @@ struct BlockSpec {
   static_assert(sizeof...(B) >= 1, "refx: a BlockSpec needs a block shape of rank >= 1");
   static_assert(((B >= 1) && ...), "refx: a BlockSpec's block extents must be >= 1");
   static constexpr std::size_t rank = sizeof...(B);
+  static constexpr std::array<std::int64_t, sizeof...(B)> block_extents{B...};
   Map map;
   int buffers = 2;  ///< slots in the ring (inputs: 1 = fetch and wait in the same step; outputs: 1 = synchronous)
 
@@ -115,6 +117,15 @@ class Pipeline {
   template <class... A>
   PipelineReport operator()(const A&... args) const {
     static_assert(sizeof...(A) >= 1, "refx: emit_pipeline needs at least one operand");
+    if constexpr (sizeof...(A) >= 1) {
+      if constexpr (detail::check_pipeline_body<Body, A...>()) return trace_pipeline(args...);
+    }
+    return {};
+  }
+
+ private:
+  template <class... A>
+  PipelineReport trace_pipeline(const A&... args) const {
     const std::tuple<A...> as{args...};
     const auto points = detail::grid_points(grid_.dims);
     const std::vector<ValueId> scalar_refs = std::apply(
@@ -160,7 +171,6 @@ class Pipeline {
     return report;
   }
 
- private:
   Grid<R> grid_;
   Body body_;
   refx::source_location loc_;

@@ -1,5 +1,6 @@
 // Misuse: a floating-point device id for a remote copy (it would be truncated).
-// refx-expect: refx: a device id is a 32-bit integer (std::int32_t or a Scalar<std::int32_t>); a floating-point, bool or 64-bit number would be truncated or narrowed
+// refx-expect: refx: a device id is a 32-bit integer (std::int32_t or a Scalar<std::int32_t>); a floating-point, bool
+// or unsigned 64-bit number would be truncated or may not fit
 #include <cstdint>
 
 #include <refx/refx.hpp>

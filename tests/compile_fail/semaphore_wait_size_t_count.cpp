@@ -1,5 +1,6 @@
 // Misuse: a std::size_t wait count (narrowed to 32 bits).
-// refx-expect: refx: an integer wider than 32 bits (std::int64_t, std::size_t) where a 32-bit integer is expected
+// refx-expect: refx: an unsigned 64-bit integer (std::size_t, std::uint64_t) where a 32-bit integer is expected (a
+// device id, loop bound, semaphore count or increment, step or index) may not fit
 #include <cstdint>
 
 #include <refx/refx.hpp>

@@ -222,4 +222,35 @@ TEST(IntegerSemantics, SmallIntegerLiteralsStored) {
   EXPECT_THROW(trace(bad, {Shape{n}, Shape{n}}), TraceError);
 }
 
+// Issue 52: a std::int64_t where a 32-bit integer is expected (a loop bound
+// written as `constexpr std::int64_t kRows`) converts; a value that does not
+// fit 32 bits is a TraceError naming the line, not a wrapped bound.
+TEST(IntegerSemantics, Int64LoopBoundsConvertAndAreRangeChecked) {
+  constexpr std::int64_t kRows = 4;
+  auto rows = [](Ref<float, extents<kRows, 2>, Vmem> y) {
+    fori_loop(0, kRows, [&](Scalar<std::int32_t> r) { y.at(r, all).store(cast<float>(r)); });
+  };
+  Buffer by(DType::f32, Shape{kRows, 2});
+  by.fill_zero();
+  interpret(trace(rows), by);
+  EXPECT_EQ(by.to_vector<float>(), (std::vector<float>{0, 0, 1, 1, 2, 2, 3, 3}));
+
+  const std::int64_t too_many = std::int64_t{1} << 32;  // would wrap to a bound of 0
+  int line = 0;
+  auto wrapping = [&](Ref<float, extents<kRows, 2>, Vmem> y) {
+    line = __LINE__ + 1;
+    fori_loop(0, too_many, [&](Scalar<std::int32_t> r) { y.at(r, all).store(0.0f); });
+  };
+  try {
+    (void)trace(wrapping);
+    ADD_FAILURE() << "a loop bound of 2^32 traced";
+  } catch (const TraceError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("refx: the integer 4294967296 does not fit the i32 elements of the Scalar it initialises"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("integers_test.cpp:" + std::to_string(line)), std::string::npos) << what;
+  }
+}
+
 }  // namespace

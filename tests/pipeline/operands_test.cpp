@@ -5,10 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include <refx/ir/interpret.hpp>
 #include <refx/pipeline.hpp>
 #include <refx/refx.hpp>
 #include <refx/runtime/runtime.hpp>
@@ -62,14 +65,74 @@ TEST(Partial, BlocksThatDoNotDivideTheShape) {
       EXPECT_EQ(z[static_cast<std::size_t>(r * 5 + c)], float(1000 * (r * 5 + c) + 10 * (r / 2) + c / 3)) << r << "," << c;
 }
 
-// Checklist E.4: a block larger than the array.
+// Checklist E.4, as issue 52 settled it: a block larger than the array
+// along a dimension pads every block there past the array's end (a column
+// max over the padding reads what the slot held). With static extents it does
+// not compile (compile_fail/pipeline_block_larger_than_array.cpp); with
+// extents known only while tracing it is a TraceError naming the in(...) /
+// out(...) line. A block of exactly the array's extent is accepted.
 TEST(Partial, BlockLargerThanTheArray) {
-  const auto k = [](HbmRef<float, 1, 2> o) {
-    emit_pipeline(grid(1, 1), [](VmemRef<float, 2, 3> ob) { ob.store(7.0f); })(
-        out(o, block<2, 3>([](I, I) { return std::array{0, 0}; })));
+  int line = 0;
+  const auto k = [&](Ref<const float, extents<dyn, 128>, Hbm> x, HbmRef<float, 1, 128> m) {
+    const auto map = [](I) { return std::array{I{0}, I{0}}; };
+    line = __LINE__ + 1;
+    const auto rows = in(x, block<128, 128>(map));
+    emit_pipeline(grid(1), [](VmemRef<const float, 128, 128> xb, VmemRef<float, 1, 128> mb) {
+      mb.store(reduce_max<0>(xb.load(), keepdims));
+    })(rows, out(m, block<1, 128>(map)));
   };
-  const auto o = kernel(k).compile(Mesh{{"x", 1}})()[0].to_host<float>(0);
-  EXPECT_EQ(o, (std::vector<float>{7.0f, 7.0f}));
+  std::string msg = "no error";
+  try {
+    (void)trace(k, {Shape{96, 128}, Shape{1, 128}});
+  } catch (const TraceError& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("refx: emit_pipeline: operand 0 (input, shape [96,128], block [128, 128]): the block is larger "
+                     "than the array along dimension 0 (128 > 96), so every block there would be padded past the "
+                     "array's end (at pipeline/operands_test.cpp:" +
+                     std::to_string(line) + "); give a block extent at most 96 there"),
+            std::string::npos)
+      << msg;
+  // The same block over 128 rows: accepted.
+  EXPECT_NO_THROW((void)trace(k, {Shape{128, 128}, Shape{1, 128}}));
+}
+
+// Issue 52: the rows of a partial last input block past the array's end read
+// NaN (floating point) or the integer minimum, in the interpreter and in the
+// runtime with and without checked mode, also when the slot held an earlier
+// block (one buffer: without the fill, the stale x[2], x[3] came through).
+template <class T>
+std::vector<T> padded_block_read(int mode, int buffers) {
+  const auto k = [buffers](HbmRef<const T, 6> x, HbmRef<T, 8> z) {
+    emit_pipeline(grid(2), [](VmemRef<const T, 4> xb, VmemRef<T, 4> zb) { zb.store(xb.load()); })(
+        in(x, block<4>(same).buffered(buffers)), out(z, block<4>(same)));
+  };
+  const std::vector<T> xs{1, 2, 3, 4, 5, 6};
+  if (mode == 0) {
+    Buffer bx = Buffer::from<T>(Shape{6}, xs), bz(dtype_v<T>, Shape{8});
+    bz.fill_zero();
+    interpret(trace(k), bx, bz);
+    return bz.to_vector<T>();
+  }
+  RuntimeOptions options;
+  options.detect_races = mode == 2;
+  Runtime rt(options);
+  const Executable exe = kernel(k).compile(Mesh{{"x", 1}}, {}, rt);
+  return exe(Array::from_shards<T>({xs}, Shape{6}))[0].template to_host<T>(0);
+}
+
+TEST(Partial, PaddedReadIsPoisonedInEveryMode) {
+  for (int mode = 0; mode < 3; ++mode) {
+    for (int buffers : {1, 2}) {
+      const std::vector<float> f = padded_block_read<float>(mode, buffers);
+      ASSERT_EQ(f.size(), 8u);
+      for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(f[i], float(i + 1)) << mode << " " << buffers;
+      EXPECT_TRUE(std::isnan(f[6]) && std::isnan(f[7])) << mode << " " << buffers << ": " << f[6] << " " << f[7];
+      const std::vector<std::int32_t> n = padded_block_read<std::int32_t>(mode, buffers);
+      EXPECT_EQ(n[6], std::numeric_limits<std::int32_t>::min()) << mode << " " << buffers;
+      EXPECT_EQ(n[7], std::numeric_limits<std::int32_t>::min()) << mode << " " << buffers;
+    }
+  }
 }
 
 // A block index from axis_index: device d reads row block (d + i) % N.

@@ -66,9 +66,28 @@ PermuteFuture ppermute_start(const Src& src, const Dst& dst, AxisName axis,
   return PermuteFuture{copy};
 }
 
+/// The shift given before the axis name (`ppermute_start(x, y, 1, "x")`):
+/// one sentence instead of "no matching function".
+template <class Src, class Dst, class Shift, class Axis>
+  requires(std::is_arithmetic_v<Shift> && std::is_convertible_v<const Axis&, std::string_view>)
+void ppermute_start(const Src&, const Dst&, const Shift&, const Axis&) {
+  static_assert(detail::dependent_false<Shift>,
+                "refx: ppermute_start's arguments are (src, dst, axis, shift): the axis name comes before the shift, "
+                "e.g. ppermute_start(x, y, \"x\", 1)");
+}
+
 /// Waits until the permute's data has left src and arrived in this device's dst.
 inline void ppermute_done(const PermuteFuture& f, refx::source_location loc = refx::source_location::current()) {
   f.copy.wait(loc);
+}
+/// Something other than the future (a Ref, a copy descriptor): one sentence
+/// instead of "no matching function".
+template <class F>
+  requires(!std::is_same_v<F, PermuteFuture>)
+void ppermute_done(const F&, refx::source_location = refx::source_location::current()) {
+  static_assert(detail::dependent_false<F>,
+                "refx: ppermute_done takes what ppermute_start returned (auto f = ppermute_start(src, dst, axis, "
+                "shift); ... ppermute_done(f)), not a Ref");
 }
 
 }  // namespace refx

@@ -36,6 +36,19 @@ enum class PipeRole { in, out, scratch };
 /// traced comparison: indices read from scalar operands).
 enum class BlockChange { same, differs, run_time };
 
+/// No block extent exceeds a static extent of the operand (a dynamic one is
+/// checked while tracing, check_pipeline_operands).
+template <class E, std::size_t N>
+constexpr bool block_within_extents(const std::array<std::int64_t, N>& block) {
+  if constexpr (E::rank != N) {
+    return true;  // the rank check reports this
+  } else {
+    for (std::size_t d = 0; d < N; ++d)
+      if (E::values[d] != dyn && block[d] > E::values[d]) return false;
+    return true;
+  }
+}
+
 template <class RefT, class Spec, PipeRole Role>
 struct PipeArg {
   static_assert(is_ref_v<RefT> && RefT::space == MemorySpace::hbm,
@@ -44,6 +57,10 @@ struct PipeArg {
   static_assert(Spec::rank == RefT::rank,
                 "refx: a BlockSpec's rank differs from its operand's rank; give one block extent per dimension "
                 "of the Hbm Ref");
+  static_assert(block_within_extents<typename RefT::extents_type>(Spec::block_extents),
+                "refx: a BlockSpec's block is larger than its operand along a dimension (every block there would "
+                "be padded past the array's end); give a block extent at most the operand's extent there (the whole "
+                "dimension at most)");
   static_assert(Role != PipeRole::out || !RefT::read_only,
                 "refx: out(...) needs a writable Hbm Ref; a Ref<const T> can only be an in(...) operand");
   static constexpr PipeRole role = Role;
@@ -63,6 +80,7 @@ struct PipeOperand {
   ViewId hbm = no_id;
   std::vector<std::int64_t> block;
   int buffers = 2;
+  refx::source_location loc;                 ///< of its in(...) / out(...)
   std::vector<std::vector<DynIndex>> index;  ///< block index per step
   ViewId window = no_id;                     ///< (buffers, block...) in Vmem
   ViewId sems = no_id;                       ///< (buffers) DMA semaphores
@@ -254,6 +272,7 @@ void describe(const A& a, PipeOperand& op, const std::vector<std::vector<std::in
     op.hbm = a.ref.view();
     op.block = spec_shape<Spec>::dims();
     op.buffers = a.spec.buffers;
+    op.loc = a.loc;
     op.index.reserve(points.size());
     using Map = decltype(a.spec.map);
     constexpr bool callable = takes_grid_indices<Map, Scalars>(std::make_index_sequence<R>{});

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <tuple>
@@ -79,6 +80,12 @@ REFX_DECL void check_pipeline_operands(const std::vector<PipeOperand>& ops, std:
     if (op.buffers < 1 || (op.role == PipeRole::out && op.buffers > 2))
       trace_error(loc, "emit_pipeline: operand {} ({}) asks for {} buffers; inputs take 1 or more, outputs 1 or 2", k,
                   role_name(op.role), op.buffers);
+    for (std::size_t d = 0; d < op.block.size(); ++d)
+      if (op.block[d] > shape[d])
+        trace_error(op.loc, hint("give a block extent at most {} there (the whole dimension at most)", shape[d]),
+                    "emit_pipeline: operand {} ({}, shape {}, block [{}]): the block is larger than the array along "
+                    "dimension {} ({} > {}), so every block there would be padded past the array's end",
+                    k, role_name(op.role), shape, fmt::join(op.block, ", "), d, op.block[d], shape[d]);
     for (std::size_t s = 0; s < op.index.size(); ++s) {
       for (std::size_t d = 0; d < op.block.size(); ++d) {
         const DynIndex& b = op.index[s][d];
@@ -202,6 +209,23 @@ REFX_DECL int PipelineSchedule::run_time_copies(std::size_t k) const {
   return n;
 }
 
+/// Fills a window slot with NaN (floating point), the integer minimum, or
+/// false before a partial block is copied into it, so that the padding past
+/// the array's end reads the same in every mode (Pallas leaves it
+/// unspecified; a stale earlier block would pass unnoticed into a max or a
+/// sum), the values checked mode fills fresh scratch with.
+inline void poison_slot(Tracer& t, ViewId slot_view, const std::vector<std::int64_t>& block, SourceLoc loc) {
+  const ValueId fill = visit_dtype(t.graph().view_dtype(slot_view), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T v =
+        std::numeric_limits<T>::has_quiet_NaN ? std::numeric_limits<T>::quiet_NaN() : std::numeric_limits<T>::min();
+    return constant<T>(v, Shape(std::span<const std::int64_t>(block)), loc);
+  });
+  const ValueId ins[] = {fill};
+  const ViewId views[] = {slot_view};
+  t.bind(prim::store, ins, views, {}, loc);
+}
+
 /// Starts the copy of operand k's event e: Hbm block -> window slot for an
 /// input, window slot -> Hbm block for an output; only the block's part
 /// inside the array moves (a partial last block).
@@ -254,6 +278,11 @@ REFX_DECL void PipelineSchedule::start(std::size_t k, int e) {
   const IndexEntry sem_entry[] = {IndexEntry{squeeze_dim, DynIndex{sem_slot, -1}, 1, 1}};
   const ViewId slot_view = make_view(op.window, std::span<const IndexEntry>(slot_entry));
   const ViewId hbm_view = make_view(op.hbm, hbm), win_view = make_view(slot_view, win);
+  bool partial = false;
+  for (std::size_t d = 0; d < op.block.size(); ++d) partial = partial || win[d].size < op.block[d];
+  // A predicated copy may not run; its slot then still holds the unchanged
+  // block, which a fill would destroy.
+  if (op.role == PipeRole::in && partial && predicate == no_id) poison_slot(t, slot_view, op.block, loc_);
   const ViewId sem = make_view(op.sems, std::span<const IndexEntry>(sem_entry));
   const bool in = op.role == PipeRole::in;
   auto& c = op.copies[static_cast<std::size_t>(e)];

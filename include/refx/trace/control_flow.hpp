@@ -56,9 +56,11 @@ std::span<const ValueId> trace_loop(const Scalar<std::int32_t>& lo, const Scalar
 }
 }  // namespace detail
 
-/// Runs body(i) for i in [lo, hi), traced once into a loop node.
+/// Runs body(i) for i in [lo, hi), traced once into a loop node. (`auto`: a
+/// deduced return type makes the compiler instantiate the body, and its
+/// sentence about the loop body, before the bounds' conversions and theirs.)
 template <class F>
-void fori_loop(const Scalar<std::int32_t>& lo, const Scalar<std::int32_t>& hi, F&& body,
+auto fori_loop(const Scalar<std::int32_t>& lo, const Scalar<std::int32_t>& hi, F&& body,
                refx::source_location loc = refx::source_location::current()) {
   constexpr bool ok = std::is_invocable_v<F&, Scalar<std::int32_t>>;
   static_assert(
@@ -71,8 +73,8 @@ void fori_loop(const Scalar<std::int32_t>& lo, const Scalar<std::int32_t>& hi, F
 /// carry = body(i, carry) for i in [lo, hi); returns the final carry.
 template <class F, class C>
   requires(detail::results<C>::supported && !std::is_void_v<C>)
-C fori_loop(const Scalar<std::int32_t>& lo, const Scalar<std::int32_t>& hi, F&& body, const C& carry,
-            refx::source_location loc = refx::source_location::current()) {
+auto fori_loop(const Scalar<std::int32_t>& lo, const Scalar<std::int32_t>& hi, F&& body, const C& carry,
+               refx::source_location loc = refx::source_location::current()) {
   constexpr bool ok = std::is_invocable_v<F&, Scalar<std::int32_t>, C>;
   static_assert(ok,
                 "refx: a fori_loop body with a carry takes the index and the carry and returns the new carry: "
@@ -82,6 +84,17 @@ C fori_loop(const Scalar<std::int32_t>& lo, const Scalar<std::int32_t>& hi, F&& 
   } else {
     return carry;
   }
+}
+
+/// A Ref as the carry: one sentence instead of "no matching function".
+template <class F, class C>
+  requires(is_ref_v<C> || detail::contains_ref<C>::value)
+void fori_loop(const Scalar<std::int32_t>&, const Scalar<std::int32_t>&, F&&, const C&,
+               refx::source_location = refx::source_location::current()) {
+  static_assert(detail::dependent_false<C>,
+                "refx: a fori_loop carry holds Values, not Refs: a Ref is not carried, the body writes it directly "
+                "(its writes persist across iterations); to carry its contents, pass x.load() and store the result "
+                "after the loop");
 }
 
 /// Bounds that are not integers (a lambda given first, a Ref, a Value of

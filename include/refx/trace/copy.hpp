@@ -210,6 +210,18 @@ auto make_async_copy(const Src& src, const Dst& dst, const Sem& sem,
   }
 }
 
+/// The remote form's arguments given to make_async_copy (two semaphores, and
+/// perhaps a device): one sentence instead of "no matching function".
+template <class Src, class Dst, class Sem, class Sem2, class... Rest>
+  requires is_semaphore_v<Sem2>
+AsyncCopy make_async_copy(const Src&, const Dst&, const Sem&, const Sem2&, const Rest&...) {
+  static_assert(detail::dependent_false<Src>,
+                "refx: make_async_copy takes one DMA semaphore: make_async_copy(src, dst, sem); a copy to another "
+                "device with a send and a receive semaphore is make_async_remote_copy(src, dst, send_sem, recv_sem, "
+                "device)");
+  return AsyncCopy(no_id, no_id, no_id, refx::source_location::current());
+}
+
 /// A copy of local `src` into `dst` on `device`; `send` rises here when the
 /// source may be reused, `recv` rises on `device` when the data has landed.
 template <class Src, class Dst, class SendSem, class RecvSem, class Device = DeviceId>

@@ -21,11 +21,19 @@ class DeviceId {
     requires detail::integer_lossless_v<N, std::int32_t>
   DeviceId(N logical)
       : kind_(Kind::logical), coords_{Scalar<std::int32_t>(static_cast<std::int32_t>(logical))} {}  // NOLINT: implicit
-  /// A floating-point, bool, 64-bit or unsigned 32-bit device id: rejected
-  /// (it would be truncated or narrowed, and the copy would go to a device not
-  /// named).
+  /// An int or std::int64_t device id (a `constexpr std::int64_t kPeer`):
+  /// checked while tracing, a TraceError naming the line when it does not fit
+  /// 32 bits (detail::integer_range_checked_v).
   template <class N>
-    requires(std::is_arithmetic_v<N> && !detail::integer_lossless_v<N, std::int32_t>)
+    requires(detail::integer_range_checked_v<N, std::int32_t> && !detail::integer_lossless_v<N, std::int32_t>)
+  DeviceId(N logical, refx::source_location loc = refx::source_location::current())  // NOLINT: implicit
+      : kind_(Kind::logical), coords_{Scalar<std::int32_t>(logical, loc)} {}
+  /// A floating-point, bool, unsigned 64-bit or unsigned 32-bit device id:
+  /// rejected (it would be truncated or may not fit, and the copy would go to
+  /// a device not named).
+  template <class N>
+    requires(std::is_arithmetic_v<N> && !detail::integer_lossless_v<N, std::int32_t> &&
+             !detail::integer_range_checked_v<N, std::int32_t>)
   DeviceId(N) {  // NOLINT: implicit, to be rejected
     if constexpr (std::is_integral_v<N> && std::is_unsigned_v<N> && sizeof(N) == sizeof(std::int32_t)) {
       static_assert(detail::dependent_false<N>,
@@ -35,7 +43,7 @@ class DeviceId {
     } else {
       static_assert(detail::dependent_false<N>,
                     "refx: a device id is a 32-bit integer (std::int32_t or a Scalar<std::int32_t>); a floating-point, "
-                    "bool or 64-bit number would be truncated or narrowed; convert it explicitly with "
+                    "bool or unsigned 64-bit number would be truncated or may not fit; convert it explicitly with "
                     "static_cast<std::int32_t>(...)");
     }
   }

@@ -24,8 +24,9 @@ namespace detail {
 /// A C++ integer or a Scalar<std::int32_t>: what prng_seed takes.
 template <class S>
 inline constexpr bool prng_seed_operand_v =
-    std::is_same_v<S, Scalar<std::int32_t>> || (std::is_integral_v<S> && !std::is_same_v<S, bool> &&
-                                                (std::is_same_v<S, int> || integer_lossless_v<S, std::int32_t>));
+    std::is_same_v<S, Scalar<std::int32_t>> ||
+    (std::is_integral_v<S> && !std::is_same_v<S, bool> &&
+     (integer_range_checked_v<S, std::int32_t> || integer_lossless_v<S, std::int32_t>));
 
 /// A seed with the user's line (the source_location of the first seed's
 /// conversion is the call's).
@@ -37,7 +38,8 @@ struct PrngSeed {
                   "refx: prng_seed takes int32 seeds: integers or Scalar<std::int32_t> values (convert others with "
                   "refx::cast<std::int32_t>(v))");
     if constexpr (std::is_same_v<S, Scalar<std::int32_t>>) id = s.id();
-    else if constexpr (prng_seed_operand_v<S>) id = Scalar<std::int32_t>(static_cast<std::int32_t>(s), where).id();
+    else if constexpr (prng_seed_operand_v<S>)
+      id = Scalar<std::int32_t>(s, where).id();  // an i64 checked while tracing
   }
   ValueId id = no_id;
   refx::source_location loc;

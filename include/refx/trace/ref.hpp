@@ -226,9 +226,19 @@ class Ref : public detail::ref_base {
   /// accumulations go through it; copies do not (copy the Refs themselves).
   template <class U>
   auto bitcast(refx::source_location loc = refx::source_location::current()) const {
-    static_assert(Element<U> && !std::is_const_v<U>,
+    static_assert(!std::is_const_v<U>,
                   "refx: bitcast<U> takes an element type without const (a read-only Ref's view stays read-only)");
-    using V = std::remove_const_t<U>;
+    static_assert(std::is_const_v<U> || Element<U>,
+                  "refx: bitcast<U>'s element type must be one of bool, i8, u8, i32, u32, i64, f8e4m3fn, f8e5m2, bf16, "
+                  "f16, f32, f64 (std::int8_t, std::uint8_t, std::int32_t, std::uint32_t, std::int64_t, "
+                  "refx::f8e4m3fn, refx::f8e5m2, refx::bf16, refx::f16, float, double); there are no 16-bit integers: "
+                  "view 16-bit data as refx::bf16 or refx::f16, or as std::uint32_t (two 16-bit halves each)");
+    if constexpr (Element<U> && !std::is_const_v<U>) return bitcast_to<U>(loc);
+  }
+
+ private:
+  template <class V>
+  auto bitcast_to(refx::source_location loc) const {
     static_assert(!std::is_same_v<value_type, bool> && !std::is_same_v<V, bool>,
                   "refx: bitcast does not take bool elements (not every byte is a bool); bitcast u8 or i8 instead");
     constexpr std::size_t from = size_of(dtype_v<value_type>), to = size_of(dtype_v<V>);
@@ -245,6 +255,7 @@ class Ref : public detail::ref_base {
     return Ref<NT, NE, Space>::from_view(detail::reinterpret_view(view(), dtype_v<V>, nullptr, loc));
   }
 
+ public:
   /// The same elements, in row-major order, with the static extents
   /// `Dims...` (Pallas' `ref.reshape`). The view must be contiguous (one
   /// dense run in its Ref), and the element count must stay the same. The

@@ -157,6 +157,16 @@ std::tuple<Value<T, E>...> run_state(const std::tuple<Value<T, E>...>& init, F&&
   return detail::results<std::tuple<Value<T, E>...>>::rebuild(outs);
 }
 
+/// A Ref as the initial contents: one sentence instead of "no matching
+/// function".
+template <class R, class F>
+  requires(is_ref_v<R> || detail::contains_ref<R>::value)
+void run_state(const R&, F&&, refx::source_location = refx::source_location::current()) {
+  static_assert(detail::dependent_false<R>,
+                "refx: run_state takes initial Values, not a Ref: run_state(x.load(), body) gives the body a fresh "
+                "Vmem Ref holding them; to update a Ref in place, write it directly");
+}
+
 /// Single-value form of run_state.
 template <class F, class T, class E>
 Value<T, E> run_state(const Value<T, E>& init, F&& body, refx::source_location loc = refx::source_location::current()) {

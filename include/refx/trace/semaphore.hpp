@@ -75,8 +75,11 @@ struct param_traits<Semaphore<K, E>> {
 };
 
 /// Adds `inc` to `sem` on `device` (this device by default). Never blocks.
+/// (`auto`: a deduced return type makes the compiler instantiate the body,
+/// and its sentence about the semaphore, before the argument conversions'
+/// own, e.g. a std::size_t increment's.)
 template <SemaphoreKind K, class E>
-void semaphore_signal(const Semaphore<K, E>& sem, const Scalar<std::int32_t>& inc = 1,
+auto semaphore_signal(const Semaphore<K, E>& sem, const Scalar<std::int32_t>& inc = 1,
                       const std::optional<DeviceId>& device = std::nullopt,
                       refx::source_location loc = refx::source_location::current()) {
   static_assert(K != SemaphoreKind::dma,
@@ -89,9 +92,9 @@ void semaphore_signal(const Semaphore<K, E>& sem, const Scalar<std::int32_t>& in
   t.bind(prim::semaphore_signal, ins, views, {}, loc);
 }
 
-/// Blocks until `sem` >= value, then subtracts value.
+/// Blocks until `sem` >= value, then subtracts value (`auto`: as semaphore_signal).
 template <SemaphoreKind K, class E>
-void semaphore_wait(const Semaphore<K, E>& sem, const Scalar<std::int32_t>& value = 1,
+auto semaphore_wait(const Semaphore<K, E>& sem, const Scalar<std::int32_t>& value = 1,
                     refx::source_location loc = refx::source_location::current()) {
   static_assert(K != SemaphoreKind::dma,
                 "refx: semaphore_wait takes a REGULAR or BARRIER semaphore; wait on a DMA semaphore through its copy "

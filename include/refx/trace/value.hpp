@@ -77,42 +77,59 @@ class Value : public detail::value_base {
   /// An integer Scalar from a C++ integer of another type: accepted when every
   /// value of that type fits (detail::integer_lossless_v: std::int16_t or
   /// std::uint16_t into an i32, std::int32_t into an i64); rejected when it may
-  /// not (a wider integer, an unsigned one into a signed element type of its
-  /// width, a signed one into an unsigned element type). `int`, the type of
-  /// an integer literal, is the exception: `Scalar<std::uint32_t> m = 0xFF`
-  /// and `Scalar<std::int8_t> k = 1` compile, and a value the element type
-  /// cannot hold is a TraceError naming the line (it would wrap around).
+  /// not (an unsigned integer into a signed element type of its width or
+  /// narrower, a signed one into an unsigned element type, a wider one into an
+  /// 8-bit element type). The exceptions (detail::integer_range_checked_v) are
+  /// `int`, the type of an integer literal (`Scalar<std::uint32_t> m = 0xFF`,
+  /// `Scalar<std::int8_t> k = 1`), and a std::int64_t where a 32-bit integer is
+  /// expected (`fori_loop(0, kRows, body)` with `constexpr std::int64_t kRows`):
+  /// they compile, and a value the element type cannot hold is a TraceError
+  /// naming the line (it would wrap around).
   template <class U>
-    requires(rank == 0 && is_integer_v<T> && is_integer_v<U> && !std::is_same_v<U, int> &&
+    requires(rank == 0 && is_integer_v<T> && is_integer_v<U> && !detail::integer_range_checked_v<U, T> &&
              !detail::integer_lossless_v<U, T>)
   Value(U, refx::source_location = refx::source_location::current()) {  // NOLINT: implicit, to be rejected
-    if constexpr (sizeof(T) >= 4 && sizeof(U) > sizeof(T)) {
+    if constexpr (std::is_signed_v<U> && std::is_unsigned_v<T>) {
+      static_assert(detail::dependent_false<U>,
+                    "refx: a signed integer where an unsigned element type (u8, u32) is expected may be negative and "
+                    "would wrap around; convert it explicitly with static_cast<std::uint32_t> / "
+                    "static_cast<std::uint8_t>(...)");
+    } else if constexpr (sizeof(T) >= 4 && sizeof(U) > sizeof(T)) {
       static_assert(
           detail::dependent_false<U>,
-          "refx: an integer wider than 32 bits (std::int64_t, std::size_t) where a 32-bit integer is expected "
-          "(a device id, loop bound, semaphore count or increment, step or index) would be narrowed; convert "
-          "it explicitly with static_cast<std::int32_t>(...)");
+          "refx: an unsigned 64-bit integer (std::size_t, std::uint64_t) where a 32-bit integer is expected (a "
+          "device id, loop bound, semaphore count or increment, step or index) may not fit; convert it explicitly "
+          "with static_cast<std::int32_t>(...) (a std::int64_t converts, and is checked while tracing)");
     } else if constexpr (sizeof(U) > sizeof(T)) {
       static_assert(detail::dependent_false<U>,
                     "refx: an integer wider than the Scalar's 8-bit element type (i8 or u8) would be narrowed; write "
                     "an int literal (checked while tracing) or convert it explicitly with static_cast<std::int8_t> / "
                     "static_cast<std::uint8_t>(...)");
-    } else if constexpr (std::is_unsigned_v<U>) {
+    } else {
       static_assert(detail::dependent_false<U>,
                     "refx: an unsigned integer where a signed integer of the same width is expected (a device id, loop "
                     "bound, semaphore count or increment, step or index) may not fit: a value above the signed "
                     "maximum would become negative; convert it explicitly with static_cast<std::int32_t>(...)");
-    } else {
-      static_assert(detail::dependent_false<U>,
-                    "refx: a signed integer where an unsigned element type (u8, u32) is expected may be negative and "
-                    "would wrap around; convert it explicitly with static_cast<std::uint32_t> / "
-                    "static_cast<std::uint8_t>(...)");
     }
   }
   template <class U>
-    requires(rank == 0 && is_integer_v<T> && std::is_same_v<U, int> && !detail::integer_lossless_v<U, T>)
+    requires(rank == 0 && is_integer_v<T> && is_integer_v<U> && detail::integer_range_checked_v<U, T> &&
+             !detail::integer_lossless_v<U, T>)
   Value(U literal, refx::source_location loc = refx::source_location::current())  // NOLINT: implicit, as above
       : Value(detail::literal_as<T>(literal, "of the Scalar it initialises", "at", loc), loc) {}
+
+  /// A traced Scalar of another element type where an integer Scalar is
+  /// expected (a Scalar<std::int64_t> semaphore count or loop bound): rejected
+  /// with one sentence instead of "no matching function"; traced values
+  /// change type only through refx::cast.
+  template <class U>
+    requires(rank == 0 && is_integer_v<T> && !std::is_same_v<U, T>)
+  Value(const Value<U, extents<>>&, refx::source_location = refx::source_location::current()) {  // NOLINT: implicit
+    static_assert(detail::dependent_false<U>,
+                  "refx: a traced Scalar of another element type where an integer Scalar is expected (a "
+                  "Scalar<std::int32_t> device id, loop bound, semaphore count or increment, step or index) does not "
+                  "convert implicitly; convert it with refx::cast<std::int32_t>(s)");
+  }
 
   /// A bf16, f16 or f8 scalar from a C++ number, rounded to nearest even
   /// (`Scalar<bf16> k = 0.5f`, as JAX's weakly typed literals).
@@ -367,13 +384,17 @@ auto operator^(const A& a, const B& b) {
 namespace detail {
 /// Records a shift of the integer Value side by an integer amount (a Value of
 /// the same element type, or a literal that the element type holds).
+/// The amount's kind is checked before the operands' element types agree, so
+/// `v << 2.0f` and a shift by an f32 Value both get the sentence about the
+/// amount.
 template <class A, class B>
 auto shift(const Primitive& p, const A& a, const B& b) {
-  static_assert(is_integer_v<binary_element<A, B>>,
-                "refx: shifts need integer values (bool and floating point have no bits to shift)");
-  static_assert(!is_floating_v<A> && !is_floating_v<B>,
+  constexpr bool shifted_int = is_integer_v<binary_element<A, B>>;
+  constexpr bool amount_int = is_integer_v<typename operand_traits<B>::element>;
+  static_assert(shifted_int, "refx: shifts need integer values (bool and floating point have no bits to shift)");
+  static_assert(!shifted_int || amount_int,
                 "refx: a shift amount must be an integer; write an integer literal (or an integer Value)");
-  return binary<false>(p, a, b);
+  if constexpr (shifted_int && amount_int) return binary<false>(p, a, b);
 }
 }  // namespace detail
 

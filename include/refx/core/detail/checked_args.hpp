@@ -42,6 +42,21 @@ inline constexpr bool integer_lossless_v = [] {
   }
 }();
 
+/// U converts into a T element although not every value of U fits, because
+/// the value is checked while tracing (a TraceError naming the line when it
+/// does not fit): `int`, an integer literal's type, into any integer element
+/// type; a signed 64-bit integer (std::int64_t: refx's sizes, extents and the
+/// `constexpr std::int64_t kRows = 16` of a port) where a 32-bit integer is
+/// expected. Every C++ integer is known while tracing, so nothing narrows
+/// silently; what stays a compile error is a sign change the type says may
+/// not fit (std::size_t into an i32, a signed integer into a u32).
+template <class U, class T>
+inline constexpr bool integer_range_checked_v =
+    std::is_integral_v<std::remove_cv_t<T>> && !std::is_same_v<std::remove_cv_t<T>, bool> &&
+    (std::is_same_v<std::remove_cv_t<U>, int> ||
+     (std::is_same_v<std::remove_cv_t<T>, std::int32_t> && std::is_integral_v<std::remove_cv_t<U>> &&
+      std::is_signed_v<std::remove_cv_t<U>> && sizeof(U) == 8));
+
 }  // namespace detail
 
 /// A mesh axis name ("x"). Converts to std::string_view.

@@ -132,6 +132,20 @@ Value<U, E> cast(const Value<T, E>& v, refx::source_location loc = refx::source_
   return detail::wrap<U, E>(detail::apply(prim::cast, {v.id()}, attrs, loc));
 }
 
+/// A cast to a type that is no refx element type (std::int16_t, long double,
+/// ...): one sentence listing the element types instead of "no matching
+/// function".
+template <class U, class T, class E>
+  requires(!Element<U>)
+Value<T, E> cast(const Value<T, E>& v, refx::source_location = refx::source_location::current()) {
+  static_assert(Element<U>,
+                "refx: cast<U>'s element type must be one of bool, i8, u8, i32, u32, i64, f8e4m3fn, f8e5m2, bf16, f16, "
+                "f32, f64 (std::int8_t, std::uint8_t, std::int32_t, std::uint32_t, std::int64_t, refx::f8e4m3fn, "
+                "refx::f8e5m2, refx::bf16, refx::f16, float, double); there are no 16-bit integers: cast to "
+                "std::int32_t and store into a std::int32_t Ref");
+  return v;
+}
+
 namespace detail {
 template <std::size_t Axis, class E, std::size_t... I>
 auto drop_axis(std::index_sequence<I...>) -> extents<E::values[I < Axis ? I : I + 1]...>;
