@@ -118,7 +118,7 @@ class Pipeline {
   PipelineReport operator()(const A&... args) const {
     static_assert(sizeof...(A) >= 1, "refx: emit_pipeline needs at least one operand");
     if constexpr (sizeof...(A) >= 1) {
-      if constexpr (detail::check_pipeline_body<Body, A...>()) return trace_pipeline(args...);
+      if constexpr (detail::check_pipeline_body<Body, Scalars, A...>()) return trace_pipeline(args...);
     }
     return {};
   }

@@ -2,7 +2,8 @@
 // Whether a pipeline body fits its operands, checked before the pipeline is
 // traced: emit_pipeline hands the body one Vmem block per in(...) / out(...)
 // operand (VmemRef<const T, block...> for inputs, VmemRef<T, block...> for
-// outputs) and one handle per scratch<H>(), in the operands' order. A body
+// outputs) and one handle per scratch<H>(), in the operands' order, after
+// pipeline_kernel's scalar operands (Smem Refs, passed first). A body
 // that cannot take them stops at one `refx:` sentence saying which parameter
 // is wrong and how, instead of "no match for call" inside the pipeline's
 // templates. Users never name these; pipeline.hpp includes this header.
@@ -50,20 +51,35 @@ constexpr BodyParamFault body_param_fault() {
   }
 }
 
-/// The fault of the first parameter that does not fit (none when all do).
-template <class Params, class... A, std::size_t... I>
+/// The fault of the first block or scratch parameter that does not fit (none
+/// when all do); they follow `Skip` scalar operands.
+template <class Params, std::size_t Skip, class... A, std::size_t... I>
 constexpr BodyParamFault first_body_param_fault(std::index_sequence<I...>) {
   BodyParamFault f = BodyParamFault::none;
-  ((f = f != BodyParamFault::none ? f : body_param_fault<std::tuple_element_t<I, Params>, A>()), ...);
+  ((f = f != BodyParamFault::none ? f : body_param_fault<std::tuple_element_t<Skip + I, Params>, A>()), ...);
   return f;
 }
 
-/// The checks of emit_pipeline's body against its operands `A...`; false stops
-/// the caller (`if constexpr`) before it compiles the call into follow-on
-/// errors.
-template <class Body, class... A>
+/// The checks of emit_pipeline's body, called as body(scalars..., blocks and
+/// scratch handles...), against its scalar operands `S...` (a std::tuple) and
+/// operands `A...`; ok() false stops the caller (`if constexpr`) before it
+/// compiles the call into follow-on errors.
+template <class Body, class Scalars, class... A>
+struct pipeline_body_check;
+
+template <class Body, class... S, class... A>
+struct pipeline_body_check<Body, std::tuple<S...>, A...> {
+  static constexpr bool ok();
+};
+
+template <class Body, class Scalars, class... A>
 constexpr bool check_pipeline_body() {
-  if constexpr (std::is_invocable_v<const Body&, typename body_operand<A>::type...>) {
+  return pipeline_body_check<Body, Scalars, A...>::ok();
+}
+
+template <class Body, class... S, class... A>
+constexpr bool pipeline_body_check<Body, std::tuple<S...>, A...>::ok() {
+  if constexpr (std::is_invocable_v<const Body&, const S&..., typename body_operand<A>::type...>) {
     return true;
   } else if constexpr (!has_deducible_params<Body>) {
     static_assert(dependent_false<Body>,
@@ -74,12 +90,13 @@ constexpr bool check_pipeline_body() {
   } else {
     using Params = typename callable_args<Body>::type;
     constexpr std::size_t n = std::tuple_size_v<Params>;
-    static_assert(n == sizeof...(A),
+    static_assert(n == sizeof...(S) + sizeof...(A),
                   "refx: the pipeline body takes a different number of parameters than the pipeline has operands; "
                   "give it one per in(...) and out(...) block and one per scratch<H>(), in the operands' order (a "
                   "scratch forgotten?)");
-    if constexpr (n == sizeof...(A)) {
-      constexpr BodyParamFault f = first_body_param_fault<Params, A...>(std::make_index_sequence<n>{});
+    if constexpr (n == sizeof...(S) + sizeof...(A)) {
+      constexpr BodyParamFault f =
+          first_body_param_fault<Params, sizeof...(S), A...>(std::make_index_sequence<sizeof...(A)>{});
       static_assert(f != BodyParamFault::hbm_ref,
                     "refx: a pipeline body sees Vmem blocks, not the Hbm Refs given to in(...) / out(...); declare "
                     "the parameter as a VmemRef of the BlockSpec's block extents (the pipeline copies the blocks "
