@@ -89,7 +89,17 @@ int main(int argc, char** argv) {
     const Prediction p = collective_matmul(cols, host);
     summary(fmt::format("collective matmul bf16 128x256 @ 256x{}", cols).c_str(), p, host);
     p.write_timeline(fmt::format("{}/predicted_collective_matmul_{}.json", dir, cols));
-    if (cols == 256) std::fputs(p.to_string().c_str(), stdout);
   }
+
+  // The whole API on one call: the 4-chip all-reduce on v5p, printed in full.
+  const Mesh ring{{"x", 4}};
+  const Executable exe = collectives::all_reduce_program<float>(ring, 1 << 16);
+  Array x = Array::generate<float>(4, Shape{1 << 16}, [](std::int32_t d, std::int64_t i) { return float(d + i % 3); });
+  Array out = Array::empty(4, DType::f32, Shape{1 << 16});
+  // [snippet:predict-call]
+  const Prediction p = predict(exe, targets::v5p(), x, out);   // one Array per parameter; out is written
+  std::fputs(p.to_string().c_str(), stdout);                   // per device: total, busy, waiting, exposed comm
+  p.write_timeline(dir + "/predicted_all_reduce_ring4.json");  // modelled microseconds, for ui.perfetto.dev
+  // [/snippet]
   std::printf("predicted timelines written to %s/predicted_*.json (modelled microseconds)\n", dir.c_str());
 }

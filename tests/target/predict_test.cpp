@@ -176,3 +176,36 @@ TEST(Predict, RefusesAMeshThatDoesNotLayOutOnTheTorus) {
 }
 
 }  // namespace
+
+namespace {
+using namespace refx;
+
+TEST(Predict, NamesADeadlockInModelledTime) {
+  const auto k = [](HbmRef<float, 8> x) {
+    run_scoped([&](RegularSemaphore never) { semaphore_wait(never, 1); });
+    (void)x;
+  };
+  const Executable exe = kernel(k).passes({.verify = false}).compile(Mesh{{"x", 2}});
+  Array x = Array::empty(2, DType::f32, Shape{8});
+  try {
+    predict(exe, targets::v5p(), x);
+    FAIL() << "no error";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("refx: predict: deadlock in modelled time: device 0 waits at"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Predict, ChecksItsArguments) {
+  const Executable exe = collectives::all_reduce_program<float>(Mesh{{"x", 4}}, 4);
+  Array x = Array::empty(4, DType::f32, Shape{4});
+  EXPECT_THROW(predict(exe, targets::v5p(), x), Error);
+  Array wrong = Array::empty(4, DType::f32, Shape{8});
+  EXPECT_THROW(predict(exe, targets::v5p(), x, wrong), Error);
+  Target bad = targets::v5p();
+  bad.ici.link_bytes_per_second = 0;
+  EXPECT_THROW(predict(exe, bad, x, x), Error);
+}
+
+}  // namespace
