@@ -54,6 +54,7 @@
 
 #include <refx/kernel.hpp>
 #include <refx/pipeline.hpp>
+#include <refx/predict.hpp>
 
 #if REFX_HEADER_ONLY
 #include <refx/ir/eval.hpp>
@@ -78,6 +79,7 @@
 #include <refx/passes/cost.hpp>
 #include <refx/passes/pipeline.hpp>
 #include <refx/passes/target_checks.hpp>
+#include <refx/predict.hpp>
 #include <refx/runtime/effects.hpp>
 #include <refx/runtime/runtime.hpp>
 #endif

@@ -1,0 +1,109 @@
+#pragma once
+// Predicted time on a TPU generation (docs/targets.md, "Predicted time"):
+// runs one call of an Executable in a deterministic discrete-event model of
+// the target instead of the threaded runtime, and returns when each device
+// would finish, how long it waited and how much of that was communication,
+// and a predicted timeline in the runtime's Chrome-trace format.
+//
+//   refx::Prediction p = refx::predict(exe, refx::targets::v5e(), x, y);  // one Array per parameter, in place
+//   std::fputs(p.to_string().c_str(), stdout);
+//   p.write_timeline("predicted.json");                                  // modelled microseconds
+//
+// The call's results are computed as a call_in_place would compute them (the
+// model runs the same graph with the same evaluator). The prediction depends
+// only on the program, its arguments and the target: the same on every run,
+// whatever the worker count or host load.
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <refx/config.hpp>
+#include <refx/ir/graph.hpp>
+#include <refx/kernel.hpp>
+#include <refx/target/target.hpp>
+
+namespace refx {
+
+/// One device's modelled call, in seconds from the call's start.
+struct DevicePrediction {
+  double seconds = 0;          ///< when the device's last op ended
+  double busy_seconds = 0;     ///< in ops the target gives a duration (dot, vector ops)
+  double waiting_seconds = 0;  ///< blocked in semaphore_wait or a copy's wait
+  /// Blocked in a copy's wait (dma_wait): its data had not arrived, or not
+  /// left, yet. Communication that overlapped compute is not in here.
+  double exposed_communication_seconds = 0;
+  std::int64_t copies = 0;      ///< copies started (local and remote)
+  std::int64_t bytes_sent = 0;  ///< bytes of the remote ones
+};
+
+/// Ops the target has no figure for: modelled as taking no time, and listed.
+struct UnknownCost {
+  std::string op;      ///< the primitive
+  std::string source;  ///< the user's file:line
+  std::string reason;  ///< which figure is missing
+  std::int64_t count = 0;
+};
+
+/// One op as the model ran it (seconds from the call's start).
+struct PredictedOp {
+  OpId op = no_id;
+  double begin = 0, end = 0;
+  bool waited = false;  ///< the op is a wait that blocked
+};
+
+/// One copy as the model routed it.
+struct PredictedCopy {
+  OpId op = no_id;
+  std::int32_t from = 0, to = 0;
+  std::int64_t bytes = 0, hops = 0;
+  double issued = 0;   ///< when the device started it
+  double start = 0;    ///< when its links were free
+  double arrival = 0;  ///< when its last byte landed (its semaphores rose)
+};
+
+/// The model's answer for one call.
+class Prediction {
+ public:
+  std::string kernel, target, mesh;
+  std::vector<DevicePrediction> devices;
+  std::vector<UnknownCost> unknown;
+  /// Per device, its ops in program order; and every copy in issue order.
+  std::vector<std::vector<PredictedOp>> ops;
+  std::vector<PredictedCopy> copies;
+  /// Per op of the program, its timeline name and its source line.
+  std::vector<std::string> op_names, op_sources;
+
+  /// The call's predicted time: the slowest device's.
+  double seconds() const;
+  /// A table: per device total, busy, waiting and exposed communication in
+  /// microseconds, then the ops with no figure.
+  std::string to_string() const;
+  /// Chrome Trace Event JSON in modelled microseconds (docs/runtime.md's
+  /// format: a lane per device with the call and its ops, a lane per
+  /// device's outgoing copies).
+  std::string timeline_json() const;
+  /// Writes timeline_json() to `path`; throws refx::Error naming the path.
+  void write_timeline(const std::string& path) const;
+};
+
+/// Runs one call of `exe` (one Array per parameter, outputs written in place
+/// as call_in_place writes them) in the model of target `t`. Throws
+/// refx::Error for an invalid target or a mesh that does not lay out on its
+/// torus (mesh axis i on torus axis i), and RuntimeError for what the call
+/// itself would throw, or a deadlock in modelled time.
+REFX_DECL Prediction predict(const Executable& exe, const Target& t, const std::vector<Array>& args);
+
+template <class... A>
+  requires(std::is_same_v<A, Array> && ...)
+Prediction predict(const Executable& exe, const Target& t, const A&... args) {
+  return predict(exe, t, std::vector<Array>{args...});
+}
+
+}  // namespace refx
+
+#if REFX_DEFINITIONS
+#include <refx/predict/detail/model.hpp>
+#include <refx/predict/detail/prediction_output.hpp>
+#endif

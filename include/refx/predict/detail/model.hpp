@@ -1,0 +1,445 @@
+#pragma once
+// The definitions of predict.hpp's model (docs/targets.md, "Predicted
+// time"): a discrete-event simulation over the compiled graph. Every device
+// runs the graph's evaluator (ExecContext) against a PredictEnv; one thread
+// steps them in modelled-time order. A device runs until a wait whose count
+// the arrivals applied so far do not reach; arrivals (a copy's last byte, a
+// remote signal) are events applied in time order, and an event that
+// reaches a blocked wait's count resumes its device at that time. Copies
+// take their data when started (a race-free program cannot tell) and are
+// routed over the torus, one axis after another, reserving each directed
+// link for bytes / link bandwidth: transfers that share a link take turns.
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <memory>
+#include <queue>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <refx/core/error.hpp>
+#include <refx/ir/eval.hpp>
+#include <refx/ir/primitives/builtins.hpp>
+#include <refx/ir/view_access.hpp>
+#include <refx/passes/cost.hpp>
+#include <refx/runtime/array.hpp>
+#include <refx/runtime/detail/timeline_json.hpp>
+#include <refx/runtime/program.hpp>
+
+namespace refx::detail {
+
+class PredictModel;
+
+/// One device's hooks: everything goes to the model.
+class PredictEnv final : public ExecEnv {
+ public:
+  PredictEnv(PredictModel& m, std::int32_t d) : model_(&m), device_(d) {}
+  std::int32_t device_id() const override { return device_; }
+  std::int32_t num_devices() const override;
+  std::int32_t axis_index(std::string_view axis) const override;
+  std::int32_t axis_size(std::string_view axis) const override;
+  void semaphore_signal(ExecContext& ctx, const Op& op, ValueId sem, std::int64_t index, std::int64_t inc,
+                        std::int32_t device) override;
+  bool semaphore_wait(ExecContext& ctx, const Op& op, ValueId sem, std::int64_t index, std::int64_t value) override;
+  std::int64_t semaphore_read(ExecContext& ctx, ValueId sem, std::int64_t index) override;
+  void copy_start(ExecContext& ctx, const Op& op, const CopyRequest& r) override;
+  Buffer& barrier_semaphore(std::int64_t collective_id) override;
+  bool poisons_scratch() const override { return false; }
+  bool observes_ops() const override { return true; }
+  void before_op(ExecContext& ctx, const Op& op) override;
+
+ private:
+  PredictModel* model_;
+  std::int32_t device_;
+};
+
+class PredictModel {
+ public:
+  PredictModel(const Program& p, const Target& t) : program_(p), graph_(p.graph), target_(t) {
+    const std::int32_t n = p.mesh.size();
+    for (std::int32_t d = 0; d < n; ++d) devices_.emplace_back(*this, d);
+    costs_.reserve(graph_.num_ops());
+    for (std::size_t o = 0; o < graph_.num_ops(); ++o) {
+      costs_.push_back(passes::op_cost(graph_, static_cast<OpId>(o), t));
+      if (costs_.back().unit == OpCost::Unit::vector && scalar_only(graph_.op(static_cast<OpId>(o))))
+        costs_.back() = OpCost{};  // index arithmetic: the scalar unit's, not modelled (0 s)
+    }
+    unknown_.assign(graph_.num_ops(), 0);
+    ranks_ = p.mesh.num_axes();
+    links_.resize(static_cast<std::size_t>(n) * (ranks_ * 2 + 1));
+  }
+
+  Prediction run(const std::vector<Array>& args) {
+    const std::int32_t n = program_.mesh.size();
+    for (std::int32_t d = 0; d < n; ++d) {
+      Device& v = devices_[static_cast<std::size_t>(d)];
+      v.ctx = program_.contexts.take(d);
+      if (v.ctx) v.ctx->reset(v.env);
+      else v.ctx = std::make_unique<ExecContext>(graph_, v.env);
+      for (std::size_t i = 0; i < args.size(); ++i) v.ctx->bind_param(i, const_cast<Array&>(args[i]).shard(d));
+      push({0.0, Event::resume, d});
+    }
+    while (!events_.empty()) {
+      const Event e = events_.top();
+      events_.pop();
+      now_ = e.time;
+      if (e.kind == Event::resume) {
+        step(e.device);
+      } else {
+        arrive(e.device, e.counter, e.inc);
+        if (e.counter2 != nullptr) arrive(e.device2, e.counter2, e.inc2);
+      }
+    }
+    for (Device& v : devices_)
+      if (!v.done)
+        throw RuntimeError(fmt::format(
+            "refx: predict: deadlock in modelled time: device {} waits at {} ({}) for a count that no copy or "
+            "signal reaches",
+            v.env.device_id(), v.current->loc, v.current->prim->name));
+    for (std::int32_t d = 0; d < n; ++d)
+      program_.contexts.give(d, std::move(devices_[static_cast<std::size_t>(d)].ctx));
+    return result();
+  }
+
+  // ---- the hooks
+  void before_op(std::int32_t d, const Op& op) {
+    Device& v = dev(d);
+    if (v.resuming) {  // the blocked wait, run again
+      v.resuming = false;
+      return;
+    }
+    close_slice(v);
+    const auto id = static_cast<OpId>(&op - &graph_.op(0));
+    v.current = &op;
+    v.begin = v.clock;
+    v.waited = false;
+    const OpCost& c = costs_[static_cast<std::size_t>(id)];
+    if (!c.known) ++unknown_[static_cast<std::size_t>(id)];
+    if (op.prim == &prim::dma_start) return;  // the copy runs beside the device (copy_start)
+    v.clock += c.seconds;
+    v.result.busy_seconds += c.seconds;
+  }
+
+  bool wait(std::int32_t d, const Op& op, ValueId sem, std::int64_t index, std::int64_t value) {
+    Device& v = dev(d);
+    std::int64_t& c = counter(d, sem, index);
+    if (c >= value) {
+      c -= value;
+      return true;
+    }
+    v.blocked = true;
+    v.wait_counter = &c;
+    v.wait_value = value;
+    v.wait_start = v.clock;
+    v.wait_copy = op.prim == &prim::dma_wait;
+    return false;
+  }
+
+  void signal(std::int32_t d, ValueId sem, std::int64_t index, std::int64_t inc, std::int32_t target) {
+    std::int64_t& c = counter(target, sem, index);
+    if (target == d) {
+      c += inc;
+      return;
+    }
+    const double latency = static_cast<double>(route(d, target, nullptr)) * target_.ici.hop_latency_seconds;
+    push({dev(d).clock + latency, Event::arrival, target, &c, inc});
+  }
+
+  void copy(std::int32_t d, const Op& op, const CopyRequest& r) {
+    Device& v = dev(d);
+    ResolvedView dst = r.dst;
+    if (r.target != d) dst.buffer = dev(r.target).ctx->storage(r.dst_ref);
+    copy_view(r.src, dst, r.reduce);
+    const auto bytes = static_cast<std::int64_t>(r.src.bytes());
+    const auto id = static_cast<OpId>(&op - &graph_.op(0));
+    std::vector<std::size_t> links;
+    double seconds = 0;
+    std::int64_t hops = 0;
+    if (r.target == d) {
+      const OpCost& c = costs_[static_cast<std::size_t>(id)];
+      if (c.known && c.work > 0) seconds = static_cast<double>(bytes) / target_.hbm_bytes_per_second;
+      links.push_back(hbm_link(d));
+    } else {
+      hops = route(d, r.target, &links);
+      seconds = static_cast<double>(bytes) / target_.ici.link_bytes_per_second;
+      v.result.bytes_sent += bytes;
+    }
+    ++v.result.copies;
+    const double start = reserve(links, v.clock, seconds);
+    const double arrival = start + seconds + static_cast<double>(hops) * target_.ici.hop_latency_seconds;
+    copies_.push_back(PredictedCopy{id, d, r.target, bytes, hops, v.clock, start, arrival});
+    Event e{arrival, Event::arrival, r.target, &counter(r.target, r.recv_sem, r.recv_index), bytes};
+    if (r.send_sem != no_id) {
+      e.device2 = d;
+      e.counter2 = &counter(d, r.send_sem, r.send_index);
+      e.inc2 = bytes;
+    }
+    push(e);
+  }
+
+  std::int64_t read(std::int32_t d, ValueId sem, std::int64_t index) { return counter(d, sem, index); }
+  Buffer& barrier(std::int32_t d, std::int64_t id) {
+    auto [it, fresh] = dev(d).barriers.try_emplace(id, DType::i64, Shape{});
+    if (fresh) it->second.fill_zero();
+    return it->second;
+  }
+  const Mesh& mesh() const { return program_.mesh; }
+
+ private:
+  struct Device {
+    Device(PredictModel& m, std::int32_t d) : env(m, d) {}
+    PredictEnv env;
+    std::unique_ptr<ExecContext> ctx;
+    std::unordered_map<std::int64_t, Buffer> barriers;
+    double clock = 0;
+    const Op* current = nullptr;
+    double begin = 0;
+    bool waited = false, resuming = false, done = false;
+    bool blocked = false, wait_copy = false;
+    std::int64_t* wait_counter = nullptr;
+    std::int64_t wait_value = 0;
+    double wait_start = 0;
+    DevicePrediction result;
+    std::vector<PredictedOp> ops;
+  };
+  struct Event {
+    double time = 0;
+    enum Kind : std::uint8_t { arrival, resume } kind = arrival;  // arrivals first at equal times
+    std::int32_t device = 0;
+    std::int64_t* counter = nullptr;
+    std::int64_t inc = 0;
+    std::int32_t device2 = 0;
+    std::int64_t* counter2 = nullptr;
+    std::int64_t inc2 = 0;
+    std::uint64_t seq = 0;
+  };
+  struct Later {
+    bool operator()(const Event& a, const Event& b) const {
+      if (a.time != b.time) return a.time > b.time;
+      if (a.kind != b.kind) return a.kind > b.kind;
+      return a.seq > b.seq;
+    }
+  };
+
+  bool scalar_only(const Op& op) const {
+    if (!graph_.views(op).empty()) return false;
+    for (ValueId v : graph_.inputs(op))
+      if (graph_.type(v).shape.rank() != 0) return false;
+    for (ValueId v : graph_.outputs(op))
+      if (graph_.type(v).shape.rank() != 0) return false;
+    return true;
+  }
+  Device& dev(std::int32_t d) { return devices_[static_cast<std::size_t>(d)]; }
+  void push(Event e) {
+    e.seq = next_seq_++;
+    events_.push(e);
+  }
+  void close_slice(Device& v) {
+    if (v.current == nullptr) return;
+    v.ops.push_back(PredictedOp{static_cast<OpId>(v.current - &graph_.op(0)), v.begin, v.clock, v.waited});
+    v.current = nullptr;
+  }
+
+  // Runs device d from now until it blocks or ends.
+  void step(std::int32_t d) {
+    Device& v = dev(d);
+    if (v.blocked) {  // resumed by an arrival: the wait ends now
+      const double waited = now_ - v.wait_start;
+      v.clock = now_;
+      v.result.waiting_seconds += waited;
+      if (v.wait_copy) v.result.exposed_communication_seconds += waited;
+      v.blocked = false;
+      v.resuming = true;
+      v.waited = true;
+    }
+    if (v.ctx->run() == ExecStatus::done) {
+      close_slice(v);
+      v.done = true;
+      v.result.seconds = v.clock;
+    }
+  }
+
+  void arrive(std::int32_t d, std::int64_t* c, std::int64_t inc) {
+    *c += inc;
+    Device& v = dev(d);
+    if (v.blocked && v.wait_counter == c && *c >= v.wait_value) push({std::max(now_, v.wait_start), Event::resume, d});
+  }
+
+  std::int64_t& counter(std::int32_t d, ValueId sem, std::int64_t index) {
+    const ValueInfo& info = graph_.value(sem);
+    const bool is_barrier = info.producer != no_id && graph_.op(info.producer).prim == &prim::barrier_semaphore;
+    Buffer* storage = is_barrier
+                          ? &barrier(d, prim::barrier_semaphore_attrs(graph_, graph_.op(info.producer)).collective_id)
+                          : dev(d).ctx->storage(sem);
+    return storage->data<std::int64_t>()[index];
+  }
+
+  std::size_t hbm_link(std::int32_t d) const { return static_cast<std::size_t>(d) * (ranks_ * 2 + 1) + ranks_ * 2; }
+
+  // Hops from `from` to `to`, one mesh (= torus) axis after another, the
+  // shorter way round an axis with wraparound links; appends the directed
+  // links crossed to `links` when given.
+  std::int64_t route(std::int32_t from, std::int32_t to, std::vector<std::size_t>* links) const {
+    const Mesh& m = program_.mesh;
+    std::int64_t hops = 0;
+    std::int32_t at = from;
+    for (std::size_t a = 0; a < ranks_; ++a) {
+      const std::int32_t size = m.axes()[a].size, stride = m.stride(a);
+      std::int32_t c = m.coord(at, a);
+      const std::int32_t goal = m.coord(to, a);
+      if (c == goal) continue;
+      const bool ring = size % target_.ici.wraparound_multiple == 0;
+      std::int32_t dir = goal > c ? 1 : -1, steps = std::abs(goal - c);
+      if (ring) {
+        const std::int32_t forward = (goal - c + size) % size;
+        dir = forward <= size - forward ? 1 : -1;
+        steps = std::min(forward, size - forward);
+      }
+      for (std::int32_t s = 0; s < steps; ++s) {
+        if (links != nullptr)
+          links->push_back(static_cast<std::size_t>(at) * (ranks_ * 2 + 1) + a * 2 + (dir > 0 ? 1 : 0));
+        const std::int32_t next = (c + dir + size) % size;
+        at += (next - c) * stride;
+        c = next;
+      }
+      hops += steps;
+    }
+    return hops;
+  }
+
+  // The earliest start at or after `ready` at which every link is free for
+  // `seconds`; reserves it.
+  double reserve(const std::vector<std::size_t>& links, double ready, double seconds) {
+    if (seconds <= 0) return ready;
+    double s = ready;
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (std::size_t l : links) {
+        const auto& busy = links_[l];
+        auto it = busy.upper_bound(s);
+        if (it != busy.begin() && std::prev(it)->second > s) {
+          s = std::prev(it)->second;
+          moved = true;
+        } else if (it != busy.end() && it->first < s + seconds) {
+          s = it->second;
+          moved = true;
+        }
+      }
+    }
+    for (std::size_t l : links) links_[l].emplace(s, s + seconds);
+    return s;
+  }
+
+  Prediction result() {
+    Prediction p;
+    p.kernel = program_.name;
+    p.target = target_.name;
+    p.mesh = program_.mesh.describe();
+    for (Device& v : devices_) {
+      p.devices.push_back(v.result);
+      p.ops.push_back(std::move(v.ops));
+    }
+    p.copies = std::move(copies_);
+    p.op_names.reserve(graph_.num_ops());
+    for (std::size_t o = 0; o < graph_.num_ops(); ++o) {
+      const Op& op = graph_.op(static_cast<OpId>(o));
+      p.op_names.push_back(timeline_op_name(graph_, op));
+      p.op_sources.push_back(fmt::format("{}", op.loc));
+      if (unknown_[o] == 0) continue;
+      const OpCost& c = costs_[o];
+      std::string why = c.unit == OpCost::Unit::matrix
+                            ? fmt::format("{} has no published matrix-unit peak for {}", target_.name,
+                                          graph_.type(graph_.inputs(op)[0]).dtype)
+                        : c.unit == OpCost::Unit::vector
+                            ? (op.prim == &prim::fused ? std::string("a fused chain: its operations are not counted")
+                                                       : fmt::format("{} has no vector_ops_per_second", target_.name))
+                            : std::string("a copy between Vmem buffers: no published figure");
+      const auto same = [&](const UnknownCost& u) {
+        return u.op == op.prim->name && u.source == p.op_sources.back() && u.reason == why;
+      };
+      if (auto it = std::find_if(p.unknown.begin(), p.unknown.end(), same); it != p.unknown.end())
+        it->count += unknown_[o];
+      else
+        p.unknown.push_back(UnknownCost{std::string(op.prim->name), p.op_sources.back(), std::move(why), unknown_[o]});
+    }
+    return p;
+  }
+
+  const Program& program_;
+  const Graph& graph_;
+  const Target& target_;
+  std::deque<Device> devices_;  // not moved: each holds its env
+  std::vector<OpCost> costs_;
+  std::vector<std::int64_t> unknown_;  // per op: runs with no figure
+  std::size_t ranks_ = 0;
+  std::vector<std::map<double, double>> links_;  // per directed link (and per device's HBM): busy [begin, end)
+  std::vector<PredictedCopy> copies_;
+  std::priority_queue<Event, std::vector<Event>, Later> events_;
+  std::uint64_t next_seq_ = 0;
+  double now_ = 0;
+};
+
+inline std::int32_t PredictEnv::num_devices() const { return model_->mesh().size(); }
+inline std::int32_t PredictEnv::axis_index(std::string_view axis) const {
+  return model_->mesh().coord(device_, model_->mesh().axis(axis));
+}
+inline std::int32_t PredictEnv::axis_size(std::string_view axis) const { return model_->mesh().axis_size(axis); }
+inline void PredictEnv::semaphore_signal(ExecContext&, const Op&, ValueId sem, std::int64_t index, std::int64_t inc,
+                                         std::int32_t device) {
+  model_->signal(device_, sem, index, inc, device);
+}
+inline bool PredictEnv::semaphore_wait(ExecContext&, const Op& op, ValueId sem, std::int64_t index,
+                                       std::int64_t value) {
+  return model_->wait(device_, op, sem, index, value);
+}
+inline std::int64_t PredictEnv::semaphore_read(ExecContext&, ValueId sem, std::int64_t index) {
+  return model_->read(device_, sem, index);
+}
+inline void PredictEnv::copy_start(ExecContext&, const Op& op, const CopyRequest& r) { model_->copy(device_, op, r); }
+inline Buffer& PredictEnv::barrier_semaphore(std::int64_t id) { return model_->barrier(device_, id); }
+inline void PredictEnv::before_op(ExecContext&, const Op& op) { model_->before_op(device_, op); }
+
+/// Throws unless mesh axis i fits torus axis i of `t`.
+inline void check_mesh_on_torus(const Mesh& m, const Target& t) {
+  std::string why;
+  if (m.num_axes() > t.ici.dims.size())
+    why = fmt::format("it has {} axes and the torus {}", m.num_axes(), t.ici.dims.size());
+  for (std::size_t a = 0; why.empty() && a < m.num_axes(); ++a)
+    if (m.axes()[a].size > t.ici.dims[a])
+      why = fmt::format("axis '{}' has {} devices and torus axis {} has {} chips", m.axes()[a].name, m.axes()[a].size,
+                        a, t.ici.dims[a]);
+  if (!why.empty())
+    throw Error(
+        fmt::format("refx: predict: the mesh {} does not lay out on {}'s torus ({}) one mesh axis per torus axis: {}",
+                    m.describe(), t.name, fmt::join(t.ici.dims, "x"), why));
+}
+
+}  // namespace refx::detail
+
+namespace refx {
+
+REFX_DECL Prediction predict(const Executable& exe, const Target& t, const std::vector<Array>& args) {
+  validate(t);
+  detail::check_mesh_on_torus(exe.mesh(), t);
+  const auto& params = exe.params();
+  if (args.size() != params.size())
+    throw Error(fmt::format("refx: predict: kernel '{}' has {} parameters, got {} Arrays", exe.program().name,
+                            params.size(), args.size()));
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const Array& a = args[i];
+    if (!a.valid() || a.num_devices() != exe.mesh().size() || a.dtype() != params[i].type.dtype ||
+        !(a.shape() == params[i].type.shape))
+      throw Error(fmt::format("refx: predict: kernel '{}': argument {} is not {}{} on {} devices", exe.program().name,
+                              i, params[i].type.dtype, params[i].type.shape, exe.mesh().size()));
+    a.block_until_ready();
+    for (const auto& r : a.reader_events()) r->wait();
+  }
+  detail::PredictModel model(exe.program(), t);
+  return model.run(args);
+}
+
+}  // namespace refx

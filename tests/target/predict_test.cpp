@@ -1,0 +1,211 @@
+// predict.hpp: the modelled time of refx's ring collectives against the
+// closed forms of a ring on a torus (N - 1 steps, each a chunk over one link
+// plus one hop's latency), on 1-D and 2-D tori; determinism; the call's
+// results; what the target has no figure for (docs/targets.md, "Predicted
+// time").
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <refx/collectives.hpp>
+#include <refx/refx.hpp>
+
+namespace {
+using namespace refx;
+using collectives::Algorithm;
+using collectives::Direction;
+using collectives::ProgramOptions;
+
+Array iota_shards(std::int32_t devices, Shape shape) {
+  return Array::generate<float>(devices, shape,
+                                [](std::int32_t d, std::int64_t i) { return float(d * 1000 + i % 997); });
+}
+
+/// The closed form of a ring collective of `steps` steps, each moving
+/// `chunk_bytes` over one link of `t` and crossing one hop.
+/// `hops_per_step` is 2 for refx's combining rings: before each combining
+/// copy the receiver's "free" signal crosses the hop the other way.
+double ring_seconds(const Target& t, std::int64_t steps, double chunk_bytes, int hops_per_step = 1) {
+  return double(steps) * (chunk_bytes / t.ici.link_bytes_per_second + hops_per_step * t.ici.hop_latency_seconds);
+}
+
+void expect_within_5_percent(const Prediction& p, double closed_form) {
+  for (std::size_t d = 0; d < p.devices.size(); ++d)
+    EXPECT_NEAR(p.devices[d].seconds / closed_form, 1.0, 0.05) << "device " << d << "\n" << p.to_string();
+}
+
+Prediction all_gather(const Mesh& mesh, const std::string& axis, std::int64_t block, const Target& t) {
+  const std::int32_t n = mesh.axis_size(axis);
+  const Executable exe =
+      collectives::all_gather_program<float>(mesh, block, {.axis = axis, .algorithm = Algorithm::ring});
+  Array x = iota_shards(mesh.size(), Shape{block});
+  Array out = Array::empty(mesh.size(), DType::f32, Shape{n, block});
+  return predict(exe, t, x, out);
+}
+
+// v5p rings close on an axis of a multiple of 4 chips: 8 chips, 256 KiB blocks.
+TEST(PredictClosedForm, RingAllGatherOn1DTorus) {
+  const std::int64_t block = 1 << 16;
+  const Prediction p = all_gather(Mesh{{"x", 8}}, "x", block, targets::v5p());
+  expect_within_5_percent(p, ring_seconds(targets::v5p(), 7, 4.0 * block));
+  for (const DevicePrediction& d : p.devices) {
+    EXPECT_EQ(d.bytes_sent, 7 * 4 * block);
+    EXPECT_NEAR(d.exposed_communication_seconds / d.seconds, 1.0, 0.05);  // nothing to hide it behind
+  }
+}
+
+// A 2-D torus: the gather runs along one axis, the other axis' rings beside it.
+TEST(PredictClosedForm, RingAllGatherAlongEitherAxisOf2DTorus) {
+  const std::int64_t block = 1 << 15;
+  const Mesh mesh{{"x", 4}, {"y", 8}};
+  expect_within_5_percent(all_gather(mesh, "x", block, targets::v5p()), ring_seconds(targets::v5p(), 3, 4.0 * block));
+  expect_within_5_percent(all_gather(mesh, "y", block, targets::v5p()), ring_seconds(targets::v5p(), 7, 4.0 * block));
+}
+
+// v5e closes a ring only on a full axis of 16 chips.
+TEST(PredictClosedForm, RingAllGatherOnV5eAxisOf16) {
+  const std::int64_t block = 1 << 14;
+  const Mesh mesh{{"x", 2}, {"y", 16}};
+  expect_within_5_percent(all_gather(mesh, "y", block, targets::v5e()), ring_seconds(targets::v5e(), 15, 4.0 * block));
+}
+
+TEST(PredictClosedForm, RingReduceScatterOn1DTorus) {
+  const std::int64_t elements = 1 << 18, n = 8;
+  const Mesh mesh{{"x", 8}};
+  const Executable exe = collectives::reduce_scatter_program<float>(mesh, elements, {.algorithm = Algorithm::ring});
+  Array x = iota_shards(8, Shape{elements});
+  Array out = Array::empty(8, DType::f32, Shape{elements / n});
+  const Prediction p = predict(exe, targets::v5p(), x, out);
+  expect_within_5_percent(p, ring_seconds(targets::v5p(), n - 1, 4.0 * elements / n, 2));
+}
+
+// All-reduce = reduce-scatter + all-gather: 2 (N - 1) combining steps of a
+// chunk, each with its handshake.
+TEST(PredictClosedForm, RingAllReduceUnidirectional) {
+  const std::int64_t elements = 1 << 18, n = 8;
+  const Mesh mesh{{"x", 8}};
+  const Executable exe = collectives::all_reduce_program<float>(mesh, elements, {.algorithm = Algorithm::ring});
+  Array x = iota_shards(8, Shape{elements});
+  Array out = Array::empty(8, DType::f32, Shape{elements});
+  const Prediction p = predict(exe, targets::v5p(), x, out);
+  expect_within_5_percent(p, ring_seconds(targets::v5p(), 2 * (n - 1), 4.0 * elements / n, 2));
+}
+
+// The bidirectional ring sends half of each chunk each way round at once:
+// where bandwidth dominates (2 MiB chunks) it takes about half the time.
+TEST(PredictClosedForm, BidirectionalAllReduceUsesBothDirectionsOfTheLinks) {
+  const std::int64_t elements = 1 << 22;
+  const Mesh mesh{{"x", 8}};
+  double seconds[2];
+  for (const Direction dir : {Direction::unidirectional, Direction::bidirectional}) {
+    const Executable exe =
+        collectives::all_reduce_program<float>(mesh, elements, {.direction = dir, .algorithm = Algorithm::ring});
+    Array x = iota_shards(8, Shape{elements});
+    Array out = Array::empty(8, DType::f32, Shape{elements});
+    seconds[dir == Direction::bidirectional] = predict(exe, targets::v5p(), x, out).seconds();
+  }
+  EXPECT_GT(seconds[0] / seconds[1], 1.8);
+  EXPECT_LT(seconds[0] / seconds[1], 2.0);
+}
+
+// The model runs the call: its results are the runtime's.
+TEST(Predict, ComputesTheCallsResults) {
+  const std::int64_t elements = 4096;
+  const Mesh mesh{{"x", 4}};
+  const Executable exe = collectives::all_reduce_program<float>(mesh, elements);
+  Array x = iota_shards(4, Shape{elements});
+  Array expected = exe(x)[0];
+  Array out = Array::empty(4, DType::f32, Shape{elements});
+  predict(exe, targets::v5p(), x, out);
+  for (std::int32_t d = 0; d < 4; ++d) EXPECT_EQ(out.to_host<float>(d), expected.to_host<float>(d)) << "device " << d;
+}
+
+// The same prediction whatever runtime (worker count) compiled the program.
+TEST(Predict, IsDeterministic) {
+  const Mesh mesh{{"x", 4}, {"y", 4}};
+  std::vector<std::string> timelines;
+  for (unsigned workers : {1u, 3u, 8u}) {
+    Runtime rt(RuntimeOptions{.workers = workers});
+    const Executable exe = collectives::all_reduce_program<float>(
+        mesh, 1 << 12, {.direction = Direction::bidirectional, .algorithm = Algorithm::ring}, rt);
+    Array x = Array::generate<float>(
+        16, Shape{1 << 12}, [](std::int32_t d, std::int64_t i) { return float(d + i); }, rt);
+    Array out = Array::empty(16, DType::f32, Shape{1 << 12}, rt);
+    for (int run = 0; run < 2; ++run) timelines.push_back(predict(exe, targets::v5p(), x, out).timeline_json());
+  }
+  for (const std::string& t : timelines) EXPECT_EQ(t, timelines[0]);
+  EXPECT_NE(timelines[0].find("\"cat\":\"copy\""), std::string::npos);
+}
+
+// A vector op on a target without a vector rate is listed, not guessed; with
+// one, it takes its elements at that rate.
+TEST(Predict, SaysWhatTheTargetHasNoFigureFor) {
+  const auto k = [](VmemRef<const float, 64, 128> x, VmemRef<float, 64, 128> y) { y.store(exp(x.load())); };
+  const Executable exe = kernel(k).passes({.fuse = false}).compile(Mesh{{"x", 1}});  // exp as one op
+  Array x = iota_shards(1, Shape{64, 128});
+  Array y = Array::empty(1, DType::f32, Shape{64, 128});
+  const Prediction unknown = predict(exe, targets::v5e(), x, y);
+  ASSERT_EQ(unknown.unknown.size(), 1u) << unknown.to_string();
+  EXPECT_EQ(unknown.unknown[0].op, "exp");
+  EXPECT_NE(unknown.unknown[0].reason.find("vector_ops_per_second"), std::string::npos);
+  EXPECT_NE(unknown.to_string().find("not modelled"), std::string::npos);
+  Target t = targets::v5e();
+  t.vector_ops_per_second = 1e12;
+  const Prediction known = predict(exe, t, x, y);
+  EXPECT_TRUE(known.unknown.empty()) << known.to_string();
+  EXPECT_DOUBLE_EQ(known.devices[0].busy_seconds, 64.0 * 128 / 1e12);
+}
+
+TEST(Predict, RefusesAMeshThatDoesNotLayOutOnTheTorus) {
+  const Mesh mesh{{"x", 17}};
+  const Executable exe = collectives::all_reduce_program<float>(mesh, 64);
+  Array x = iota_shards(17, Shape{64});
+  Array out = Array::empty(17, DType::f32, Shape{64});
+  try {
+    predict(exe, targets::v5e(), x, out);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "refx: predict: the mesh {x=17} does not lay out on v5e's torus (16x16) one mesh axis per torus "
+                 "axis: axis 'x' has 17 devices and torus axis 0 has 16 chips");
+  }
+}
+
+}  // namespace
+
+namespace {
+using namespace refx;
+
+TEST(Predict, NamesADeadlockInModelledTime) {
+  const auto k = [](HbmRef<float, 8> x) {
+    run_scoped([&](RegularSemaphore never) { semaphore_wait(never, 1); });
+    (void)x;
+  };
+  const Executable exe = kernel(k).passes({.verify = false}).compile(Mesh{{"x", 2}});
+  Array x = Array::empty(2, DType::f32, Shape{8});
+  try {
+    predict(exe, targets::v5p(), x);
+    FAIL() << "no error";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("refx: predict: deadlock in modelled time: device 0 waits at"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Predict, ChecksItsArguments) {
+  const Executable exe = collectives::all_reduce_program<float>(Mesh{{"x", 4}}, 4);
+  Array x = Array::empty(4, DType::f32, Shape{4});
+  EXPECT_THROW(predict(exe, targets::v5p(), x), Error);
+  Array wrong = Array::empty(4, DType::f32, Shape{8});
+  EXPECT_THROW(predict(exe, targets::v5p(), x, wrong), Error);
+  Target bad = targets::v5p();
+  bad.ici.link_bytes_per_second = 0;
+  EXPECT_THROW(predict(exe, bad, x, x), Error);
+}
+
+}  // namespace
