@@ -25,6 +25,7 @@
 
 #include <refx/collectives.hpp>
 #include <refx/refx.hpp>
+#include <refx/runtime/runtime.hpp>  // Runtime::global() (refx::compiled leaves it to the TU)
 
 namespace {
 

@@ -79,7 +79,6 @@
 #include <refx/passes/cost.hpp>
 #include <refx/passes/pipeline.hpp>
 #include <refx/passes/target_checks.hpp>
-#include <refx/predict.hpp>
 #include <refx/runtime/effects.hpp>
 #include <refx/runtime/runtime.hpp>
 #endif

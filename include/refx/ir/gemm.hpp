@@ -41,8 +41,8 @@ namespace refx::detail {
 /// arrays of `t` (f32 or f64): a is m x k, b is k x n (n x k when
 /// `trans_b`), out is m x n and does not overlap a or b. k may be 0 (out is
 /// then zero).
-void gemm(DType t, const void* a, const void* b, void* out, std::int64_t m, std::int64_t k,
-             std::int64_t n, bool trans_b);
+void gemm(DType t, const void* a, const void* b, void* out, std::int64_t m, std::int64_t k, std::int64_t n,
+          bool trans_b);
 
 #if REFX_GEMM_DEFINITIONS
 template <class S>
@@ -58,8 +58,8 @@ void eigen_gemm(const S* a, const S* b, S* out, std::int64_t m, std::int64_t k, 
   else c.noalias() = lhs * Eigen::Map<const Mat>(b, k, n);
 }
 
-void gemm(DType t, const void* a, const void* b, void* out, std::int64_t m, std::int64_t k,
-             std::int64_t n, bool trans_b) {
+void gemm(DType t, const void* a, const void* b, void* out, std::int64_t m, std::int64_t k, std::int64_t n,
+          bool trans_b) {
   if (t == DType::f64)
     eigen_gemm(static_cast<const double*>(a), static_cast<const double*>(b), static_cast<double*>(out), m, k, n,
                trans_b);
