@@ -82,9 +82,10 @@ class Executable {
   /// The last of them (the only one, for a pipeline_kernel); a refx::Error
   /// if the kernel traced no pipeline.
   const PipelineReport& pipeline_report() const;
-  void set_pipeline_reports(std::vector<PipelineReport> r) { pipelines_ = std::move(r); }
 
  private:
+  template <class F>
+  friend class Kernel;  // sets pipelines_ after the trace
   void launch(const std::vector<Array>& args) const;
 
   std::shared_ptr<const Program> program_;
@@ -167,7 +168,7 @@ class Kernel {
         report = std::make_shared<const TargetReport>(detail::check_for_target(g, mesh, *target_, target_mode_, loc));
       Executable exe = detail::compile_traced(std::move(g), mesh, name_, single_worker_, passes_,
                                               read_only(static_cast<Params*>(nullptr)), rt, std::move(report));
-      exe.set_pipeline_reports(std::move(pipelines));
+      exe.pipelines_ = std::move(pipelines);
       return exe;
     }
   }
