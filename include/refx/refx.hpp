@@ -56,7 +56,7 @@
 #include <refx/pipeline.hpp>
 #include <refx/predict.hpp>
 
-#if REFX_HEADER_ONLY
+#if REFX_HEADER_ONLY || REFX_DEFINITIONS
 #include <refx/ir/eval.hpp>
 #include <refx/ir/interpret.hpp>
 #include <refx/runtime/effects.hpp>
@@ -64,8 +64,6 @@
 #endif
 
 #if REFX_DEFINITIONS  // the REFX_IMPLEMENTATION file, or src/refx.cpp
-#include <refx/ir/eval.hpp>
-#include <refx/ir/interpret.hpp>
 #include <refx/ir/primitives/comm.hpp>
 #include <refx/ir/primitives/control.hpp>
 #include <refx/ir/primitives/dot.hpp>
@@ -79,6 +77,4 @@
 #include <refx/passes/cost.hpp>
 #include <refx/passes/pipeline.hpp>
 #include <refx/passes/target_checks.hpp>
-#include <refx/runtime/effects.hpp>
-#include <refx/runtime/runtime.hpp>
 #endif
