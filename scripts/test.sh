@@ -7,7 +7,8 @@
 #                                    refx::compiled checks
 #   REFX_TEST_ALL=1 scripts/test.sh  also the compile-time checks (labels
 #                                    compile_fail, headers, odr, consumer: every
-#                                    refx: message under three compilers, every
+#                                    refx: message under g++ and clang++, the
+#                                    API under clang++-14 too, every
 #                                    header alone, the installed package) and
 #                                    the sanitizer and fuzzing stage
 #                                    (scripts/reliability.sh: ThreadSanitizer,
