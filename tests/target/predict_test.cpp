@@ -112,6 +112,21 @@ TEST(PredictClosedForm, BidirectionalAllReduceUsesBothDirectionsOfTheLinks) {
   EXPECT_LT(seconds[0] / seconds[1], 2.0);
 }
 
+// Both lanes of the bidirectional ring signal their senders before either
+// waits, so a step costs one half-chunk transfer and the two hops of a
+// combining step, as the unidirectional ring's: 14 x (C/2W + 2L). Issuing
+// lane B's handshake after lane A's wait cost a third hop a step (+30 % here).
+TEST(PredictClosedForm, BidirectionalAllReduceOverlapsItsLanesHandshakes) {
+  const std::int64_t elements = 1 << 18, n = 8;
+  const Mesh mesh{{"x", 8}};
+  const Executable exe = collectives::all_reduce_program<float>(
+      mesh, elements, {.direction = Direction::bidirectional, .algorithm = Algorithm::ring});
+  Array x = iota_shards(8, Shape{elements});
+  Array out = Array::empty(8, DType::f32, Shape{elements});
+  const Prediction p = predict(exe, targets::v5p(), x, out);
+  expect_within_5_percent(p, ring_seconds(targets::v5p(), 2 * (n - 1), 4.0 * elements / n / 2, 2));
+}
+
 // The model runs the call: its results are the runtime's.
 TEST(Predict, ComputesTheCallsResults) {
   const std::int64_t elements = 4096;

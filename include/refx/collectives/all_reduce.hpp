@@ -69,9 +69,13 @@ template <class R, class SendChunk, class RecvChunk, class X = R>
 void ring_steps(const Ring& ring, std::vector<Lane<R>>& lanes, int steps, SendChunk send_chunk, RecvChunk recv_chunk,
                 bool reduce, ReduceOp op, bool entry, const X* own = nullptr) {
   for (int s = 0; s < steps; ++s) {
-    // At kernel entry the first step's receivers are free (nothing to wait for).
-    if (s > 0 || !entry)
-      for (auto& l : lanes) handshake(l.capacity, ring.peer(-l.dir));
+    // At kernel entry the first step's receivers are free (nothing to wait
+    // for). Every lane signals before any lane waits: lane B's sender is not
+    // held up by lane A's wait (one hop of latency per step otherwise).
+    if (s > 0 || !entry) {
+      for (auto& l : lanes) semaphore_signal(l.capacity, 1, ring.peer(-l.dir));
+      for (auto& l : lanes) semaphore_wait(l.capacity, 1);
+    }
     for (auto& l : lanes) {
       if (own != nullptr && s == 0) {
         for_lane_chunk(l, *own, send_chunk(l, s), ring.size, [&](auto mine, auto v) {
