@@ -14,7 +14,9 @@
 // The pipeline is generated with the public trace primitives (run_scoped
 // windows and DMA semaphores, make_async_copy, start / wait), so the verifier
 // checks it like user code. The grid is unrolled at trace time
-// (docs/architecture.md, departure 12). Copies follow Pallas' rules: an
+// (docs/architecture.md, departure 12), or, above rolled_grid_threshold
+// steps or when asked (grid(...).rolled()), traced as one loop whose copies
+// are all decided at run time (pipeline/rolled.hpp). Copies follow Pallas' rules: an
 // input is fetched only when its block index changes between consecutive
 // steps, an output is written back only when its block index is about to
 // change or the grid ends. Block indices are integers or traced scalars:
@@ -23,7 +25,8 @@
 // compared at run time, and the copy is a predicated dma_start that moves
 // nothing where the block did not change (pipeline/schedule.hpp).
 // program_id(axis) / num_programs(axis) give the current step's grid point
-// inside the body (integers, since the grid is unrolled). The Executable
+// inside the body (integers in an unrolled grid; traced_program_id(axis) is
+// the traced form, the only one in a rolled grid). The Executable
 // keeps each pipeline's PipelineReport (Executable::pipeline_report).
 
 #include <array>
@@ -144,10 +147,12 @@ class Pipeline {
         constexpr bool can_roll = (detail::rolls<A, Scalars, R>() && ...);
         static_assert(M != GridRolling::rolled || can_roll,
                       "refx: a rolled grid calls its index maps with traced grid indices (Scalar<std::int32_t>); "
-                      "write each map as a generic lambda taking `auto` indices, or keep the grid unrolled "
+                      "write each map as a generic lambda taking auto indices ([](auto i, auto j) { ... }), or keep "
+                      "the grid unrolled "
                       "(grid(...).unrolled())");
         if constexpr (M != GridRolling::unrolled && can_roll) {
-          if (const auto ops = roll_operands(args...); detail::roll_grid(ops, grid_.dims, M == GridRolling::rolled))
+          if (const auto ops = roll_operands(args...);
+              detail::roll_grid(ops, grid_.dims, M == GridRolling::rolled, loc_))
             return trace_rolled(ops, args...);
         }
         if constexpr (M != GridRolling::rolled) return trace_pipeline(args...);
