@@ -256,6 +256,49 @@ TEST(RolledGrid, ErrorsNameTheLine) {
   }
 }
 
+// A rolled grid counts its steps in an int32 loop index.
+TEST(RolledGrid, TooManyStepsIsATraceError) {
+  const auto k = pipeline_kernel<HbmRef<const float, 100000, 100000>, HbmRef<float, 100000, 100000>>(
+      grid(100000, 100000).rolled(), [](VmemRef<const float, 1, 1> x, VmemRef<float, 1, 1> z) { z.store(x.load()); },
+      block<1, 1>([](auto i, auto j) {
+        return std::tuple{i, j};
+      }),
+      block<1, 1>([](auto i, auto j) {
+        return std::tuple{i, j};
+      }));
+  try {
+    (void)kernel(k).compile(Mesh{{"x", 1}});
+    FAIL() << "expected a TraceError";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("counts its steps in an int32 loop index"), std::string::npos) << e.what();
+  }
+}
+
+// The verifier still checks a rolled body: a copy the body starts on its
+// scratch semaphore and never waits is reported before anything runs, as in
+// an unrolled grid (the loop's semaphore counts are extrapolated).
+TEST(RolledGrid, VerifierChecksTheLoopBody) {
+  const auto k = pipeline_kernel<HbmRef<const float, 4096, 8>, HbmRef<float, 4096, 8>>(
+      grid(4096),
+      [](VmemRef<const float, 1, 8> x, VmemRef<float, 1, 8> z, VmemRef<float, 1, 8> copy, DmaSemaphore sem) {
+        make_async_copy(x, copy, sem).start();  // never waited
+        z.store(x.load());
+      },
+      block<1, 8>([](auto i) {
+        return std::tuple{i, 0};
+      }),
+      block<1, 8>([](auto i) {
+        return std::tuple{i, 0};
+      }),
+      scratch<VmemRef<float, 1, 8>>(), scratch<DmaSemaphore>());
+  try {
+    (void)kernel(k).compile(Mesh{{"x", 1}});
+    FAIL() << "expected a VerifyError";
+  } catch (const VerifyError& e) {
+    EXPECT_NE(std::string(e.what()).find("never waited"), std::string::npos) << e.what();
+  }
+}
+
 // [snippet:rolled-size]
 TEST(RolledGrid, GraphSizeDoesNotDependOnSteps) {
   const auto ops_for = [](auto steps) {
