@@ -98,7 +98,9 @@ class RolledSchedule {
   REFX_DECL ValueId i32(std::int64_t v) const;
   REFX_DECL ValueId op2(const Primitive& p, ValueId a, ValueId b) const;
   REFX_DECL std::vector<ValueId> point_of(ValueId step) const;
-  REFX_DECL ValueId clamped(ValueId step) const;
+  /// `step` kept in the grid: raised to 0 (`below`), lowered to the last step (`above`).
+  REFX_DECL ValueId clamped(ValueId step, bool below, bool above) const;
+  REFX_DECL void hoist_constants();
   REFX_DECL std::vector<DynIndex> index_at(std::size_t k, ValueId step) const;
   REFX_DECL ValueId changed(std::size_t k, ValueId before, ValueId step) const;
   REFX_DECL AsyncCopy copy(std::size_t k, const std::vector<DynIndex>& block, DynIndex slot, ValueId sem) const;
@@ -107,6 +109,8 @@ class RolledSchedule {
   std::vector<std::int64_t> dims_;
   std::int64_t steps_ = 1;
   refx::source_location loc_;
+  std::vector<std::pair<std::int64_t, ValueId>> constants_;  ///< made before the loop
+  ValueId no_ = no_id, yes_ = no_id;                         ///< bool constants, made before the loop
 };
 
 }  // namespace refx::detail

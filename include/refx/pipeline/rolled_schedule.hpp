@@ -5,8 +5,10 @@
 // its end when REFX_DEFINITIONS is set (after pipeline/schedule.hpp, whose
 // helpers it uses), so it includes no refx header back.
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <span>
 #include <vector>
 
@@ -56,7 +58,27 @@ REFX_DECL RolledSchedule::RolledSchedule(std::vector<PipeOperand>& ops, std::spa
 }
 
 REFX_DECL ValueId RolledSchedule::i32(std::int64_t v) const {
+  // The loop body's constants are made before the loop (hoist_constants),
+  // so that no iteration re-runs them.
+  for (const auto& [value, id] : constants_)
+    if (value == v) return id;
   return constant<std::int32_t>(static_cast<std::int32_t>(v), Shape{}, loc_);
+}
+
+REFX_DECL void RolledSchedule::hoist_constants() {
+  std::vector<std::int64_t> values{-1, 0, 1, 2, steps_, steps_ - 1};
+  for (const std::int64_t d : dims_) values.push_back(d);
+  for (std::int64_t stride = steps_, d = 0; d < static_cast<std::int64_t>(dims_.size()); ++d)
+    values.push_back(stride /= dims_[static_cast<std::size_t>(d)]);
+  for (const PipeOperand& op : ops_) {
+    for (std::int64_t j = 0; j <= op.buffers; ++j) values.push_back(j);
+    for (const std::int64_t b : op.block) values.push_back(b);
+  }
+  for (const std::int64_t v : values)
+    if (std::none_of(constants_.begin(), constants_.end(), [&](const auto& c) { return c.first == v; }))
+      constants_.emplace_back(v, constant<std::int32_t>(static_cast<std::int32_t>(v), Shape{}, loc_));
+  no_ = constant<bool>(false, Shape{}, loc_);
+  yes_ = constant<bool>(true, Shape{}, loc_);
 }
 REFX_DECL ValueId RolledSchedule::op2(const Primitive& p, ValueId a, ValueId b) const {
   return apply(p, {a, b}, {}, loc_);
@@ -74,8 +96,10 @@ REFX_DECL std::vector<ValueId> RolledSchedule::point_of(ValueId step) const {
   return p;
 }
 
-REFX_DECL ValueId RolledSchedule::clamped(ValueId step) const {
-  return op2(prim::min, op2(prim::max, step, i32(0)), i32(steps_ - 1));
+REFX_DECL ValueId RolledSchedule::clamped(ValueId step, bool below, bool above) const {
+  if (below) step = op2(prim::max, step, i32(0));
+  if (above) step = op2(prim::min, step, i32(steps_ - 1));
+  return step;
 }
 
 REFX_DECL std::vector<DynIndex> RolledSchedule::index_at(std::size_t k, ValueId step) const {
@@ -85,8 +109,8 @@ REFX_DECL std::vector<DynIndex> RolledSchedule::index_at(std::size_t k, ValueId 
 REFX_DECL ValueId RolledSchedule::changed(std::size_t k, ValueId before, ValueId step) const {
   ValueId out = no_id;
   switch (block_change(index_at(k, before), index_at(k, step), out, loc_)) {
-    case BlockChange::same: return constant<bool>(false, Shape{}, loc_);
-    case BlockChange::differs: return constant<bool>(true, Shape{}, loc_);
+    case BlockChange::same: return no_ != no_id ? no_ : constant<bool>(false, Shape{}, loc_);
+    case BlockChange::differs: return yes_ != no_id ? yes_ : constant<bool>(true, Shape{}, loc_);
     case BlockChange::run_time: break;
   }
   return out;
@@ -102,7 +126,9 @@ REFX_DECL AsyncCopy RolledSchedule::copy(std::size_t k, const std::vector<DynInd
     DynIndex start{b[d].constant * B, -1};
     if (!b[d].is_static()) {
       ValueId v = b[d].value;
-      if (B != 1) {
+      if (B != 1 && t.graph().type(v).dtype == DType::i32) {
+        v = op2(prim::mul, v, i32(B));
+      } else if (B != 1) {
         const ValueId c = visit_dtype(t.graph().type(v).dtype, [&](auto tag) {
           using I = typename decltype(tag)::type;
           if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>)
@@ -135,13 +161,15 @@ REFX_DECL void RolledSchedule::fetch_ahead(std::size_t k, ValueId step, ValueId 
   ValueId raw = no_id;
   for (std::int64_t j = 1; j <= ahead; ++j) {
     const ValueId at = op2(prim::add, step, i32(j));
-    raw = changed(k, clamped(op2(prim::add, step, i32(j - 1))), clamped(at));
+    // `step` is in the grid, and later steps are not below it.
+    const ValueId before = j == 1 ? step : clamped(op2(prim::add, step, i32(j - 1)), false, true);
+    raw = changed(k, before, clamped(at, false, true));
     const ValueId counts = op2(prim::logical_or, op2(prim::ge, at, i32(steps_)), raw);
     run = op2(prim::add, run, apply(prim::cast, {counts}, to_i32, loc_));
   }
   const ValueId at = op2(prim::add, step, i32(ahead));
   const ValueId predicate = op2(prim::logical_and, op2(prim::lt, at, i32(steps_)), raw);
-  copy(k, index_at(k, clamped(at)), DynIndex{0, op2(prim::rem, run, i32(op.buffers))},
+  copy(k, index_at(k, clamped(at, false, true)), DynIndex{0, op2(prim::rem, run, i32(op.buffers))},
        op2(prim::rem, at, i32(op.buffers)))
       .start_if(predicate, loc_);
 }
@@ -150,6 +178,7 @@ REFX_DECL PipelineReport RolledSchedule::trace(const StepBody& body) {
   Tracer& t = Tracer::current(loc_);
   const std::int64_t to_i32[] = {static_cast<std::int64_t>(DType::i32)};
   const auto as_i32 = [&](ValueId b) { return apply(prim::cast, {b}, to_i32, loc_); };
+  hoist_constants();
   std::vector<std::size_t> blocks;  // the operands with blocks (not scratch)
   for (std::size_t k = 0; k < ops_.size(); ++k)
     if (ops_[k].role != PipeRole::scratch) blocks.push_back(k);
@@ -176,7 +205,7 @@ REFX_DECL PipelineReport RolledSchedule::trace(const StepBody& body) {
     std::vector<ValueId> carry;
     for (std::size_t i = 0; i < blocks.size(); ++i) carry.push_back(t.add_param(t.graph().type(ins[2 + i]), 0));
     const std::vector<ValueId> point = point_of(s);
-    const ValueId prev = clamped(op2(prim::sub, s, i32(1)));
+    const ValueId prev = clamped(op2(prim::sub, s, i32(1)), true, false);
     const ValueId first = op2(prim::eq, s, i32(0));
     std::vector<DynIndex> slots(ops_.size(), DynIndex{0, -1});
     std::vector<ValueId> raw(ops_.size(), no_id), run(ops_.size(), no_id);
@@ -220,7 +249,7 @@ REFX_DECL PipelineReport RolledSchedule::trace(const StepBody& body) {
       if (op.buffers > 1) {
         write_back[k]->wait(loc_);
       } else {  // synchronous, at the last step of a run
-        const ValueId next = clamped(op2(prim::add, s, i32(1)));
+        const ValueId next = clamped(op2(prim::add, s, i32(1)), false, true);
         const ValueId last = op2(prim::logical_or, op2(prim::eq, s, i32(steps_ - 1)), changed(k, s, next));
         const AsyncCopy c = copy(k, index[k], slots[k], i32(0));
         c.start_if(last, loc_);
