@@ -5,16 +5,13 @@
 // every grid index, every block index, every window slot and every DMA
 // semaphore index is a traced scalar, and every copy is a dma_start
 // predicated on the run-time comparison of consecutive block indices
-// (Pallas' rule, as for scalar prefetch). The loop carries, per operand, the
-// number of block changes so far (the window slot is that count modulo the
-// ring). Before the loop: the first fetches of each input (steps 0 .. n-2);
-// in the loop body, step s: wait for s's input blocks, start the write-back
-// of the output run that ended at s - 1, fetch step s + n - 1's blocks, the
-// body, wait for the write-back; after the loop: the last write-back, and
-// the waits for the fetches the last steps issued past the grid's end
-// (predicated off: they move nothing, but signal their semaphores, so every
-// start still has its wait). Users never name these; pipeline.hpp includes
-// this header (definitions in pipeline/rolled_schedule.hpp).
+// (Pallas' rule, as for scalar prefetch). The loop carries, per operand, its
+// window slot: the number of block changes so far modulo the ring. Before the loop: the first fetches of each input
+// (steps 0 .. n-2); in the loop body, step s: wait for s's input blocks, start the write-back of the output run that
+// ended at s - 1, fetch step s + n - 1's blocks, the body, wait for the write-back; after the loop: the last
+// write-back, and the waits for the fetches the last steps issued past the grid's end (clamped to the last step, whose
+// block does not change: they move nothing, but signal their semaphores, so every start still has its wait). Users
+// never name these; pipeline.hpp includes this header (definitions in pipeline/rolled_schedule.hpp).
 
 #include <cstddef>
 #include <cstdint>

@@ -151,11 +151,11 @@ REFX_DECL AsyncCopy RolledSchedule::copy(std::size_t k, const std::vector<DynInd
   return AsyncCopy(in ? hbm_view : win_view, in ? win_view : hbm_view, sem_view, loc_);
 }
 
-/// Starts the fetch of step `step + ahead` (run: the change count at
-/// `step`): predicated on its block changing and on its being a step of the
-/// grid; its slot counts the changes after `step`, a step past the grid's
-/// end counting as one (so that it never names the slot the body reads).
-REFX_DECL void RolledSchedule::fetch_ahead(std::size_t k, ValueId step, ValueId run, std::int64_t ahead) {
+/// Starts the fetch of step `step + ahead` (slot: the window slot at
+/// `step`), predicated on its block changing; its slot counts the changes
+/// after `step`. A step past the grid's end is clamped to the last one, so
+/// its block never changes: the fetch moves nothing (but signals).
+REFX_DECL void RolledSchedule::fetch_ahead(std::size_t k, ValueId step, ValueId slot, std::int64_t ahead) {
   const PipeOperand& op = ops_[k];
   const std::int64_t to_i32[] = {static_cast<std::int64_t>(DType::i32)};
   ValueId raw = no_id;
@@ -164,14 +164,12 @@ REFX_DECL void RolledSchedule::fetch_ahead(std::size_t k, ValueId step, ValueId 
     // `step` is in the grid, and later steps are not below it.
     const ValueId before = j == 1 ? step : clamped(op2(prim::add, step, i32(j - 1)), false, true);
     raw = changed(k, before, clamped(at, false, true));
-    const ValueId counts = op2(prim::logical_or, op2(prim::ge, at, i32(steps_)), raw);
-    run = op2(prim::add, run, apply(prim::cast, {counts}, to_i32, loc_));
+    slot = op2(prim::add, slot, apply(prim::cast, {raw}, to_i32, loc_));
   }
   const ValueId at = op2(prim::add, step, i32(ahead));
-  const ValueId predicate = op2(prim::logical_and, op2(prim::lt, at, i32(steps_)), raw);
-  copy(k, index_at(k, clamped(at, false, true)), DynIndex{0, op2(prim::rem, run, i32(op.buffers))},
+  copy(k, index_at(k, clamped(at, false, true)), DynIndex{0, op2(prim::rem, slot, i32(op.buffers))},
        op2(prim::rem, at, i32(op.buffers)))
-      .start_if(predicate, loc_);
+      .start_if(raw, loc_);
 }
 
 REFX_DECL PipelineReport RolledSchedule::trace(const StepBody& body) {
@@ -184,7 +182,7 @@ REFX_DECL PipelineReport RolledSchedule::trace(const StepBody& body) {
     if (ops_[k].role != PipeRole::scratch) blocks.push_back(k);
 
   // Prologue: each input's first n - 1 fetches (steps 0 .. n-2; past the
-  // grid's end predicated off).
+  // grid's end they move nothing).
   for (const std::size_t k : blocks) {
     const PipeOperand& op = ops_[k];
     if (op.role != PipeRole::in || op.buffers == 1) continue;
@@ -192,11 +190,11 @@ REFX_DECL PipelineReport RolledSchedule::trace(const StepBody& body) {
     for (std::int64_t j = 1; j + 1 < op.buffers; ++j) fetch_ahead(k, i32(0), i32(0), j);
   }
 
-  // The loop: one step per iteration, carrying each operand's change count
-  // (run) at the step before (-1 before step 0).
+  // The loop: one step per iteration, carrying each operand's window slot
+  // at the step before (0 before step 0).
   t.note(loc_);
   std::vector<ValueId> ins{i32(0), i32(steps_)};
-  for (std::size_t i = 0; i < blocks.size(); ++i) ins.push_back(i32(-1));
+  for (std::size_t i = 0; i < blocks.size(); ++i) ins.push_back(i32(0));
   const BlockId loop_block = t.open_block();
   std::vector<ValueId> out;
   {
@@ -206,16 +204,19 @@ REFX_DECL PipelineReport RolledSchedule::trace(const StepBody& body) {
     for (std::size_t i = 0; i < blocks.size(); ++i) carry.push_back(t.add_param(t.graph().type(ins[2 + i]), 0));
     const std::vector<ValueId> point = point_of(s);
     const ValueId prev = clamped(op2(prim::sub, s, i32(1)), true, false);
-    const ValueId first = op2(prim::eq, s, i32(0));
     std::vector<DynIndex> slots(ops_.size(), DynIndex{0, -1});
-    std::vector<ValueId> raw(ops_.size(), no_id), run(ops_.size(), no_id);
+    std::vector<ValueId> raw(ops_.size(), no_id), next_carry(ops_.size(), no_id);
     std::vector<std::vector<DynIndex>> index(ops_.size());
     for (std::size_t i = 0; i < blocks.size(); ++i) {
       const std::size_t k = blocks[i];
       index[k] = index_at(k, s);
       raw[k] = changed(k, prev, s);
-      run[k] = op2(prim::add, carry[i], as_i32(op2(prim::logical_or, first, raw[k])));
-      if (ops_[k].buffers > 1) slots[k] = DynIndex{0, op2(prim::rem, run[k], i32(ops_[k].buffers))};
+      // At step 0 `prev` is step 0: no change, slot 0.
+      next_carry[k] = carry[i];
+      if (ops_[k].buffers > 1) {
+        next_carry[k] = op2(prim::rem, op2(prim::add, carry[i], as_i32(raw[k])), i32(ops_[k].buffers));
+        slots[k] = DynIndex{0, next_carry[k]};
+      }
     }
     // Wait for this step's input blocks (a single buffer is fetched here).
     for (const std::size_t k : blocks) {
@@ -223,7 +224,7 @@ REFX_DECL PipelineReport RolledSchedule::trace(const StepBody& body) {
       if (op.role != PipeRole::in) continue;
       if (op.buffers == 1) {
         const AsyncCopy c = copy(k, index[k], slots[k], i32(0));
-        c.start_if(op2(prim::logical_or, first, raw[k]), loc_);
+        c.start_if(op2(prim::logical_or, op2(prim::eq, s, i32(0)), raw[k]), loc_);
         c.wait(loc_);
       } else {
         copy(k, index[k], slots[k], op2(prim::rem, s, i32(op.buffers))).wait(loc_);
@@ -234,14 +235,14 @@ REFX_DECL PipelineReport RolledSchedule::trace(const StepBody& body) {
     for (std::size_t i = 0; i < blocks.size(); ++i) {
       const std::size_t k = blocks[i];
       if (ops_[k].role != PipeRole::out || ops_[k].buffers == 1) continue;
-      write_back[k].emplace(copy(k, index_at(k, prev),
-                                 DynIndex{0, op2(prim::rem, op2(prim::add, carry[i], i32(2)), i32(2))},
-                                 op2(prim::rem, op2(prim::add, s, i32(1)), i32(2))));
-      write_back[k]->start_if(op2(prim::logical_and, op2(prim::ne, s, i32(0)), raw[k]), loc_);
+      // At step 0 it does not run (no change), and names slot 0 harmlessly.
+      write_back[k].emplace(
+          copy(k, index_at(k, prev), DynIndex{0, carry[i]}, op2(prim::rem, op2(prim::add, s, i32(1)), i32(2))));
+      write_back[k]->start_if(raw[k], loc_);
     }
     // The fetch of step s + n - 1.
     for (const std::size_t k : blocks)
-      if (ops_[k].role == PipeRole::in && ops_[k].buffers > 1) fetch_ahead(k, s, run[k], ops_[k].buffers - 1);
+      if (ops_[k].role == PipeRole::in && ops_[k].buffers > 1) fetch_ahead(k, s, next_carry[k], ops_[k].buffers - 1);
     body(point, slots);
     for (const std::size_t k : blocks) {
       const PipeOperand& op = ops_[k];
@@ -256,13 +257,13 @@ REFX_DECL PipelineReport RolledSchedule::trace(const StepBody& body) {
         c.wait(loc_);
       }
     }
-    for (const std::size_t k : blocks) out.push_back(run[k]);
+    for (const std::size_t k : blocks) out.push_back(next_carry[k]);
   }
   t.graph().mutable_block(loop_block).results = out;
   t.close_block(loop_block);
   const auto types = types_of<void>(t.graph(), out);
   const BlockId bodies[] = {loop_block};
-  const std::span<const ValueId> final_run = t.record(prim::fori_loop, ins, {}, {}, types, {}, bodies, loc_);
+  const std::span<const ValueId> final_slot = t.record(prim::fori_loop, ins, {}, {}, types, {}, bodies, loc_);
 
   // Epilogue: the last output run's write-back; the waits for the fetches
   // issued past the grid's end (moving nothing, they signalled).
@@ -271,8 +272,7 @@ REFX_DECL PipelineReport RolledSchedule::trace(const StepBody& body) {
     const std::size_t k = blocks[i];
     const PipeOperand& op = ops_[k];
     if (op.role == PipeRole::out && op.buffers > 1) {
-      const AsyncCopy c =
-          copy(k, index_at(k, last), DynIndex{0, op2(prim::rem, final_run[i], i32(2))}, i32((steps_ - 1) % 2));
+      const AsyncCopy c = copy(k, index_at(k, last), DynIndex{0, final_slot[i]}, i32((steps_ - 1) % 2));
       c.start(loc_);
       c.wait(loc_);
     } else if (op.role == PipeRole::in) {
