@@ -132,34 +132,38 @@ TEST(RolledGrid, MatmulInCheckedModes) {
 // Scalar prefetch in a rolled grid: step i fetches x's row table[i]; rows
 // repeated at consecutive steps are not fetched again.
 constexpr I kRows = 4, kCols = 32, kSteps = 300;
-const auto gather =
-    pipeline_kernel<SmemRef<const i32, kSteps>, HbmRef<const float, kRows, kCols>, HbmRef<float, kSteps, kCols>>(
-        grid(kSteps),  // above rolled_grid_threshold: rolled by default
-        [](SmemRef<const i32, kSteps>, VmemRef<const float, 1, kCols> xb, VmemRef<float, 1, kCols> zb) {
-          zb.store(xb.load() * 2.0f);
-        },
-        block<1, kCols>([](auto i, SmemRef<const i32, kSteps> table) {
-          return std::tuple{table.at(i).load(), 0};
-        }),
-        block<1, kCols>([](auto i, SmemRef<const i32, kSteps>) {
-          return std::tuple{i, 0};
-        }));
+auto gather(int buffers) {
+  return pipeline_kernel<SmemRef<const i32, kSteps>, HbmRef<const float, kRows, kCols>, HbmRef<float, kSteps, kCols>>(
+      grid(kSteps),  // above rolled_grid_threshold: rolled by default
+      [](SmemRef<const i32, kSteps>, VmemRef<const float, 1, kCols> xb, VmemRef<float, 1, kCols> zb) {
+        zb.store(xb.load() * 2.0f);
+      },
+      block<1, kCols>([](auto i, SmemRef<const i32, kSteps> table) {
+        return std::tuple{table.at(i).load(), 0};
+      }).buffered(buffers),
+      block<1, kCols>([](auto i, SmemRef<const i32, kSteps>) {
+        return std::tuple{i, 0};
+      }));
+}
 
 TEST(RolledGrid, ScalarPrefetchRolledByDefault) {
-  Runtime rt(RuntimeOptions{.workers = 2});
-  const Executable exe = kernel(gather).compile(Mesh{{"x", 1}}, {}, rt);
-  EXPECT_TRUE(exe.pipeline_report().rolled);
-  EXPECT_EQ(exe.pipeline_report().steps, std::size_t(kSteps));
-  const Array x = Array::generate<float>(
-      1, Shape{kRows, kCols}, [](int, std::int64_t e) { return float(e % 97); }, rt);
-  std::vector<i32> table(kSteps);
-  for (std::size_t s = 0; s < table.size(); ++s) table[s] = i32((s / 3 + s / 7) % kRows);
-  std::vector<std::vector<I>> rows;
-  for (const i32 r : table) rows.push_back({r});
-  const auto [copies, z] = run_counting(rt, exe, Array::from_shards<i32>({table}, Shape{kSteps}, rt), x);
-  EXPECT_EQ(copies, runs(rows) + kSteps);
-  for (I r = 0; r < kSteps; ++r)
-    ASSERT_EQ(z[static_cast<std::size_t>(r * kCols + 3)], 2.0f * float((table[std::size_t(r)] * kCols + 3) % 97)) << r;
+  for (const int buffers : {1, 2, 3}) {
+    Runtime rt(RuntimeOptions{.workers = 2});
+    const Executable exe = kernel(gather(buffers)).compile(Mesh{{"x", 1}}, {}, rt);
+    EXPECT_TRUE(exe.pipeline_report().rolled);
+    EXPECT_EQ(exe.pipeline_report().steps, std::size_t(kSteps));
+    const Array x = Array::generate<float>(
+        1, Shape{kRows, kCols}, [](int, std::int64_t e) { return float(e % 97); }, rt);
+    std::vector<i32> table(kSteps);
+    for (std::size_t s = 0; s < table.size(); ++s) table[s] = i32((s / 3 + s / 7) % kRows);
+    std::vector<std::vector<I>> rows;
+    for (const i32 r : table) rows.push_back({r});
+    const auto [copies, z] = run_counting(rt, exe, Array::from_shards<i32>({table}, Shape{kSteps}, rt), x);
+    EXPECT_EQ(copies, runs(rows) + kSteps) << "buffers " << buffers;
+    for (I r = 0; r < kSteps; ++r)
+      ASSERT_EQ(z[static_cast<std::size_t>(r * kCols + 3)], 2.0f * float((table[std::size_t(r)] * kCols + 3) % 97))
+          << r << " buffers " << buffers;
+  }
 }
 
 // A long 1-D grid whose output block is revisited (z's block r / 8 for step
