@@ -14,7 +14,9 @@
 // The pipeline is generated with the public trace primitives (run_scoped
 // windows and DMA semaphores, make_async_copy, start / wait), so the verifier
 // checks it like user code. The grid is unrolled at trace time
-// (docs/architecture.md, departure 12). Copies follow Pallas' rules: an
+// (docs/architecture.md, departure 12), or, above rolled_grid_threshold
+// steps or when asked (grid(...).rolled()), traced as one loop whose copies
+// are all decided at run time (pipeline/rolled.hpp). Copies follow Pallas' rules: an
 // input is fetched only when its block index changes between consecutive
 // steps, an output is written back only when its block index is about to
 // change or the grid ends. Block indices are integers or traced scalars:
@@ -23,7 +25,8 @@
 // compared at run time, and the copy is a predicated dma_start that moves
 // nothing where the block did not change (pipeline/schedule.hpp).
 // program_id(axis) / num_programs(axis) give the current step's grid point
-// inside the body (integers, since the grid is unrolled). The Executable
+// inside the body (integers in an unrolled grid; traced_program_id(axis) is
+// the traced form, the only one in a rolled grid). The Executable
 // keeps each pipeline's PipelineReport (Executable::pipeline_report).
 
 #include <array>
@@ -40,16 +43,33 @@
 #include <refx/pipeline/body_check.hpp>
 #include <refx/pipeline/operands.hpp>
 #include <refx/pipeline/report.hpp>
+#include <refx/pipeline/rolled.hpp>
 #include <refx/trace/ref.hpp>
 
 namespace refx {
 
+/// How a grid is traced: `unrolled` records every step (integer grid
+/// indices), `rolled` records one loop whose body is one step (traced grid
+/// indices, copies decided at run time; pipeline/rolled.hpp), `automatic`
+/// rolls a grid of more than rolled_grid_threshold steps when it can (every
+/// index map takes `auto` indices and every block divides its operand).
+enum class GridRolling { automatic, rolled, unrolled };
+/// Above this many steps an automatic grid is rolled (when it can be).
+inline constexpr std::int64_t rolled_grid_threshold = 256;
+
 /// The iteration space of a pipeline: one extent per dimension, visited in
 /// row-major order (last dimension fastest), as Pallas' grid.
-template <std::size_t R>
+template <std::size_t R, GridRolling M = GridRolling::automatic>
 struct Grid {
   static_assert(R >= 1 && R <= 4, "refx: a pipeline grid has 1 to 4 dimensions");
+  static constexpr GridRolling rolling = M;
   std::array<std::int64_t, R> dims{};
+  /// The same grid traced as one loop (a graph whose size does not depend on
+  /// the step count): index maps take `auto` indices, the body reads its grid
+  /// point with traced_program_id.
+  constexpr Grid<R, GridRolling::rolled> rolled() const { return {dims}; }
+  /// The same grid with every step traced (integer program_id in the body).
+  constexpr Grid<R, GridRolling::unrolled> unrolled() const { return {dims}; }
 };
 template <std::integral... I>
 constexpr Grid<sizeof...(I)> grid(I... extents) {
@@ -99,18 +119,23 @@ detail::PipeScratch<H> scratch() {
   return {};
 }
 
-/// The current grid index along `axis` inside a pipeline body.
+/// The current grid index along `axis` inside a pipeline body (an unrolled
+/// grid's; in a rolled grid it is traced: a trace-time error there).
 REFX_DECL std::int64_t program_id(std::size_t axis, refx::source_location loc = refx::source_location::current());
+/// The current grid index along `axis` as a traced scalar, in any grid (a
+/// constant in an unrolled one): `when(traced_program_id(2) == 0, ...)`.
+REFX_DECL Scalar<std::int32_t> traced_program_id(std::size_t axis,
+                                                 refx::source_location loc = refx::source_location::current());
 /// The grid's extent along `axis` inside a pipeline body.
 REFX_DECL std::int64_t num_programs(std::size_t axis, refx::source_location loc = refx::source_location::current());
 
 /// `emit_pipeline(grid, body)(operands...)`: see the top of this header.
 /// `Scalars` (pipeline_kernel's scalar operands, a std::tuple of Smem Refs)
 /// come after the grid indices in every index map and first in the body.
-template <std::size_t R, class Body, class Scalars = std::tuple<>>
+template <std::size_t R, class Body, class Scalars = std::tuple<>, GridRolling M = GridRolling::automatic>
 class Pipeline {
  public:
-  Pipeline(Grid<R> g, Body body, refx::source_location loc, Scalars scalars = {})
+  Pipeline(Grid<R, M> g, Body body, refx::source_location loc, Scalars scalars = {})
       : grid_(g), body_(std::move(body)), loc_(loc), scalars_(std::move(scalars)) {}
 
   /// Traces the pipeline over `args` (in(...), out(...), scratch<H>()).
@@ -118,7 +143,20 @@ class Pipeline {
   PipelineReport operator()(const A&... args) const {
     static_assert(sizeof...(A) >= 1, "refx: emit_pipeline needs at least one operand");
     if constexpr (sizeof...(A) >= 1) {
-      if constexpr (detail::check_pipeline_body<Body, Scalars, A...>()) return trace_pipeline(args...);
+      if constexpr (detail::check_pipeline_body<Body, Scalars, A...>()) {
+        constexpr bool can_roll = (detail::rolls<A, Scalars, R>() && ...);
+        static_assert(M != GridRolling::rolled || can_roll,
+                      "refx: a rolled grid calls its index maps with traced grid indices (Scalar<std::int32_t>); "
+                      "write each map as a generic lambda taking auto indices ([](auto i, auto j) { ... }), or keep "
+                      "the grid unrolled "
+                      "(grid(...).unrolled())");
+        if constexpr (M != GridRolling::unrolled && can_roll) {
+          if (const auto ops = roll_operands(args...);
+              detail::roll_grid(ops, grid_.dims, M == GridRolling::rolled, loc_))
+            return trace_rolled(ops, args...);
+        }
+        if constexpr (M != GridRolling::rolled) return trace_pipeline(args...);
+      }
     }
     return {};
   }
@@ -171,16 +209,47 @@ class Pipeline {
     return report;
   }
 
-  Grid<R> grid_;
+  /// The operands described for a rolled trace (maps called at traced points).
+  template <class... A>
+  std::vector<detail::PipeOperand> roll_operands(const A&... args) const {
+    std::vector<detail::PipeOperand> ops(sizeof...(A));
+    std::size_t k = 0;
+    (detail::describe_rolled<R>(args, ops[k++], scalars_), ...);
+    return ops;
+  }
+
+  template <class... A>
+  PipelineReport trace_rolled(std::vector<detail::PipeOperand> ops, const A&... args) const {
+    const std::tuple<A...> as{args...};
+    std::tuple<typename detail::handle_of<A>::type...> handles;
+    PipelineReport report;
+    auto done = [&] {
+      detail::RolledSchedule sched(ops, grid_.dims, loc_);
+      report = sched.trace([&](std::span<const ValueId> point, std::span<const DynIndex> slots) {
+        detail::FrameGuard frame(point, grid_.dims);
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+          std::apply(
+              [&](const auto&... sc) { body_(sc..., detail::body_arg<A>(ops[I], std::get<I>(handles), slots[I])...); },
+              scalars_);
+        }
+        (std::index_sequence_for<A...>{});
+      });
+    };
+    detail::allocate_all<0>(as, ops, handles, done, loc_);
+    if (auto* sink = detail::pipeline_report_sink()) sink->push_back(report);
+    return report;
+  }
+
+  Grid<R, M> grid_;
   Body body_;
   refx::source_location loc_;
   Scalars scalars_;
 };
 
 /// A pipeline over `g` running `body` on blocks; call it with the operands.
-template <std::size_t R, class Body>
-Pipeline<R, std::decay_t<Body>> emit_pipeline(Grid<R> g, Body&& body,
-                                              refx::source_location loc = refx::source_location::current()) {
+template <std::size_t R, GridRolling M, class Body>
+Pipeline<R, std::decay_t<Body>, std::tuple<>, M> emit_pipeline(
+    Grid<R, M> g, Body&& body, refx::source_location loc = refx::source_location::current()) {
   return {g, std::forward<Body>(body), loc};
 }
 
@@ -221,8 +290,8 @@ constexpr std::size_t leading_true() {
 ///  - `operands`: one BlockSpec per Hbm parameter, in order, then any
 ///    scratch<H>() operands (an accumulator living across all steps), which
 ///    the body gets last.
-template <class... Params, std::size_t R, class Body, class... Operands>
-auto pipeline_kernel(Grid<R> g, Body body, Operands... operands) {
+template <class... Params, std::size_t R, GridRolling M, class Body, class... Operands>
+auto pipeline_kernel(Grid<R, M> g, Body body, Operands... operands) {
   constexpr std::size_t n_scalars = detail::leading_true<detail::is_smem_ref_v<Params>...>();
   constexpr std::size_t n_blocks = sizeof...(Params) - n_scalars;
   constexpr std::size_t n_specs = detail::leading_true<!detail::is_pipe_scratch_v<Operands>...>();
@@ -252,7 +321,7 @@ auto pipeline_kernel(Grid<R> g, Body body, Operands... operands) {
     return 0;  // not reached: a check above failed to compile
   } else {
     struct K {
-      Grid<R> g;
+      Grid<R, M> g;
       Body body;
       std::tuple<Operands...> operands;
       void operator()(Params... refs) const {
@@ -272,7 +341,7 @@ auto pipeline_kernel(Grid<R> g, Body body, Operands... operands) {
         }
         (std::make_index_sequence<n_scalars>{});
         [&]<std::size_t... I>(std::index_sequence<I...>) {
-          Pipeline<R, Body, std::remove_const_t<decltype(scalars)>>(
+          Pipeline<R, Body, std::remove_const_t<decltype(scalars)>, M>(
               g, body, refx::source_location::current(), scalars)(one(std::integral_constant<std::size_t, I>{})...);
         }
         (std::index_sequence_for<Operands...>{});
@@ -286,4 +355,5 @@ auto pipeline_kernel(Grid<R> g, Body body, Operands... operands) {
 
 #if REFX_DEFINITIONS
 #include <refx/pipeline/schedule.hpp>
+#include <refx/pipeline/rolled_schedule.hpp>
 #endif

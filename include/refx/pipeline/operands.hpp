@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <refx/core/source_location.hpp>
 #include <span>
@@ -93,6 +94,9 @@ struct PipeOperand {
   std::vector<std::optional<AsyncCopy>> copies;  ///< per event
   std::vector<bool> predicated;                  ///< per event: its copy was started with a run-time predicate
   std::vector<bool> waited;                      ///< per event (outputs)
+  /// A rolled grid's index map: the block index at a grid point given as
+  /// traced int32 scalars (pipeline/rolled.hpp).
+  std::function<std::vector<DynIndex>(std::span<const ValueId>)> map_at;
 };
 
 /// Decides and emits the copies of a pipeline, step by step.
@@ -128,8 +132,9 @@ REFX_DECL std::vector<std::vector<std::int64_t>> grid_points(std::span<const std
 
 /// The grid point of the innermost pipeline being traced.
 struct PipelineFrame {
-  std::span<const std::int64_t> point;
+  std::span<const std::int64_t> point;  ///< an unrolled grid's point (empty in a rolled one)
   std::span<const std::int64_t> dims;
+  std::span<const ValueId> traced;  ///< a rolled grid's point, traced int32 scalars (empty in an unrolled one)
 };
 inline std::vector<PipelineFrame>& pipeline_frames() {
   thread_local std::vector<PipelineFrame> frames;
@@ -348,7 +353,12 @@ auto body_arg(const PipeOperand& op, const Handle& h, DynIndex slot) {
 }
 
 struct FrameGuard {
-  FrameGuard(std::span<const std::int64_t> p, std::span<const std::int64_t> d) { pipeline_frames().push_back({p, d}); }
+  FrameGuard(std::span<const std::int64_t> p, std::span<const std::int64_t> d) {
+    pipeline_frames().push_back({p, d, {}});
+  }
+  FrameGuard(std::span<const ValueId> traced, std::span<const std::int64_t> d) {
+    pipeline_frames().push_back({{}, d, traced});
+  }
   ~FrameGuard() { pipeline_frames().pop_back(); }
   FrameGuard(const FrameGuard&) = delete;
   FrameGuard& operator=(const FrameGuard&) = delete;

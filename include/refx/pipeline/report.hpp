@@ -15,8 +15,12 @@ namespace refx {
 /// `run_time_copies[k]` of operand k's copies run only where the block
 /// index changed at run time (indices read from scalar operands): the
 /// copies that actually ran are counted by the runtime (Runtime::totals).
+/// A rolled grid (`rolled`) decides every copy at run time: for each
+/// operand with blocks it reports one possible copy per step, all of them
+/// run-time ones (the Runtime counts those that ran).
 struct PipelineReport {
   std::size_t steps = 0;
+  bool rolled = false;
   std::vector<int> copies;
   std::vector<int> run_time_copies;
 };

@@ -387,7 +387,7 @@ namespace detail {
 /// (program_id or num_programs) in the error when there is none.
 inline const PipelineFrame& current_frame(const char* fn, std::size_t axis, refx::source_location loc) {
   const auto& f = pipeline_frames();
-  if (f.empty() || axis >= f.back().point.size())
+  if (f.empty() || axis >= f.back().dims.size())
     trace_error(loc, hint("call it inside an emit_pipeline body with an axis below the grid's rank"),
                 "{}({}) outside a pipeline body, or past the grid's rank", fn, axis);
   return f.back();
@@ -395,7 +395,22 @@ inline const PipelineFrame& current_frame(const char* fn, std::size_t axis, refx
 }  // namespace detail
 
 REFX_DECL std::int64_t program_id(std::size_t axis, refx::source_location loc) {
-  return detail::current_frame("program_id", axis, loc).point[axis];
+  const detail::PipelineFrame& f = detail::current_frame("program_id", axis, loc);
+  if (f.point.empty())
+    trace_error(
+        loc,
+        hint("read it as traced_program_id({}) (a Scalar<std::int32_t>: when(traced_program_id({}) == 0, ...)), "
+             "or unroll the grid with grid(...).unrolled()",
+             axis, axis),
+        "program_id({}) in a rolled grid, whose grid indices are traced: it has no integer value while "
+        "tracing",
+        axis);
+  return f.point[axis];
+}
+REFX_DECL Scalar<std::int32_t> traced_program_id(std::size_t axis, refx::source_location loc) {
+  const detail::PipelineFrame& f = detail::current_frame("traced_program_id", axis, loc);
+  if (f.point.empty()) return detail::wrap<std::int32_t, extents<>>(f.traced[axis]);
+  return Scalar<std::int32_t>(static_cast<std::int32_t>(f.point[axis]), loc);
 }
 REFX_DECL std::int64_t num_programs(std::size_t axis, refx::source_location loc) {
   return detail::current_frame("num_programs", axis, loc).dims[axis];
