@@ -122,9 +122,9 @@ TEST(FuseStages, StretchedBroadcastsAndAccumulation) {
 TEST(FuseStages, MembersReadTwiceOrBySelectStayTiles) {
   const auto f = [](VmemRef<const float, n> x, VmemRef<const float, n> y, VmemRef<const float, n> z,
                     VmemRef<float, n> out) {
-    auto t = x.load() * 2.0f;   // read twice: its tile must exist
-    auto u = y.load() - 1.0f;   // read by a select
-    auto v = z.load() + 0.5f;   // read once, by the select's other branch
+    auto t = x.load() * 2.0f;  // read twice: its tile must exist
+    auto u = y.load() - 1.0f;  // read by a select
+    auto v = z.load() + 0.5f;  // read once, by the select's other branch
     out.store(select(x.load() > 0.0f, (t + y.load()) * t, max(u, v)) + u);
   };
   auto args = three_inputs_and_output();

@@ -4,7 +4,9 @@
 // the output in tiles of `fused_tile` elements; for each tile every member
 // op's own ElementwiseFn runs on small per-thread tile buffers, in program
 // order, so no full-size intermediate exists and each element sees the same
-// operations in the same order as unfused (bit-identical results).
+// operations in the same order as unfused (bit-identical results). f32
+// arithmetic members run two or three at a time as compiled stages
+// (plan_stages below, detail/fused_stages.hpp), intermediates in registers.
 // A single member that reads and writes memory directly (a refx::map between
 // its loads and its store) runs over all the elements in one call.
 //
@@ -143,12 +145,12 @@ struct FusedMember {
   std::int64_t inputs, slot, scalar_at;
   std::array<const std::byte*, prim::fused_max_inputs> base;
   std::array<std::int64_t, prim::fused_max_inputs> step;
-  const std::byte* scalar_tile;               // the tile of the input at scalar_at
-  std::array<std::int8_t, 2> producer;         // the member that makes input 0 / 1, or -1
-  std::int8_t stage_op;                        // stage_op_index, or -1
-  std::int32_t uses;                           // how many member inputs read this member
-  bool inlined;                                // computed inside its one user's stage
-  StageFn stage;                               // non-null: runs as a stage with these operands
+  const std::byte* scalar_tile;         // the tile of the input at scalar_at
+  std::array<std::int8_t, 2> producer;  // the member that makes input 0 / 1, or -1
+  std::int8_t stage_op;                 // stage_op_index, or -1
+  std::int32_t uses;                    // how many member inputs read this member
+  bool inlined;                         // computed inside its one user's stage
+  StageFn stage;                        // non-null: runs as a stage with these operands
   std::int64_t stage_inputs;
   std::array<const std::byte*, 4> stage_base;
   std::array<std::int64_t, 4> stage_step;
