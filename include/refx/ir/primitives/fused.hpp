@@ -4,7 +4,9 @@
 // the output in tiles of `fused_tile` elements; for each tile every member
 // op's own ElementwiseFn runs on small per-thread tile buffers, in program
 // order, so no full-size intermediate exists and each element sees the same
-// operations in the same order as unfused (bit-identical results).
+// operations in the same order as unfused (bit-identical results). f32
+// arithmetic members run two or three at a time as compiled stages
+// (plan_stages below, detail/fused_stages.hpp), intermediates in registers.
 // A single member that reads and writes memory directly (a refx::map between
 // its loads and its store) runs over all the elements in one call.
 //
@@ -34,6 +36,7 @@
 #include <refx/ir/primitive.hpp>
 #include <refx/ir/primitives/handles.hpp>
 #include <refx/ir/primitives/detail/elementwise_fns.hpp>
+#include <refx/ir/primitives/detail/fused_stages.hpp>
 
 namespace refx::prim {
 
@@ -122,6 +125,17 @@ inline ScalarFn scalar_fn(const Primitive* p, DType t, bool scalar_right) {
   return nullptr;
 }
 
+/// The index of an f32 op in the stage alphabet (fused_stages.hpp), or -1.
+inline int stage_op_index(const Primitive* p, DType in, std::int64_t inputs) {
+  if (in != DType::f32 || inputs != 2) return -1;
+  if (p == &prim::add) return 0;
+  if (p == &prim::sub) return 1;
+  if (p == &prim::mul) return 2;
+  if (p == &prim::max) return 3;
+  if (p == &prim::min) return 4;
+  return -1;
+}
+
 // Where each input of a member is for the tile at element b: base + b * step
 // (step 0: a tile buffer or a scalar, the same for every tile).
 struct FusedMember {
@@ -131,7 +145,64 @@ struct FusedMember {
   std::int64_t inputs, slot, scalar_at;
   std::array<const std::byte*, prim::fused_max_inputs> base;
   std::array<std::int64_t, prim::fused_max_inputs> step;
+  const std::byte* scalar_tile;         // the tile of the input at scalar_at
+  std::array<std::int8_t, 2> producer;  // the member that makes input 0 / 1, or -1
+  std::int8_t stage_op;                 // stage_op_index, or -1
+  std::int32_t uses;                    // how many member inputs read this member
+  bool inlined;                         // computed inside its one user's stage
+  StageFn stage;                        // non-null: runs as a stage with these operands
+  std::int64_t stage_inputs;
+  std::array<const std::byte*, 4> stage_base;
+  std::array<std::int64_t, 4> stage_step;
 };
+
+/// Plans the compiled stages of a fused loop (members' uses counted). In
+/// member order, a stage-alphabet member takes in each operand made by a
+/// stage-alphabet member that nothing else reads and that is not a stage
+/// itself (one: a chain, two: a tree); `max(x*2 + y*3, 0)` becomes the tree
+/// add(mul, mul) and the max. A member taken in runs at its user's place
+/// instead of its own: its operands are tiles of earlier members (kept for
+/// the whole tile), inputs, or loads, all unchanged by then.
+inline void plan_stages(std::span<FusedMember> m) {
+  const auto operand = [](const FusedMember& f, std::size_t j) {
+    return std::pair{static_cast<std::int64_t>(j) == f.scalar_at ? f.scalar_tile : f.base[j],
+                     static_cast<std::int64_t>(j) == f.scalar_at ? std::int64_t{0} : f.step[j]};
+  };
+  for (FusedMember& f : m) {
+    if (f.stage_op < 0) continue;
+    std::array<int, 2> inner{-1, -1};
+    for (std::size_t j = 0; j < 2; ++j) {
+      const int p = f.producer[j];
+      if (p < 0) continue;
+      const FusedMember& q = m[static_cast<std::size_t>(p)];
+      if (q.uses == 1 && q.stage_op >= 0 && q.stage == nullptr) inner[j] = p;
+    }
+    if (inner[0] < 0 && inner[1] < 0) continue;
+    std::size_t at = 0;
+    const auto add = [&](std::pair<const std::byte*, std::int64_t> o) {
+      f.stage_base[at] = o.first;
+      f.stage_step[at++] = o.second;
+    };
+    if (inner[0] >= 0 && inner[1] >= 0) {
+      const FusedMember &l = m[static_cast<std::size_t>(inner[0])], &r = m[static_cast<std::size_t>(inner[1])];
+      f.stage = tree_stage_fn(l.stage_op, r.stage_op, f.stage_op);
+      add(operand(l, 0));
+      add(operand(l, 1));
+      add(operand(r, 0));
+      add(operand(r, 1));
+    } else {
+      const std::size_t j = inner[0] >= 0 ? 0 : 1;
+      const FusedMember& i = m[static_cast<std::size_t>(inner[j])];
+      f.stage = chain_stage_fn(i.stage_op, f.stage_op, j == 1);
+      add(operand(i, 0));
+      add(operand(i, 1));
+      add(operand(f, 1 - j));
+    }
+    f.stage_inputs = static_cast<std::int64_t>(at);
+    for (int p : inner)
+      if (p >= 0) m[static_cast<std::size_t>(p)].inlined = true;
+  }
+}
 
 inline std::byte* fused_scratch(std::size_t bytes) {
   thread_local std::vector<std::byte> scratch;
@@ -221,7 +292,7 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
     chunk_bytes[s] = (lines + static_cast<std::int64_t>(members) - 1) / static_cast<std::int64_t>(members) * 64;
   }
 
-  // Members are not value-initialized (64 of them: 17 KiB); each sets what it uses.
+  // Members are not value-initialized (64 of them: 18 KiB); each sets what it uses.
   std::array<FusedMember, prim::fused_max_members> m;
   for (std::size_t k = 0, at = fused_header + num_inputs + loads; k < members; ++k) {
     FusedMember& f = m[k];
@@ -232,12 +303,21 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
     f.inputs = a[at + 3];
     f.sfn = nullptr;
     f.scalar_at = -1;
+    f.producer = {-1, -1};
+    f.uses = 0;
+    f.inlined = false;
+    f.stage = nullptr;
+    f.stage_op = static_cast<std::int8_t>(stage_op_index(prim, f.in, f.inputs));
     const std::int64_t* sources = a.data() + at + 4;
     for (std::int64_t j = 0; j < f.inputs; ++j) {
       const std::int64_t src = sources[j];
       const auto idx = static_cast<std::size_t>(src & 0xffffffff);
       const auto u = static_cast<std::size_t>(j);
       f.step[u] = 0;
+      if (static_cast<prim::FusedSource>(src >> 32) == prim::FusedSource::member) {
+        ++m[idx].uses;  // every input counts: a member read twice, or by a select, is not inlined
+        if (j < 2) f.producer[u] = static_cast<std::int8_t>(idx);
+      }
       switch (static_cast<prim::FusedSource>(src >> 32)) {
         case prim::FusedSource::input: {
           const Buffer& in = ctx.in(op, idx);
@@ -250,6 +330,7 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
           f.base[u] = scratch + scalar_slot[idx];
           if (f.inputs == 2 && f.scalar_at < 0 && ctx.in(op, idx).shape().rank() == 0) {
             f.scalar_at = j;
+            f.scalar_tile = f.base[u];
             f.sfn = scalar_fn(prim, f.in, j == 1);
           }
           break;
@@ -267,6 +348,7 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
           ctx.in(op, static_cast<std::size_t>(sources[f.scalar_at] & 0xffffffff)).data();
     at += 4 + static_cast<std::size_t>(f.inputs);
   }
+  if (members > 1) plan_stages(std::span(m.data(), members));
 
   // One member whose inputs all stream from memory and whose result goes
   // straight to memory (a refx::map between its loads and its store) needs
@@ -302,12 +384,19 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
             for (std::int64_t off = from; off < to; off += 64) __builtin_prefetch(base + off, 1);
         }
       const FusedMember& f = m[k];
-      for (std::size_t j = 0; j < static_cast<std::size_t>(f.inputs); ++j) ptrs[j] = f.base[j] + b * f.step[j];
+      if (f.inlined) continue;
       void* out = scratch + f.slot;
       if (k + 1 == members) {
         if (out_value != nullptr) out = out_value + b * out_es;
         else if (store_direct) out = store->buffer->data() + (store->offset + b) * out_es;
       }
+      if (f.stage != nullptr) {
+        for (std::size_t j = 0; j < static_cast<std::size_t>(f.stage_inputs); ++j)
+          ptrs[j] = f.stage_base[j] + b * f.stage_step[j];
+        f.stage(ptrs.data(), out, len);
+        continue;
+      }
+      for (std::size_t j = 0; j < static_cast<std::size_t>(f.inputs); ++j) ptrs[j] = f.base[j] + b * f.step[j];
       if (f.sfn != nullptr)
         f.sfn(ptrs[f.scalar_at == 0 ? 1 : 0], ptrs[static_cast<std::size_t>(f.scalar_at)], out, len);
       else f.fn(f.in, ptrs.data(), out, len);
