@@ -38,8 +38,10 @@
 
 #include <refx/config.hpp>
 #include <refx/pipeline/body_check.hpp>
+#include <refx/pipeline/cores.hpp>
 #include <refx/pipeline/operands.hpp>
 #include <refx/pipeline/report.hpp>
+#include <refx/trace/cores.hpp>
 #include <refx/trace/ref.hpp>
 
 namespace refx {
@@ -50,6 +52,20 @@ template <std::size_t R>
 struct Grid {
   static_assert(R >= 1 && R <= 4, "refx: a pipeline grid has 1 to 4 dimensions");
   std::array<std::int64_t, R> dims{};
+  /// Per dimension: parallel or arbitrary (default); see pipeline/cores.hpp.
+  std::array<DimensionSemantics, R> semantics{};
+
+  /// The same grid with one of `parallel` / `arbitrary` per dimension
+  /// (Pallas' dimension_semantics): the cores of a device share out the
+  /// parallel dimensions' steps.
+  template <class... S>
+  Grid dimension_semantics(S... s) const {
+    static_assert(sizeof...(S) == R && (std::is_same_v<S, DimensionSemantics> && ...),
+                  "refx: dimension_semantics takes one of refx::parallel / refx::arbitrary per grid dimension");
+    Grid g = *this;
+    if constexpr (sizeof...(S) == R) g.semantics = {s...};
+    return g;
+  }
 };
 template <std::integral... I>
 constexpr Grid<sizeof...(I)> grid(I... extents) {
@@ -127,7 +143,10 @@ class Pipeline {
   template <class... A>
   PipelineReport trace_pipeline(const A&... args) const {
     const std::tuple<A...> as{args...};
-    const auto points = detail::grid_points(grid_.dims);
+    // This core's share of the grid (all of it on a device with one core).
+    const auto points =
+        detail::core_share(detail::grid_points(grid_.dims), grid_.dims, grid_.semantics, core_index(), num_cores());
+    if (points.empty()) return PipelineReport{};  // another core runs this grid
     const std::vector<ValueId> scalar_refs = std::apply(
         [](const auto&... sc) {
           return std::vector<ValueId>{detail::Tracer::current().graph().view(sc.view()).ref...};

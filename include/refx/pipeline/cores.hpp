@@ -1,0 +1,66 @@
+#pragma once
+// Dimension semantics (Pallas' dimension_semantics): which grid dimensions
+// of a pipeline are `parallel` (their steps are independent, so the cores of
+// a device may share them out) and which are `arbitrary` (a sequence, e.g.
+// the reduction over k that accumulates into one output block). On a mesh
+// whose devices have C cores (Mesh::with_cores), each core's copy of the
+// kernel (trace/cores.hpp) runs the grid points whose parallel indices fall
+// in its share: the combinations of the parallel dimensions' indices, in
+// row-major order, cut into C contiguous chunks (the first chunks one longer
+// when C does not divide them). A grid without a parallel dimension runs on
+// core 0. Each core then pipelines its own steps, with Pallas' fetch and
+// write-back rule applied between its consecutive steps.
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <refx/config.hpp>
+
+namespace refx {
+
+enum class DimensionSemantics : std::uint8_t { arbitrary, parallel };
+/// A grid dimension whose steps the cores of a device may share out.
+inline constexpr DimensionSemantics parallel = DimensionSemantics::parallel;
+/// A grid dimension run in order on one core (the default).
+inline constexpr DimensionSemantics arbitrary = DimensionSemantics::arbitrary;
+
+namespace detail {
+/// The points of `points` (a grid of extents `dims`, row-major) that core
+/// `core` of `cores` runs, in order.
+REFX_DECL std::vector<std::vector<std::int64_t>> core_share(const std::vector<std::vector<std::int64_t>>& points,
+                                                            std::span<const std::int64_t> dims,
+                                                            std::span<const DimensionSemantics> semantics,
+                                                            std::int32_t core, std::int32_t cores);
+}  // namespace detail
+
+}  // namespace refx
+
+#if REFX_DEFINITIONS
+namespace refx::detail {
+REFX_DECL std::vector<std::vector<std::int64_t>> core_share(const std::vector<std::vector<std::int64_t>>& points,
+                                                            std::span<const std::int64_t> dims,
+                                                            std::span<const DimensionSemantics> semantics,
+                                                            std::int32_t core, std::int32_t cores) {
+  if (cores == 1) return points;
+  std::int64_t combos = 1;
+  for (std::size_t d = 0; d < dims.size(); ++d)
+    if (semantics[d] == DimensionSemantics::parallel) combos *= dims[d];
+  const bool any_parallel =
+      std::find(semantics.begin(), semantics.end(), DimensionSemantics::parallel) != semantics.end();
+  if (!any_parallel) return core == 0 ? points : std::vector<std::vector<std::int64_t>>{};
+  // Chunk c holds combinations [begin(c), begin(c + 1)).
+  const auto begin = [&](std::int64_t c) { return c * (combos / cores) + std::min<std::int64_t>(c, combos % cores); };
+  std::vector<std::vector<std::int64_t>> mine;
+  for (const auto& p : points) {
+    std::int64_t combo = 0;
+    for (std::size_t d = 0; d < dims.size(); ++d)
+      if (semantics[d] == DimensionSemantics::parallel) combo = combo * dims[d] + p[d];
+    if (combo >= begin(core) && combo < begin(core + 1)) mine.push_back(p);
+  }
+  return mine;
+}
+}  // namespace refx::detail
+#endif  // REFX_DEFINITIONS
