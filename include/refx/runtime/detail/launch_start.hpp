@@ -25,7 +25,9 @@ inline Launch::Launch(LaunchRequest&& request, LaunchContext&& context)
   // (Kernel::single_worker); never with host effects (an io_callback may
   // block its runner).
   const Program& p = program();
-  const bool small = !p.loops && static_cast<std::size_t>(p.max_data_bytes) <= options_.single_worker_bytes;
+  // The cores of a device (Mesh::with_cores) are there to run at once: never "small".
+  const bool small =
+      !p.loops && static_cast<std::size_t>(p.max_data_bytes) <= options_.single_worker_bytes && p.mesh.cores() == 1;
   const bool one_runner = !req_.effects.host_effects && (p.single_worker || small);
   if ((n > workers || one_runner) && options_.shuffle_seed == 0) sched_.set_max_runners(one_runner ? 1 : workers);
 }
