@@ -69,13 +69,17 @@ TEST(Cores, VmemScratchIsPerCore) {
 TEST(Cores, CoreBarrierOrdersWhatCoresWrite) {
   Watchdog dog(kTestLimit, "core barrier");
   Runtime rt(RuntimeOptions{.workers = 2, .detect_races = true});
-  auto exe = kernel([](HbmRef<const float, 8> x, HbmRef<float, 8> shared, HbmRef<float, 8> seen) {
-               core_map([&](std::int32_t core) {
-                 if (core == 0) sync_copy(x, shared);
-                 core_barrier();
-                 if (core == 1) sync_copy(shared, seen);
-               });
-             }).compile(Mesh{{"x", 2}}.with_cores(2), {}, rt);
+  // [snippet:core-barrier]
+  // Core 0 writes `shared`; after the barrier, core 1 reads what it wrote.
+  const auto publish = [](HbmRef<const float, 8> x, HbmRef<float, 8> shared, HbmRef<float, 8> seen) {
+    core_map([&](std::int32_t core) {
+      if (core == 0) sync_copy(x, shared);
+      core_barrier();
+      if (core == 1) sync_copy(shared, seen);
+    });
+  };
+  const Executable exe = kernel(publish).compile(Mesh{{"x", 2}}.with_cores(2), {}, rt);
+  // [/snippet]
   for (int call = 0; call < 3; ++call) {
     const auto out = exe(Array::generate<float>(
         2, Shape{8}, [&](int d, std::int64_t i) { return tag(d, i) + call; }, rt));
@@ -92,7 +96,7 @@ TEST(Cores, TwoCoresWritingOneHbmRegionAreARaceNamingBoth) {
   Watchdog dog(kTestLimit, "core race");
   Runtime rt(RuntimeOptions{.workers = 2, .detect_races = true});
   auto exe = kernel([](HbmRef<const float, 8> x, HbmRef<float, 8> y) {
-               g_line = __LINE__;
+               g_line = __LINE__ + 1;
                sync_copy(x, y);
              })
                  .name("both_cores")
@@ -112,7 +116,7 @@ TEST(Cores, DeadlockReportNamesTheCore) {
                run_scoped([&](RegularSemaphore never) {
                  never.name("never");
                  if (core_index() == 1) {
-                   g_line = __LINE__;
+                   g_line = __LINE__ + 1;
                    semaphore_wait(never, 1);
                  }
                });
@@ -153,12 +157,43 @@ TEST(Cores, CoreBarrierOutsideCoreMapIsATraceError) {
   const std::string msg = error_of([] {
     (void)kernel([](HbmRef<float, 8> y) {
       (void)y;
-      g_line = __LINE__;
+      g_line = __LINE__ + 1;
       core_barrier();
     }).compile(Mesh{{"x", 1}}.with_cores(2));
   });
   EXPECT_NE(msg.find("refx: core_barrier() outside core_map"), std::string::npos) << msg;
   EXPECT_NE(msg.find(here(__FILE__, g_line)), std::string::npos) << msg;
+}
+
+TEST(Cores, CoreMapInsideCoreMapIsATraceError) {
+  const std::string msg = error_of([] {
+    (void)kernel([](HbmRef<float, 8> y) {
+      (void)y;
+      core_map([&](std::int32_t) {
+        g_line = __LINE__ + 1;
+        core_map([&](std::int32_t) {});
+      });
+    }).compile(Mesh{{"x", 1}}.with_cores(2));
+  });
+  EXPECT_NE(msg.find("refx: core_map inside core_map"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(here(__FILE__, g_line)), std::string::npos) << msg;
+}
+
+// On a device with one core, core_map runs its body once and core_barrier
+// has nobody to wait for.
+TEST(Cores, OneCoreCoreMapRunsOnce) {
+  int bodies = 0;
+  auto exe = kernel([&](HbmRef<const float, 8> x, HbmRef<float, 8> y) {
+               core_map([&](std::int32_t core) {
+                 ++bodies;
+                 EXPECT_EQ(core, 0);
+                 core_barrier();
+                 sync_copy(x, y);
+               });
+             }).compile(Mesh{{"x", 2}});
+  EXPECT_EQ(bodies, 1);
+  const auto y = exe(Array::generate<float>(2, Shape{8}, tag))[0].to_host<float>(1);
+  EXPECT_EQ(y[3], tag(1, 3));
 }
 
 TEST(Cores, MoreCoresThanTheRuntimeRunsIsAnError) {
