@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <refx/ir/detail/threefry.hpp>
 #include <refx/refx.hpp>
 #include <refx/runtime/runtime.hpp>
 
@@ -224,6 +225,33 @@ TEST(Cores, MaxCoresRunOnOneWorker) {
              }).compile(Mesh{{"x", 1}}.with_cores(Mesh::max_cores), {}, rt);
   const auto y = exe()[0].to_host<float>(0);
   for (int c = 0; c < Mesh::max_cores; ++c) EXPECT_EQ(y[static_cast<std::size_t>(c * 4)], float(c));
+}
+
+// Random bits are keyed by (seed, device, core, call): the cores of a device
+// draw independent streams, core c's the one docs/tutorial.md ("Random bits") documents.
+TEST(Cores, CoresDrawIndependentRandomStreams) {
+  Watchdog dog(kTestLimit, "core random bits");
+  Runtime rt(RuntimeOptions{.workers = 2});
+  auto exe = kernel([](HbmRef<std::uint32_t, 2, 8> y) {
+               run_scoped([&](VmemRef<std::uint32_t, 8> v) {
+                 prng_seed(1234);
+                 v.store(prng_random_bits<8>());
+                 sync_copy(v, y.at(core_index()));
+               });
+             }).compile(Mesh{{"x", 2}}.with_cores(2), {}, rt);
+  const Array out = exe()[0];
+  for (std::uint32_t d = 0; d < 2; ++d) {
+    const auto y = out.to_host<std::uint32_t>(static_cast<int>(d));
+    for (std::uint32_t c = 0; c < 2; ++c) {
+      detail::ThreefryWords k{0u, 1234u};
+      for (std::uint32_t w : {d, c, 0u}) k = detail::threefry_fold_in(k, w);  // the first call after the seed
+      for (std::uint32_t i = 0; i < 8; ++i) {
+        const detail::ThreefryWords block = detail::threefry2x32(k, {0u, i});
+        EXPECT_EQ(y[c * 8 + i], block[0] ^ block[1]) << d << " " << c << " " << i;
+      }
+    }
+    EXPECT_NE(y[0], y[8]);
+  }
 }
 
 // The timeline has a lane per core.
