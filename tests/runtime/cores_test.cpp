@@ -254,6 +254,13 @@ TEST(Cores, CoresDrawIndependentRandomStreams) {
   }
 }
 
+// The predicted-time model steps devices, not cores: it says so.
+TEST(Cores, PredictAsksForOneCorePerDevice) {
+  const Executable exe = kernel([](HbmRef<float, 8> y) { (void)y; }).compile(Mesh{{"x", 1}}.with_cores(2));
+  const std::string msg = error_of([&] { (void)predict(exe, targets::v5p(), std::vector<Array>{}); });
+  EXPECT_NE(msg.find("refx: predict: kernel 'kernel' runs on 2 cores per device"), std::string::npos) << msg;
+}
+
 // The timeline has a lane per core.
 TEST(Cores, TimelineHasALanePerCore) {
   Watchdog dog(kTestLimit, "core timeline");
