@@ -9,7 +9,9 @@
 // row-major order, cut into C contiguous chunks (the first chunks one longer
 // when C does not divide them). A grid without a parallel dimension runs on
 // core 0. Each core then pipelines its own steps, with Pallas' fetch and
-// write-back rule applied between its consecutive steps.
+// write-back rule applied between its consecutive steps. A pipeline nested in
+// another's body is split the same way on every step of the outer one: mark
+// parallel only the dimensions of the grid the cores should share out.
 
 #include <algorithm>
 #include <array>
