@@ -84,7 +84,9 @@ INSTANTIATE_TEST_SUITE_P(Cores, MegacoreMatmul, ::testing::Values(2, 3, 4));
 TEST_P(MegacoreMatmul, EqualsOneCoreAndTheHostReference) {
   Watchdog dog(kTestLimit, "megacore matmul");
   const int cores = GetParam(), devices = 2;
-  Runtime rt(RuntimeOptions{.workers = 2, .detect_races = true});
+  // Checked mode: the race detector watches the cores share Hbm, and lazy
+  // copies (run only when waited) expose a block read before it landed.
+  Runtime rt(RuntimeOptions{.workers = 2, .detect_races = true, .lazy_copies = true});
   const Executable many = kernel(matmul).compile(Mesh{{"x", devices}}.with_cores(cores), {}, rt);
   const Executable one = kernel(matmul).compile(Mesh{{"x", devices}}, {}, rt);
   const Array a = Array::generate<float>(devices, Shape{kM, kK}, a_value, rt);
