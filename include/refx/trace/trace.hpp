@@ -4,7 +4,7 @@
 
 #include <refx/core/source_location.hpp>
 
-#include <refx/trace/detail/core_trace.hpp>
+#include <refx/trace/cores.hpp>  // trace_per_core, defined there
 #include <refx/trace/detail/params.hpp>
 
 namespace refx {
