@@ -77,7 +77,9 @@ class Executable {
 
   /// What the pipelines of the trace that made this Executable did
   /// (emit_pipeline / pipeline_kernel), in the order their tracing finished
-  /// (an inner pipeline before the one around it); empty without any.
+  /// (an inner pipeline before the one around it; on a mesh with several
+  /// cores per device, each core's in core order, for the cores that ran a
+  /// share of the grid); empty without any.
   const std::vector<PipelineReport>& pipeline_reports() const noexcept { return pipelines_; }
   /// The last of them (the only one, for a pipeline_kernel); a refx::Error
   /// if the kernel traced no pipeline.

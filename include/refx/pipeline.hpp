@@ -41,9 +41,11 @@
 
 #include <refx/config.hpp>
 #include <refx/pipeline/body_check.hpp>
+#include <refx/pipeline/cores.hpp>
 #include <refx/pipeline/operands.hpp>
 #include <refx/pipeline/report.hpp>
 #include <refx/pipeline/rolled.hpp>
+#include <refx/trace/cores.hpp>
 #include <refx/trace/ref.hpp>
 
 namespace refx {
@@ -64,12 +66,27 @@ struct Grid {
   static_assert(R >= 1 && R <= 4, "refx: a pipeline grid has 1 to 4 dimensions");
   static constexpr GridRolling rolling = M;
   std::array<std::int64_t, R> dims{};
+  /// Per dimension: parallel or arbitrary (default); see pipeline/cores.hpp.
+  std::array<DimensionSemantics, R> semantics{};
+
   /// The same grid traced as one loop (a graph whose size does not depend on
   /// the step count): index maps take `auto` indices, the body reads its grid
   /// point with traced_program_id.
-  constexpr Grid<R, GridRolling::rolled> rolled() const { return {dims}; }
+  constexpr Grid<R, GridRolling::rolled> rolled() const { return {dims, semantics}; }
   /// The same grid with every step traced (integer program_id in the body).
-  constexpr Grid<R, GridRolling::unrolled> unrolled() const { return {dims}; }
+  constexpr Grid<R, GridRolling::unrolled> unrolled() const { return {dims, semantics}; }
+
+  /// The same grid with one of `parallel` / `arbitrary` per dimension
+  /// (Pallas' dimension_semantics): the cores of a device share out the
+  /// parallel dimensions' steps.
+  template <class... S>
+  Grid dimension_semantics(S... s) const {
+    static_assert(sizeof...(S) == R && (std::is_same_v<S, DimensionSemantics> && ...),
+                  "refx: dimension_semantics takes one of refx::parallel / refx::arbitrary per grid dimension");
+    Grid g = *this;
+    if constexpr (sizeof...(S) == R) g.semantics = {s...};
+    return g;
+  }
 };
 template <std::integral... I>
 constexpr Grid<sizeof...(I)> grid(I... extents) {
@@ -152,8 +169,18 @@ class Pipeline {
                       "(grid(...).unrolled())");
         if constexpr (M != GridRolling::unrolled && can_roll) {
           if (const auto ops = roll_operands(args...);
-              detail::roll_grid(ops, grid_.dims, M == GridRolling::rolled, loc_))
-            return trace_rolled(ops, args...);
+              detail::roll_grid(ops, grid_.dims, M == GridRolling::rolled, loc_)) {
+            // This core's share of the steps, as one range (pipeline/cores.hpp).
+            const auto range = detail::core_step_range(grid_.dims, grid_.semantics, core_index(), num_cores());
+            if (range) return range->count == 0 ? PipelineReport{} : trace_rolled(ops, *range, args...);
+            if constexpr (M == GridRolling::rolled)
+              trace_error(loc_,
+                          hint("put the parallel dimensions first, or unroll the grid "
+                               "(grid(...).unrolled())"),
+                          "emit_pipeline: a rolled grid runs each core's share of its steps as one loop, so "
+                          "its parallel dimensions come before its arbitrary ones; here an arbitrary "
+                          "dimension comes before a parallel one");
+          }
         }
         if constexpr (M != GridRolling::rolled) return trace_pipeline(args...);
       }
@@ -165,7 +192,10 @@ class Pipeline {
   template <class... A>
   PipelineReport trace_pipeline(const A&... args) const {
     const std::tuple<A...> as{args...};
-    const auto points = detail::grid_points(grid_.dims);
+    // This core's share of the grid (all of it on a device with one core).
+    const auto points =
+        detail::core_share(detail::grid_points(grid_.dims), grid_.dims, grid_.semantics, core_index(), num_cores());
+    if (points.empty()) return PipelineReport{};  // another core runs this grid
     const std::vector<ValueId> scalar_refs = std::apply(
         [](const auto&... sc) {
           return std::vector<ValueId>{detail::Tracer::current().graph().view(sc.view()).ref...};
@@ -219,12 +249,12 @@ class Pipeline {
   }
 
   template <class... A>
-  PipelineReport trace_rolled(std::vector<detail::PipeOperand> ops, const A&... args) const {
+  PipelineReport trace_rolled(std::vector<detail::PipeOperand> ops, detail::StepRange range, const A&... args) const {
     const std::tuple<A...> as{args...};
     std::tuple<typename detail::handle_of<A>::type...> handles;
     PipelineReport report;
     auto done = [&] {
-      detail::RolledSchedule sched(ops, grid_.dims, loc_);
+      detail::RolledSchedule sched(ops, grid_.dims, range, loc_);
       report = sched.trace([&](std::span<const ValueId> point, std::span<const DynIndex> slots) {
         detail::FrameGuard frame(point, grid_.dims);
         [&]<std::size_t... I>(std::index_sequence<I...>) {

@@ -38,6 +38,7 @@
 
 #include <refx/trace/control_flow.hpp>
 #include <refx/trace/copy.hpp>
+#include <refx/trace/cores.hpp>
 #include <refx/trace/device_id.hpp>
 #include <refx/trace/effects.hpp>
 #include <refx/trace/map.hpp>

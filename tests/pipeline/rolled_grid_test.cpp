@@ -129,6 +129,57 @@ TEST(RolledGrid, MatmulInCheckedModes) {
   }
 }
 
+// Cores share a rolled grid as they share an unrolled one
+// (dimension_semantics): each core loops over its contiguous range of steps,
+// with Pallas' rule between its own consecutive steps. The race detector and
+// lazy copies watch the cores share Hbm.
+TEST(RolledGrid, CoresLoopOverTheirShareOfTheSteps) {
+  const auto semantics = [](auto g) { return g.dimension_semantics(parallel, parallel, arbitrary); };
+  for (const int cores : {2, 3}) {
+    Runtime rt(RuntimeOptions{.workers = 2, .detect_races = true, .lazy_copies = true});
+    const Mesh mesh = Mesh{{"x", 1}}.with_cores(cores);
+    const Executable rolled = kernel(matmul(semantics(grid(M / bm, N / bn, K / bk).rolled()))).compile(mesh, {}, rt);
+    const Executable unrolled =
+        kernel(matmul(semantics(grid(M / bm, N / bn, K / bk).unrolled()))).compile(mesh, {}, rt);
+    const Array av = Array::generate<float>(1, Shape{M, K}, aval, rt),
+                bv = Array::generate<float>(1, Shape{K, N}, bval, rt);
+    const auto [rolled_copies, rolled_c] = run_counting(rt, rolled, av, bv);
+    const auto [unrolled_copies, unrolled_c] = run_counting(rt, unrolled, av, bv);
+    EXPECT_EQ(rolled_c, matmul_reference()) << cores;
+    EXPECT_EQ(rolled_copies, unrolled_copies) << cores;
+    // One rolled report per core with steps (4 (i, j) pairs over the cores), adding up to the grid.
+    std::size_t steps = 0;
+    for (const PipelineReport& r : rolled.pipeline_reports()) {
+      EXPECT_TRUE(r.rolled);
+      steps += r.steps;
+    }
+    EXPECT_EQ(rolled.pipeline_reports().size(), static_cast<std::size_t>(cores)) << cores;
+    EXPECT_EQ(steps, static_cast<std::size_t>(M / bm * N / bn * K / bk)) << cores;
+  }
+  // An arbitrary dimension before a parallel one: a core's share is not one
+  // range of steps. An automatic grid stays unrolled; a rolled one is refused.
+  const Mesh two = Mesh{{"x", 1}}.with_cores(2);
+  const auto rows = [](auto g) {  // 300 steps: an automatic grid would roll
+    return pipeline_kernel<HbmRef<const float, 300, 8>, HbmRef<float, 300, 8>>(
+        g.dimension_semantics(arbitrary, parallel),
+        [](VmemRef<const float, 1, 8> x, VmemRef<float, 1, 8> z) { z.store(x.load()); },
+        block<1, 8>([](auto i, auto j) { return std::tuple{i * 100 + j, 0}; }),
+        block<1, 8>([](auto i, auto j) { return std::tuple{i * 100 + j, 0}; }));
+  };
+  const Executable fallback = kernel(rows(grid(3, 100))).compile(two);
+  ASSERT_EQ(fallback.pipeline_reports().size(), 2u);
+  EXPECT_FALSE(fallback.pipeline_reports()[0].rolled);
+  const Array x = Array::generate<float>(1, Shape{300, 8}, aval);
+  EXPECT_EQ(fallback(x)[0].to_host<float>(0), x.to_host<float>(0));
+  try {
+    (void)kernel(rows(grid(3, 100).rolled())).compile(two);
+    FAIL() << "expected a TraceError";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("its parallel dimensions come before its arbitrary ones"), std::string::npos)
+        << e.what();
+  }
+}
+
 // Scalar prefetch in a rolled grid: step i fetches x's row table[i]; rows
 // repeated at consecutive steps are not fetched again.
 constexpr I kRows = 4, kCols = 32, kSteps = 300;

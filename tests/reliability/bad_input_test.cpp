@@ -1,11 +1,10 @@
 // Bad input at every public entry: meshes, Arrays, calls, compilation and
 // tracing, device ids at run time, the extension API and the interpreter.
 // Each case must raise a clear error -- a refx::Error (the slice and shape
-// helpers throw its refx::ArgumentError) whose message starts with "refx:" and names what was wrong -- and leave nothing corrupted: after
-// each one, a kernel on the same runtime still computes the right result.
-// One-device meshes and zero-sized arrays are valid input and must work.
-// docs/diagnostics.md ("Bad input at the public entry points") lists every
-// case with its test and message.
+// helpers throw its refx::ArgumentError) whose message starts with "refx:" and names what was wrong -- and leave
+// nothing corrupted: after each one, a kernel on the same runtime still computes the right result. One-device meshes
+// and zero-sized arrays are valid input and must work. docs/diagnostics.md ("Bad input at the public entry points")
+// lists every case with its test and message.
 
 #include <gtest/gtest.h>
 
@@ -87,8 +86,35 @@ TEST(BadInput, MeshAxisWithoutAName) {
   expect_rejected([] { (void)Mesh{{"", 2}}; }, {"refx: mesh axes need names"});
 }
 TEST(BadInput, MeshWithMoreDevicesThanIdsCanNumber) {
-  expect_rejected([] { (void)Mesh{{"y", 65536}, {"x", 65536}}; },
-                  {"refx: the mesh {y=65536, x=65536} has more than 2147483647 devices"});
+  expect_rejected(
+      [] {
+        (void)Mesh{{"y", 65536}, {"x", 65536}};
+      },
+      {"refx: the mesh {y=65536, x=65536} has more than 2147483647 devices"});
+}
+TEST(BadInput, MeshWithMoreCoresThanTheRuntimeRuns) {
+  expect_rejected(
+      [] {
+        (void)Mesh{{"x", 2}}.with_cores(Mesh::max_cores + 1);
+      },
+      {"refx: Mesh::with_cores(17): a device has 1 to 16 cores"});
+}
+TEST(BadInput, MeshWithZeroCores) {
+  expect_rejected(
+      [] {
+        (void)Mesh{{"x", 2}}.with_cores(0);
+      },
+      {"refx: Mesh::with_cores(0): a device has 1 to 16 cores"});
+}
+TEST(BadInput, MeshWithMoreLanesThanIdsCanNumber) {
+  expect_rejected(
+      [] {
+        (void)Mesh{{"y", 65536}, {"x", 16384}}.with_cores(2);
+      },
+      {"refx: the mesh {y=65536, x=16384} with 2 cores per device has more than 2147483647 lanes"});
+}
+TEST(BadInput, MeshAxisNamedLikeTheCores) {
+  expect_rejected([] { (void)Mesh{{"refx.core", 2}}; }, {"refx: \"refx.core\" is reserved for the cores of a device"});
 }
 TEST(BadInput, MeshLookupOfAnUnknownAxis) {
   expect_rejected([] { (void)Mesh{{"x", 4}}.axis("y"); }, {"refx: the mesh has no axis \"y\" (its axes: {x=4})"});
@@ -97,18 +123,26 @@ TEST(BadInput, MeshLookupOfAnUnknownAxis) {
 // ---------------------------------------------------------------- Arrays
 
 TEST(BadInput, ArrayWithZeroDevices) {
-  expect_rejected([] { (void)Array::empty(0, DType::f32, Shape{4}); }, {"refx: an Array needs at least one device, got 0"});
+  expect_rejected([] { (void)Array::empty(0, DType::f32, Shape{4}); },
+                  {"refx: an Array needs at least one device, got 0"});
 }
 TEST(BadInput, ArrayWithANegativeDeviceCount) {
-  expect_rejected([] { (void)Array::generate<float>(-2, Shape{4}, tag); }, {"an Array needs at least one device, got -2"});
+  expect_rejected([] { (void)Array::generate<float>(-2, Shape{4}, tag); },
+                  {"an Array needs at least one device, got -2"});
 }
 TEST(BadInput, ArrayWithANegativeExtent) {
-  expect_rejected([] { (void)Array::empty(2, DType::f32, Shape{4, -3}); },
-                  {"refx: an Array's shard of shape [4,-3] has a negative extent"});
+  expect_rejected(
+      [] {
+        (void)Array::empty(2, DType::f32, Shape{4, -3});
+      },
+      {"refx: an Array's shard of shape [4,-3] has a negative extent"});
 }
 TEST(BadInput, ArrayWithMoreElementsThanCanBeAddressed) {
-  expect_rejected([] { (void)Array::empty(2, DType::f32, Shape{std::int64_t{1} << 40, std::int64_t{1} << 40}); },
-                  {"refx: an Array's shard of shape [1099511627776,1099511627776] has too many elements to address"});
+  expect_rejected(
+      [] {
+        (void)Array::empty(2, DType::f32, Shape{std::int64_t{1} << 40, std::int64_t{1} << 40});
+      },
+      {"refx: an Array's shard of shape [1099511627776,1099511627776] has too many elements to address"});
 }
 TEST(BadInput, ArrayLargerThanMemory) {
   if (kSanitized)
@@ -118,8 +152,11 @@ TEST(BadInput, ArrayLargerThanMemory) {
                   {"refx: out of memory: a buffer of f32[35184372088832] needs 140737488355328 bytes"});
 }
 TEST(BadInput, ArrayFromShardsOfTheWrongSize) {
-  expect_rejected([] { (void)Array::from_shards(std::vector<std::vector<float>>{{1, 2, 3, 4}, {1, 2, 3}}, Shape{2, 2}); },
-                  {"refx: Array::from_shards: shard 1 has 3 elements but the shape [2,2] needs 4"});
+  expect_rejected(
+      [] {
+        (void)Array::from_shards(std::vector<std::vector<float>>{{1, 2, 3, 4}, {1, 2, 3}}, Shape{2, 2});
+      },
+      {"refx: Array::from_shards: shard 1 has 3 elements but the shape [2,2] needs 4"});
 }
 TEST(BadInput, ToHostWithTheWrongElementType) {
   const Array x = tagged(2);
@@ -184,8 +221,11 @@ TEST(BadInput, CallInPlaceWithTheWrongArgumentCount) {
 }
 TEST(BadInput, CallInPlaceWithOneArrayTwice) {
   const Array x = tagged(4);
-  expect_rejected([&] { two_outputs().call_in_place({x, x}); },
-                  {"refx: kernel 'two_outputs': the same Array is passed as arguments 0 and 1, and one of them is written"});
+  expect_rejected(
+      [&] {
+        two_outputs().call_in_place({x, x});
+      },
+      {"refx: kernel 'two_outputs': the same Array is passed as arguments 0 and 1, and one of them is written"});
 }
 TEST(BadInput, CallWithAnInputFromAFailedCall) {
   const Executable failing = kernel([](In x, Out y) {
@@ -208,30 +248,45 @@ using DynIn = Ref<const float, extents<dyn>, Hbm>;
 
 TEST(BadInput, CompileWithTheWrongNumberOfShapes) {
   expect_rejected<TraceError>(
-      [] { (void)kernel([](DynIn x, DynVec y) { sync_copy(x, y); }).compile(Mesh{{"x", 2}}, {Shape{8}}); },
+      [] {
+        (void)kernel([](DynIn x, DynVec y) { sync_copy(x, y); }).compile(Mesh{{"x", 2}}, {Shape{8}});
+      },
       {"refx: 1 shapes given for 2 parameters"});
 }
 TEST(BadInput, CompileWithoutTheShapesOfDynamicExtents) {
-  expect_rejected<TraceError>([] { (void)kernel([](DynIn x, DynVec y) { sync_copy(x, y); }).compile(Mesh{{"x", 2}}); },
-                              {"refx: parameter 0 has dynamic extents; pass its shape"});
+  expect_rejected<TraceError>(
+      [] {
+        (void)kernel([](DynIn x, DynVec y) { sync_copy(x, y); }).compile(Mesh{{"x", 2}});
+      },
+      {"refx: parameter 0 has dynamic extents; pass its shape"});
 }
 TEST(BadInput, CompileWithAShapeAgainstTheStaticExtents) {
   expect_rejected<TraceError>(
-      [] { (void)kernel([](In x, Out y) { sync_copy(x, y); }).compile(Mesh{{"x", 2}}, {Shape{8}, Shape{kBlock}}); },
+      [] {
+        (void)kernel([](In x, Out y) { sync_copy(x, y); }).compile(Mesh{{"x", 2}}, {Shape{8}, Shape{kBlock}});
+      },
       {"refx: shape [8] given for parameter 0 does not match its static extents"});
 }
 TEST(BadInput, CompileWithANegativeShape) {
   expect_rejected<TraceError>(
-      [] { (void)kernel([](DynIn x, DynVec y) { sync_copy(x, y); }).compile(Mesh{{"x", 2}}, {Shape{-4}, Shape{-4}}); },
+      [] {
+        (void)kernel([](DynIn x, DynVec y) { sync_copy(x, y); }).compile(Mesh{{"x", 2}}, {Shape{-4}, Shape{-4}});
+      },
       {"refx: shape [-4] given for parameter 0 has a negative extent"});
 }
 TEST(BadInput, CollectiveProgramOfNegativeSize) {
-  expect_rejected<TraceError>([] { (void)collectives::all_reduce_program<float>(Mesh{{"x", 4}}, -5); },
-                              {"refx: shape [-5] given for parameter 0 has a negative extent"});
+  expect_rejected<TraceError>(
+      [] {
+        (void)collectives::all_reduce_program<float>(Mesh{{"x", 4}}, -5);
+      },
+      {"refx: shape [-5] given for parameter 0 has a negative extent"});
 }
 TEST(BadInput, CollectiveProgramOverAnUnknownAxis) {
-  expect_rejected<TraceError>([] { (void)collectives::all_reduce_program<float>(Mesh{{"x", 4}}, 8, {.axis = "y"}); },
-                              {"refx: the mesh {x=4} has no axis \"y\""});
+  expect_rejected<TraceError>(
+      [] {
+        (void)collectives::all_reduce_program<float>(Mesh{{"x", 4}}, 8, {.axis = "y"});
+      },
+      {"refx: the mesh {x=4} has no axis \"y\""});
 }
 TEST(BadInput, AxisIndexOfAnUnknownAxis) {
   expect_rejected<TraceError>(
@@ -256,19 +311,26 @@ void compile_copy_to(const Mesh& mesh, Target target) {
   }).compile(mesh);
 }
 TEST(BadInput, MeshDeviceIdWithTooManyCoordinates) {
-  expect_rejected<TraceError>([] { compile_copy_to(Mesh{{"x", 2}}, [] { return DeviceId::mesh({0, 1}); }); },
-                              {"refx: the device id has 2 coordinates but the mesh {x=2} has 1 axes"});
+  expect_rejected<TraceError>(
+      [] {
+        compile_copy_to(Mesh{{"x", 2}}, [] { return DeviceId::mesh({0, 1}); });
+      },
+      {"refx: the device id has 2 coordinates but the mesh {x=2} has 1 axes"});
 }
 // Without the check, (0, 5) on {y=2, x=4} would be the flat id 5: device (1, 1).
 TEST(BadInput, MeshDeviceIdCoordinateOutsideItsAxis) {
   expect_rejected<TraceError>(
-      [] { compile_copy_to(Mesh{{"y", 2}, {"x", 4}}, [] { return DeviceId::mesh({0, 5}); }); },
+      [] {
+        compile_copy_to(Mesh{{"y", 2}, {"x", 4}}, [] { return DeviceId::mesh({0, 5}); });
+      },
       {"refx: the device id's coordinate 5 on axis \"x\" is outside that axis (size 4) of the mesh {y=2, x=4}",
        "bad_input_test.cpp:"});
 }
 TEST(BadInput, NamedDeviceIdCoordinateOutsideItsAxis) {
   expect_rejected<TraceError>(
-      [] { compile_copy_to(Mesh{{"x", 4}}, [] { return DeviceId::named({{"x", -1}}); }); },
+      [] {
+        compile_copy_to(Mesh{{"x", 4}}, [] { return DeviceId::named({{"x", -1}}); });
+      },
       {"refx: the device id's coordinate -1 on axis \"x\" is outside that axis (size 4) of the mesh {x=4}"});
 }
 // An int64 stored into int32 elements would silently keep its low 32 bits.
@@ -279,7 +341,8 @@ TEST(BadInput, IntegerStoredIntoNarrowerElements) {
           y.store((std::int64_t{1} << 33) + 7);
         }).compile(Mesh{{"x", 1}});
       },
-      {"refx: the integer 8589934599 does not fit the i32 elements of the Ref it is stored into: it would become 7 (at ",
+      {"refx: the integer 8589934599 does not fit the i32 elements of the Ref it is stored into: it would become 7 "
+       "(at ",
        "bad_input_test.cpp:"});
 }
 TEST(BadInput, BarrierSemaphoreWithoutACollectiveId) {
@@ -293,9 +356,8 @@ TEST(BadInput, BarrierSemaphoreWithoutACollectiveId) {
       {"refx: get_barrier_semaphore needs a collective id"});
 }
 TEST(BadInput, StaticIndexOutOfBounds) {
-  expect_rejected<TraceError>(
-      [] { (void)trace([](VmemRef<float, 4, 8> y) { y.at(4, all).store(0.0f); }); },
-      {"refx: .at(...): index 4 (covering 4..4) is out of bounds for dimension 0 of size 4"});
+  expect_rejected<TraceError>([] { (void)trace([](VmemRef<float, 4, 8> y) { y.at(4, all).store(0.0f); }); },
+                              {"refx: .at(...): index 4 (covering 4..4) is out of bounds for dimension 0 of size 4"});
 }
 TEST(BadInput, SliceOfNegativeSize) {
   expect_rejected<ArgumentError>([] { (void)ds(0, -1); }, {"refx: ds size must be >= 0"});
@@ -317,8 +379,7 @@ TEST(BadInput, RemoteCopyToADeviceBeyondTheMesh) {
                              c.start();
                              c.wait();
                            });
-                         })
-                             .compile(Mesh{{"x", 4}});
+                         }).compile(Mesh{{"x", 4}});
   expect_rejected<RuntimeError>([&] { run_and_wait(exe, tagged(4)); },
                                 {"refx: device 3:", "copy to device 4 but the mesh has 4 devices"});
 }
@@ -329,8 +390,7 @@ TEST(BadInput, RemoteCopyToANegativeDevice) {
                              c.start();
                              c.wait();
                            });
-                         })
-                             .compile(Mesh{{"x", 4}});
+                         }).compile(Mesh{{"x", 4}});
   expect_rejected<RuntimeError>([&] { run_and_wait(exe, tagged(4)); },
                                 {"refx: device 0:", "copy to device -1 but the mesh has 4 devices"});
 }
@@ -351,10 +411,10 @@ TEST(BadInput, DynamicIndexOutOfBounds) {
   const Executable exe = kernel([](VmemRef<const float, kBlock> x, VmemRef<float, kBlock> y) {
                            y.store(x.load());
                            y.at(ds(axis_index("x") * 20, 8)).store(0.0f);
-                         })
-                             .compile(Mesh{{"x", 4}});
-  expect_rejected<RuntimeError>([&] { run_and_wait(exe, Array::generate<float>(4, Shape{kBlock}, tag)); },
-                                {"refx: device 3: index 60 (covering 60..67) is out of bounds for dimension 0 of size 64"});
+                         }).compile(Mesh{{"x", 4}});
+  expect_rejected<RuntimeError>(
+      [&] { run_and_wait(exe, Array::generate<float>(4, Shape{kBlock}, tag)); },
+      {"refx: device 3: index 60 (covering 60..67) is out of bounds for dimension 0 of size 64"});
 }
 TEST(BadInput, WaitThatNobodySignals) {
   const Executable exe = kernel([](In x, Out y) {
@@ -376,12 +436,19 @@ TEST(BadInput, BindWithoutTheOperandsAPrimitiveNeeds) {
 }
 TEST(BadInput, BindWithTooFewAttributes) {
   expect_rejected<TraceError>(
-      [] { (void)trace([](VmemRef<float, 8> x) { x.store(extend::bind<float, extents<8>>(prim::iota, extend::Attrs{3, 0})); }); },
+      [] {
+        (void)trace([](VmemRef<float, 8> x) {
+          x.store(extend::bind<float, extents<8>>(prim::iota, extend::Attrs{3, 0}));
+        });
+      },
       {"refx: iota: expects at least 3 attributes, got 2"});
 }
 TEST(BadInput, BindWithAnAttributeThatIsNoElementType) {
-  expect_rejected<TraceError>([] { (void)trace([](VmemRef<float, 8>) { (void)extend::bind<float>(prim::constant, extend::Attrs{99, 0}); }); },
-                              {"refx: constant: attribute 0 is 99, which is not an element type"});
+  expect_rejected<TraceError>(
+      [] { (void)trace([](VmemRef<float, 8>) {
+             (void)extend::bind<float>(prim::constant, extend::Attrs{99, 0});
+           }); },
+      {"refx: constant: attribute 0 is 99, which is not an element type"});
 }
 TEST(BadInput, BindWithANegativeExtentAttribute) {
   expect_rejected<TraceError>(
@@ -411,7 +478,8 @@ TEST(BadInput, BindAnIndexCheckWithTooFewAttributes) {
       {"refx: index_check: takes four attributes (dim, size, stride, parent size), got 1"});
 }
 TEST(BadInput, DefineAPrimitiveWithATakenName) {
-  expect_rejected([] { (void)define_primitive(Primitive{.name = "add"}); }, {"refx: a primitive named 'add' is already defined"});
+  expect_rejected([] { (void)define_primitive(Primitive{.name = "add"}); },
+                  {"refx: a primitive named 'add' is already defined"});
 }
 
 // ---------------------------------------------------------------- the reference interpreter
@@ -442,7 +510,8 @@ TEST(BadInput, OneDeviceMeshesRunEveryCollective) {
   const auto host = inputs<float>(1, m);
   const Array x = array_of(host, Shape{m});
   EXPECT_TRUE(matches(collectives::all_reduce_program<float>(one, m)(x)[0].to_host<float>(0), host[0], "all_reduce"));
-  EXPECT_TRUE(matches(collectives::reduce_scatter_program<float>(one, m)(x)[0].to_host<float>(0), host[0], "reduce_scatter"));
+  EXPECT_TRUE(
+      matches(collectives::reduce_scatter_program<float>(one, m)(x)[0].to_host<float>(0), host[0], "reduce_scatter"));
   EXPECT_TRUE(matches(collectives::all_gather_program<float>(one, m)(x)[0].to_host<float>(0), host[0], "all_gather"));
   const Array x2 = Array::from_shards<float>(host, Shape{1, m});
   EXPECT_TRUE(matches(collectives::all_to_all_program<float>(one, m)(x2)[0].to_host<float>(0), host[0], "all_to_all"));
@@ -455,8 +524,7 @@ TEST(BadInput, OneDeviceMeshesRunEveryCollective) {
                               c.start();
                               c.wait();
                             });
-                          })
-                              .compile(one);
+                          }).compile(one);
   EXPECT_TRUE(all_shards_match<float>(self(tagged(1))[0], [](int, std::int64_t i) { return tag(0, i); }));
   expect_runtime_intact();
   report(1, "edge-case inputs accepted (one-device meshes, zero sizes)");
@@ -470,7 +538,9 @@ TEST(BadInput, ZeroSizedArraysRunEveryCollective) {
   EXPECT_EQ(collectives::all_reduce_program<float>(four, 0)(x)[0].to_host<float>(3).size(), 0u);
   EXPECT_EQ(collectives::reduce_scatter_program<float>(four, 0)(x)[0].to_host<float>(3).size(), 0u);
   EXPECT_EQ(collectives::all_gather_program<float>(four, 0)(x)[0].to_host<float>(3).size(), 0u);
-  EXPECT_EQ(collectives::all_to_all_program<float>(four, 0)(Array::generate<float>(4, Shape{4, 0}, tag))[0].to_host<float>(3).size(),
+  EXPECT_EQ(collectives::all_to_all_program<float>(four, 0)(Array::generate<float>(4, Shape{4, 0}, tag))[0]
+                .to_host<float>(3)
+                .size(),
             0u);
   expect_runtime_intact();
   report(1, "edge-case inputs accepted (one-device meshes, zero sizes)");

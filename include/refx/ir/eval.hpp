@@ -106,6 +106,13 @@ class ExecEnv {
   /// Adds `inc` to element `index` of semaphore `sem` on `device`; never blocks.
   virtual void semaphore_signal(ExecContext& ctx, const Op& op, ValueId sem, std::int64_t index, std::int64_t inc,
                                 std::int32_t device);
+  /// Cores of this device (Mesh::with_cores) and the one running.
+  virtual std::int32_t num_cores() const { return 1; }
+  virtual std::int32_t core_index() const { return 0; }
+  /// Adds `inc` to element `index` of semaphore `sem` on core `core` of this
+  /// device (core_barrier); never blocks.
+  virtual void core_semaphore_signal(ExecContext& ctx, const Op& op, ValueId sem, std::int64_t index, std::int64_t inc,
+                                     std::int32_t core);
   /// If the count is >= value, subtracts it and returns true; else returns
   /// false and the op will be retried (the device parks until then).
   virtual bool semaphore_wait(ExecContext& ctx, const Op& op, ValueId sem, std::int64_t index, std::int64_t value);
@@ -460,6 +467,11 @@ inline ExecStatus ExecContext::run() {
 inline void ExecEnv::semaphore_signal(ExecContext& ctx, const Op& op, ValueId sem, std::int64_t index, std::int64_t inc,
                                       std::int32_t device) {
   if (device != device_id()) runtime_error(op.loc, "semaphore_signal to device {} on a single-device run", device);
+  ctx.ref(sem)->data<std::int64_t>()[index] += inc;
+}
+inline void ExecEnv::core_semaphore_signal(ExecContext& ctx, const Op& op, ValueId sem, std::int64_t index,
+                                           std::int64_t inc, std::int32_t core) {
+  if (core != core_index()) runtime_error(op.loc, "semaphore signal to core {} on a single-core run", core);
   ctx.ref(sem)->data<std::int64_t>()[index] += inc;
 }
 inline bool ExecEnv::semaphore_wait(ExecContext& ctx, const Op&, ValueId sem, std::int64_t index, std::int64_t value) {

@@ -18,6 +18,7 @@
 #include <numeric>
 #include <vector>
 
+#include <refx/core/mesh.hpp>
 #include <refx/ir/graph.hpp>
 #include <refx/ir/primitive.hpp>
 #include <refx/ir/primitives/comm.hpp>
@@ -83,6 +84,11 @@ class GraphFacts {
       const Op& op = g.op(static_cast<OpId>(o));
       if (op.prim == &prim::dma_start && op_block_[o] != no_id && prim::dma_start_attrs(g, op).remote)
         remote_dst_[static_cast<std::size_t>(g.view(g.views(op)[1]).ref)] = 1;
+      // A kernel traced per core (trace/cores.hpp): the other cores of the
+      // device read and write its parameters (the shared Hbm) as a peer does.
+      if (op.prim == &prim::axis_index && op_block_[o] != no_id &&
+          prim::axis_attrs(g, op).axis == refx::detail::core_axis_name)
+        for (ValueId p : g.params()) remote_dst_[static_cast<std::size_t>(p)] = 1;
     }
     barrier_ = find_primitive("optimization_barrier");
   }

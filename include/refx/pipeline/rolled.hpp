@@ -23,6 +23,7 @@
 #include <vector>
 
 #include <refx/config.hpp>
+#include <refx/pipeline/cores.hpp>
 #include <refx/pipeline/operands.hpp>
 #include <refx/pipeline/report.hpp>
 #include <refx/trace/value.hpp>
@@ -86,7 +87,9 @@ class RolledSchedule {
  public:
   /// The body of one step: the traced grid point and each operand's window slot.
   using StepBody = std::function<void(std::span<const ValueId> point, std::span<const DynIndex> slots)>;
-  REFX_DECL RolledSchedule(std::vector<PipeOperand>& ops, std::span<const std::int64_t> dims,
+  /// Over steps [range.first, range.first + range.count) of the grid `dims`
+  /// (this core's share; pipeline/cores.hpp), count >= 1.
+  REFX_DECL RolledSchedule(std::vector<PipeOperand>& ops, std::span<const std::int64_t> dims, StepRange range,
                            refx::source_location loc);
   /// Records the prologue, the loop (calling `body` once) and the epilogue.
   REFX_DECL PipelineReport trace(const StepBody& body);
@@ -104,7 +107,9 @@ class RolledSchedule {
   REFX_DECL void fetch_ahead(std::size_t k, ValueId step, ValueId run, std::int64_t ahead);
   std::vector<PipeOperand>& ops_;
   std::vector<std::int64_t> dims_;
-  std::int64_t steps_ = 1;
+  std::int64_t grid_steps_ = 1;  ///< the whole grid's
+  std::int64_t first_ = 0;       ///< the grid step of the loop's step 0
+  std::int64_t steps_ = 1;       ///< the loop's
   refx::source_location loc_;
   std::vector<std::pair<std::int64_t, ValueId>> constants_;  ///< made before the loop
   ValueId no_ = no_id, yes_ = no_id;                         ///< bool constants, made before the loop

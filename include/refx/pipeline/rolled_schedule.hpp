@@ -51,10 +51,10 @@ REFX_DECL bool roll_grid(const std::vector<PipeOperand>& ops, std::span<const st
 }
 
 REFX_DECL RolledSchedule::RolledSchedule(std::vector<PipeOperand>& ops, std::span<const std::int64_t> dims,
-                                         refx::source_location loc)
-    : ops_(ops), dims_(dims.begin(), dims.end()), loc_(loc) {
+                                         StepRange range, refx::source_location loc)
+    : ops_(ops), dims_(dims.begin(), dims.end()), first_(range.first), steps_(range.count), loc_(loc) {
   check_pipeline_operands(ops_, dims, loc_);
-  for (const std::int64_t d : dims_) steps_ *= d;
+  for (const std::int64_t d : dims_) grid_steps_ *= d;
 }
 
 REFX_DECL ValueId RolledSchedule::i32(std::int64_t v) const {
@@ -66,9 +66,9 @@ REFX_DECL ValueId RolledSchedule::i32(std::int64_t v) const {
 }
 
 REFX_DECL void RolledSchedule::hoist_constants() {
-  std::vector<std::int64_t> values{-1, 0, 1, 2, steps_, steps_ - 1};
+  std::vector<std::int64_t> values{-1, 0, 1, 2, steps_, steps_ - 1, first_};
   for (const std::int64_t d : dims_) values.push_back(d);
-  for (std::int64_t stride = steps_, d = 0; d < static_cast<std::int64_t>(dims_.size()); ++d)
+  for (std::int64_t stride = grid_steps_, d = 0; d < static_cast<std::int64_t>(dims_.size()); ++d)
     values.push_back(stride /= dims_[static_cast<std::size_t>(d)]);
   for (const PipeOperand& op : ops_) {
     for (std::int64_t j = 0; j <= op.buffers; ++j) values.push_back(j);
@@ -85,8 +85,9 @@ REFX_DECL ValueId RolledSchedule::op2(const Primitive& p, ValueId a, ValueId b) 
 }
 
 REFX_DECL std::vector<ValueId> RolledSchedule::point_of(ValueId step) const {
+  if (first_ != 0) step = op2(prim::add, step, i32(first_));  // the loop's step -> the grid's
   std::vector<ValueId> p;
-  std::int64_t stride = steps_;
+  std::int64_t stride = grid_steps_;
   for (std::size_t d = 0; d < dims_.size(); ++d) {
     stride /= dims_[d];
     ValueId i = stride == 1 ? step : op2(prim::div, step, i32(stride));

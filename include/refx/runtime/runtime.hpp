@@ -241,7 +241,7 @@ REFX_DECL std::shared_ptr<Event> Runtime::enqueue(std::shared_ptr<const Program>
   ctx.event = std::make_shared<Event>(this);
   ctx.inputs = std::move(inputs);
   ctx.remote = remote_.get();
-  if (options_.detect_races) ctx.observers.push_back(std::make_unique<detail::RaceObserver>(devices));
+  if (options_.detect_races) ctx.observers.push_back(std::make_unique<detail::RaceObserver>(p->mesh));
   detail::LaunchTimeline* timeline = nullptr;  // numbered below
   if (timeline_on_.load(std::memory_order_relaxed)) {
     auto t = std::make_unique<detail::LaunchTimeline>(p, id_, pool_.size());

@@ -4,11 +4,13 @@
 
 #include <refx/core/source_location.hpp>
 
+#include <refx/trace/cores.hpp>  // trace_per_core, defined there
 #include <refx/trace/detail/params.hpp>
 
 namespace refx {
 
-/// Runs `kernel` once over symbolic Refs and returns the recorded graph. The
+/// Runs `kernel` once over symbolic Refs (once per core when the mesh's
+/// devices have several: trace/cores.hpp) and returns the recorded graph. The
 /// kernel's parameters must have explicit types (Ref<...>, semaphores).
 /// `shapes`: empty when every extent is static, else one per parameter.
 /// What a trace is for: the mesh (for device ids and axis names) and the
@@ -44,7 +46,19 @@ Graph trace(F&& kernel, const TraceOptions& options, refx::source_location loc) 
     tracer.set_collective_id(options.collective_id);
     detail::ActiveTrace active(tracer);
     Params params = detail::param_maker<Params>::make(tracer, options.shapes, 0, loc);
-    std::apply(kernel, params);
+    if (options.mesh != nullptr && options.mesh->cores() > 1) {
+      // A copy of the kernel per core (trace/cores.hpp), over the same parameters.
+      auto both = std::forward_as_tuple(kernel, params);
+      detail::trace_per_core(
+          options.mesh->cores(),
+          [](void* p) {
+            auto& [k, ps] = *static_cast<decltype(both)*>(p);
+            std::apply(k, ps);
+          },
+          &both, loc);
+    } else {
+      std::apply(kernel, params);
+    }
     return std::move(tracer).take();
   }
 }

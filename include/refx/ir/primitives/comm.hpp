@@ -3,7 +3,7 @@
 // call the ExecEnv, which the reference interpreter (one device) and the
 // threaded runtime (a mesh) implement.
 //
-//   semaphore_signal  views [sem]              inputs [inc(, device)]
+//   semaphore_signal  views [sem]              inputs [inc(, device(, core))]
 //   semaphore_wait    views [sem]              inputs [value]
 //   semaphore_read    views [sem]              -> i32
 //   barrier_semaphore attrs [collective id]    -> Ref (barrier semaphore)
@@ -43,10 +43,18 @@ inline void signal_abstract(AbstractContext& c) {
   expect_semaphore(c, 0, false, "semaphore_signal");
   expect_i32_scalar(c, 0, "the increment");
   if (c.num_inputs() > 1) expect_i32_scalar(c, 1, "the device id");
+  if (c.num_inputs() > 2) expect_i32_scalar(c, 2, "the core index");
   c.add_effect(effect_semaphore, c.view(0));
 }
 inline ExecStatus signal_impl(ExecContext& ctx, const Op& op) {
   const auto ins = ctx.graph().inputs(op);
+  if (ins.size() > 2) {  // [inc, device, core]: a core of this device (core_barrier); the device input is ignored
+    const auto core = static_cast<std::int32_t>(ctx.scalar(ins[2]));
+    if (core < 0 || core >= ctx.env().num_cores())
+      runtime_error(op.loc, "semaphore signal to core {} but the device has {} cores", core, ctx.env().num_cores());
+    ctx.env().core_semaphore_signal(ctx, op, sem_ref(ctx, op, 0), sem_index(ctx, op, 0), ctx.scalar(ins[0]), core);
+    return ExecStatus::done;
+  }
   const auto device = ins.size() > 1 ? static_cast<std::int32_t>(ctx.scalar(ins[1])) : ctx.env().device_id();
   if (device < 0 || device >= ctx.env().num_devices())
     runtime_error(op.loc, "semaphore_signal to device {} but the mesh has {} devices", device, ctx.env().num_devices());

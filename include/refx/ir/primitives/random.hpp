@@ -27,9 +27,6 @@
 
 namespace refx::detail {
 
-/// Until a device has several cores (DESIGN.md), every key is core 0's.
-inline constexpr std::uint32_t prng_core_index = 0;
-
 inline void prng_seed_abstract(AbstractContext& c) {
   if (c.num_inputs() == 0) c.fail("takes at least one seed");
   for (std::size_t i = 0; i < c.num_inputs(); ++i) {
@@ -45,7 +42,7 @@ inline ExecStatus prng_seed_impl(ExecContext& ctx, const Op& op) {
   ThreefryWords key{0u, word(0)};  // a 32-bit seed as JAX's key(seed)
   for (std::size_t i = 1; i < ins.size(); ++i) key = threefry_fold_in(key, word(i));
   key = threefry_fold_in(key, static_cast<std::uint32_t>(ctx.env().device_id()));
-  key = threefry_fold_in(key, prng_core_index);
+  key = threefry_fold_in(key, static_cast<std::uint32_t>(ctx.env().core_index()));  // (Mesh::with_cores)
   std::uint32_t* out = ctx.out(op, 0).data<std::uint32_t>();
   out[0] = key[0];
   out[1] = key[1];

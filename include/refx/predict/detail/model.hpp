@@ -425,6 +425,11 @@ namespace refx {
 REFX_DECL Prediction predict(const Executable& exe, const Target& t, const std::vector<Array>& args) {
   validate(t);
   detail::check_mesh_on_torus(exe.mesh(), t);
+  if (exe.mesh().cores() > 1)
+    throw Error(
+        fmt::format("refx: predict: kernel '{}' runs on {} cores per device, which the model does not step "
+                    "(predict the kernel compiled for the mesh with one core per device)",
+                    exe.program().name, exe.mesh().cores()));
   const auto& params = exe.params();
   if (args.size() != params.size())
     throw Error(fmt::format("refx: predict: kernel '{}' has {} parameters, got {} Arrays", exe.program().name,

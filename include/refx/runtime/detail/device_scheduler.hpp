@@ -184,15 +184,15 @@ class DeviceScheduler {
   bool idle_locked() const noexcept { return active_ == 0 && inflight_ == 0; }
   int parked_locked() const noexcept { return parked_; }
 
-  /// One line per parked device: the op, the semaphore, its count, the count
+  /// One line per parked device (or core: lane d of `mesh`): the op, the semaphore, its count, the count
   /// wanted, the user's line.
-  std::string parked_lines(const Graph& g) const {
+  std::string parked_lines(const Graph& g, const Mesh& mesh) const {
     std::vector<std::string> lines;
     for (std::int32_t d = 0; d < size(); ++d) {
       const Slot& s = slot(d);
       if (s.state != DeviceState::parked) continue;
       const Park& p = s.park;
-      lines.push_back(fmt::format("  device {}: {} on {}{} has {}, wants {} (at {})", d,
+      lines.push_back(fmt::format("  {}: {} on {}{} has {}, wants {} (at {})", mesh.describe_lane(d),
                                   p.op ? p.op->prim->name : "wait", report_semaphore_name(g, p.sem),
                                   g.type(p.sem).shape.rank() ? fmt::format("[{}]", p.index) : "",
                                   p.counter ? *p.counter : 0, p.wanted, p.op ? p.op->loc : SourceLoc{}));

@@ -10,22 +10,40 @@ namespace refx::detail {
 
 class Launch::Device final : public ExecEnv {
  public:
-  /// Runs on `reused`, an earlier launch's context, or on a new one.
-  Device(Launch& l, std::int32_t id, std::unique_ptr<ExecContext> reused) : launch(l), id(id), ctx(std::move(reused)) {
+  /// Runs on `reused`, an earlier launch's context, or on a new one. `id` is
+  /// the lane (device * cores + core; the device when it has one core).
+  Device(Launch& l, std::int32_t id, std::unique_ptr<ExecContext> reused)
+      : launch(l),
+        id(id),
+        cores(l.program().mesh.cores()),
+        device(id / cores),
+        core(id % cores),
+        ctx(std::move(reused)) {
     if (ctx) ctx->reset(*this);
     else ctx = std::make_unique<ExecContext>(l.program().graph, *this);
   }
-  std::int32_t device_id() const override { return id; }
+  std::int32_t device_id() const override { return device; }
+  std::int32_t num_cores() const override { return cores; }
+  std::int32_t core_index() const override { return core; }
   bool poisons_scratch() const override { return launch.options_.detect_races || launch.options_.lazy_copies; }
   std::int32_t num_devices() const override { return launch.program().mesh.size(); }
   std::int32_t axis_index(std::string_view axis) const override {
+    if (axis == core_axis_name) return core;
     const Mesh& m = launch.program().mesh;
-    return m.coord(id, m.axis(axis));
+    return m.coord(device, m.axis(axis));
   }
-  std::int32_t axis_size(std::string_view axis) const override { return launch.program().mesh.axis_size(axis); }
+  std::int32_t axis_size(std::string_view axis) const override {
+    if (axis == core_axis_name) return cores;
+    return launch.program().mesh.axis_size(axis);
+  }
+  // A device's signals and copies go to the same core of the target device.
   void semaphore_signal(ExecContext&, const Op&, ValueId sem, std::int64_t index, std::int64_t inc,
-                        std::int32_t device) override {
-    launch.signal(id, device, sem, index, inc);
+                        std::int32_t target) override {
+    launch.signal(id, target * cores + core, sem, index, inc);
+  }
+  void core_semaphore_signal(ExecContext&, const Op&, ValueId sem, std::int64_t index, std::int64_t inc,
+                             std::int32_t target_core) override {
+    launch.signal(id, device * cores + target_core, sem, index, inc);
   }
   bool semaphore_wait(ExecContext& c, const Op& op, ValueId sem, std::int64_t index, std::int64_t value) override {
     const bool ok = launch.wait(*this, op, sem, index, value);
@@ -36,7 +54,12 @@ class Launch::Device final : public ExecEnv {
     std::lock_guard lock(launch.sched_.mutex());
     return launch.counter(id, sem, index);
   }
-  void copy_start(ExecContext&, const Op& op, const CopyRequest& r) override { launch.copy(*this, op, r); }
+  void copy_start(ExecContext&, const Op& op, const CopyRequest& r) override {
+    if (cores == 1) return launch.copy(*this, op, r);
+    CopyRequest lane = r;
+    lane.target = r.target * cores + core;
+    launch.copy(*this, op, lane);
+  }
   Buffer& barrier_semaphore(std::int64_t collective_id) override { return launch.host_.barrier(id, collective_id); }
   bool observes_ops() const override { return launch.observers_.any(); }
   void before_op(ExecContext& c, const Op& op) override {
@@ -54,7 +77,8 @@ class Launch::Device final : public ExecEnv {
   }
 
   Launch& launch;
-  const std::int32_t id;
+  const std::int32_t id;  // the lane
+  const std::int32_t cores, device, core;
   std::unique_ptr<ExecContext> ctx;  // given back to the program when the launch succeeds
   // Its chunked copies that may still have unclaimed chunks (see copy()).
   // Only the thread running the device touches them.
@@ -79,9 +103,10 @@ inline void Launch::run_device(std::int32_t d) {
   } catch (const std::exception& e) {
     std::string_view what = e.what();  // refx's own messages already start with "refx: "
     if (what.starts_with("refx: ")) what.remove_prefix(6);
-    failure = std::make_exception_ptr(RuntimeError(fmt::format("refx: device {}: {}", d, what)));
+    failure = std::make_exception_ptr(RuntimeError(fmt::format("refx: {}: {}", program().mesh.describe_lane(d), what)));
   } catch (...) {
-    failure = std::make_exception_ptr(RuntimeError(fmt::format("refx: device {}: unknown exception", d)));
+    failure = std::make_exception_ptr(
+        RuntimeError(fmt::format("refx: {}: unknown exception", program().mesh.describe_lane(d))));
   }
   if (!dev.copies.empty()) offer_copies(dev);  // a copy held back for a wait that failed
   if (observers_.any()) {

@@ -61,7 +61,7 @@ inline void Launch::complete(std::unique_lock<std::mutex>& lock, std::exception_
   lock.unlock();
   if (!error && !ctx_.remote) error = check_exit_invariants();
   observers_.each([&](LaunchObserver& o) { o.on_end(program(), error); });
-  const std::int32_t n = program().mesh.size();
+  const std::int32_t n = program().mesh.lanes();
   if (error) {
     // Leave the persistent state usable: barrier semaphores restart from 0.
     for (std::int32_t d = 0; d < n; ++d)
@@ -97,15 +97,16 @@ inline std::string Launch::unbalanced_lines() {
       if (!g.type(v).is_semaphore()) return;
       for (std::int64_t i = 0; i < b.size(); ++i)
         if (const std::int64_t c = b.data<std::int64_t>()[i]; c != 0)
-          problems.push_back(fmt::format("  device {}: {}{} ends at {}{}", dev->id, report_semaphore_name(g, v),
-                                         b.size() > 1 ? fmt::format("[{}]", i) : "", c,
+          problems.push_back(fmt::format("  {}: {}{} ends at {}{}", program().mesh.describe_lane(dev->id),
+                                         report_semaphore_name(g, v), b.size() > 1 ? fmt::format("[{}]", i) : "", c,
                                          g.type(v).semaphore == SemaphoreKind::dma
                                              ? " (bytes of a copy started and never waited, or sent and not received)"
                                              : ""));
     });
     for (std::int64_t id : program().barrier_ids)
       if (const std::int64_t c = *host_.barrier(dev->id, id).data<std::int64_t>(); c != 0)
-        problems.push_back(fmt::format("  device {}: barrier semaphore (collective id {}) ends at {}", dev->id, id, c));
+        problems.push_back(fmt::format("  {}: barrier semaphore (collective id {}) ends at {}",
+                                       program().mesh.describe_lane(dev->id), id, c));
   }
   if (problems.empty()) return {};  // every launch that ends clean: no formatting
   return fmt::format("{}", fmt::join(problems, "\n"));
@@ -113,7 +114,7 @@ inline std::string Launch::unbalanced_lines() {
 
 inline std::string Launch::deadlock_report() const {
   return fmt::format("refx: deadlock in kernel '{}' on mesh {}: no device can make progress, no copy is in flight\n{}",
-                     program().name, program().mesh.describe(), sched_.parked_lines(program().graph));
+                     program().name, program().mesh.describe(), sched_.parked_lines(program().graph, program().mesh));
 }
 
 }  // namespace refx::detail

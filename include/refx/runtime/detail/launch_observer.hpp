@@ -71,7 +71,7 @@ class Observers {
 /// landings, acquires on waits, accesses per op and per copy.
 class RaceObserver final : public LaunchObserver {
  public:
-  explicit RaceObserver(std::int32_t devices) : races_(devices) {}
+  explicit RaceObserver(const Mesh& mesh) : races_(mesh) {}
 
   void on_op(std::int32_t d, ExecContext& c, const Op& op) override {
     if (op.prim == &prim::dma_start || op.prim == &prim::dma_wait) return;  // copies log themselves

@@ -140,7 +140,7 @@ inline transport::Report Launch::report_locked(std::int64_t probe) {
   r.error = local_error_;
   r.finished = r.idle && sched_.parked_locked() == 0 && !error_;
   if (r.idle) {
-    r.parked = sched_.parked_lines(program().graph);
+    r.parked = sched_.parked_lines(program().graph, program().mesh);
     if (sched_.parked_locked() == 0 && !error_) r.unbalanced = unbalanced_lines();
   }
   return r;

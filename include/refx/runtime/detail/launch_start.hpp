@@ -17,7 +17,7 @@ inline Launch::Launch(LaunchRequest&& request, LaunchContext&& context)
       observers_(std::move(ctx_.observers)),
       event_(ctx_.event ? std::move(ctx_.event) : std::make_shared<Event>(ctx_.runtime)),
       sched_(*this, pool_, stats_) {
-  const std::int32_t n = program().mesh.size();
+  const std::int32_t n = program().mesh.lanes();
   const auto workers = static_cast<int>(pool_.size());
   // One runner, its devices one after another even with a worker per device,
   // for small programs (no loops, little data: their time is hand-offs
@@ -25,15 +25,17 @@ inline Launch::Launch(LaunchRequest&& request, LaunchContext&& context)
   // (Kernel::single_worker); never with host effects (an io_callback may
   // block its runner).
   const Program& p = program();
-  const bool small = !p.loops && static_cast<std::size_t>(p.max_data_bytes) <= options_.single_worker_bytes;
+  // The cores of a device (Mesh::with_cores) are there to run at once: never "small".
+  const bool small =
+      !p.loops && static_cast<std::size_t>(p.max_data_bytes) <= options_.single_worker_bytes && p.mesh.cores() == 1;
   const bool one_runner = !req_.effects.host_effects && (p.single_worker || small);
   if ((n > workers || one_runner) && options_.shuffle_seed == 0) sched_.set_max_runners(one_runner ? 1 : workers);
 }
 
 inline void Launch::start() {
   // Sized here, on a worker, not at dispatch (the host's time).
-  devices_.resize(static_cast<std::size_t>(program().mesh.size()));
-  sched_.resize(program().mesh.size());
+  devices_.resize(static_cast<std::size_t>(program().mesh.lanes()));
+  sched_.resize(program().mesh.lanes());
   std::exception_ptr early = await_dependencies();
   if (early && !ctx_.remote) return abandon(early);
   prepare_effects();
@@ -83,6 +85,10 @@ inline std::exception_ptr Launch::await_dependencies() {
   }
   dispatch_.deps.clear();
   std::exception_ptr early = ctx_.inputs.empty() ? nullptr : wait_for_inputs();
+  if (!early && ctx_.remote && program().mesh.cores() > 1)
+    early = std::make_exception_ptr(RuntimeError(fmt::format(
+        "refx: kernel '{}': a mesh with {} cores per device runs in-process only (its cores share a device's Hbm)",
+        program().name, program().mesh.cores())));
   if (!early && ctx_.remote)
     if (std::string why = ctx_.remote->placement().check(program().mesh.size()); !why.empty())
       early = std::make_exception_ptr(RuntimeError(why));
@@ -93,18 +99,21 @@ inline void Launch::prepare_effects() {
   if (!req_.effects.host_effects) return;
   if (dispatch_.sink) print_ = [sink = dispatch_.sink](std::string_view s) { (*sink)(s); };
   else print_ = print_to_stdout;
-  if (req_.effects.ordered_mask != 0 && program().mesh.size() > 1) effects_.start(program().mesh.size());
+  if (req_.effects.ordered_mask != 0 && program().mesh.lanes() > 1) effects_.start(program().mesh.lanes());
 }
 
+// With several cores per device, every core of a device is a lane bound to
+// the device's arguments: the cores share its Hbm, each has its own scratch.
 inline std::int64_t Launch::build_devices() {
-  const std::int32_t n = program().mesh.size();
+  const std::int32_t n = program().mesh.lanes();
+  const std::int32_t cores = program().mesh.cores();
   std::int64_t built = 0;
   for (std::int32_t d = 0; d < n; ++d) {
     if (ctx_.remote && !host_.hosts(d, n)) continue;
     std::unique_ptr<ExecContext> reused = program().contexts.take(d);
     if (!reused) ++built;
     auto& dev = devices_[static_cast<std::size_t>(d)] = std::make_unique<Device>(*this, d, std::move(reused));
-    const auto& args = req_.args[static_cast<std::size_t>(d)];
+    const auto& args = req_.args[static_cast<std::size_t>(d / cores)];
     for (std::size_t i = 0; i < args.size(); ++i) dev->ctx->bind_param(i, *args[i]);
     sched_.host(d);
   }

@@ -113,7 +113,7 @@ class LaunchTimeline {
       : program_(std::move(program)),
         runtime_(runtime),
         workers_(workers),
-        lanes_(static_cast<std::size_t>(program_->mesh.size())) {}
+        lanes_(static_cast<std::size_t>(program_->mesh.lanes())) {}
 
   void set_number(std::int64_t n) noexcept { number_ = n; }
 

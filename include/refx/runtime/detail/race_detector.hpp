@@ -1,5 +1,6 @@
 #pragma once
-// A happens-before race detector for checked runs. Every device and every
+// A happens-before race detector for checked runs. Every device (every core
+// of a device with several) and every
 // copy is a "thread" with a vector clock. A semaphore signal (or a copy's
 // completion) releases the signaller's clock into the semaphore; a wait that
 // succeeds acquires it. Each compute access and each copy's read and write is
@@ -15,14 +16,16 @@
 
 #include <fmt/format.h>
 
+#include <refx/core/mesh.hpp>
 #include <refx/ir/view_access.hpp>
 
 namespace refx::detail {
 
 class RaceDetector {
  public:
-  explicit RaceDetector(std::int32_t devices) {
-    for (std::int32_t d = 0; d < devices; ++d) {
+  /// One thread per lane of `mesh` (a device, or each core of one).
+  explicit RaceDetector(const Mesh& mesh) : mesh_(mesh) {
+    for (std::int32_t d = 0; d < mesh.lanes(); ++d) {
       clocks_.emplace_back(static_cast<std::size_t>(d) + 1, 0);
       clocks_.back()[static_cast<std::size_t>(d)] = 1;
     }
@@ -31,7 +34,7 @@ class RaceDetector {
   /// A compute access by `device` to a region of a buffer.
   void access(std::int32_t device, const ResolvedView& v, bool write, std::string_view what, SourceLoc loc) {
     std::lock_guard lock(mutex_);
-    log(device, v, write, fmt::format("{} by device {} at {}", what, device, loc));
+    log(device, v, write, fmt::format("{} by {} at {}", what, mesh_.describe_lane(device), loc));
   }
   /// `device` signals (releases into) the semaphore counter `sem`.
   void release(std::int32_t thread, const void* sem) {
@@ -59,8 +62,10 @@ class RaceDetector {
   void copy_access(std::int32_t t, const ResolvedView& src, const ResolvedView& dst, std::int32_t source,
                    std::int32_t target, SourceLoc loc) {
     std::lock_guard lock(mutex_);
-    log(t, src, false, fmt::format("copy read (started by device {} at {})", source, loc));
-    log(t, dst, true, fmt::format("copy write into device {} (started by device {} at {})", target, source, loc));
+    log(t, src, false, fmt::format("copy read (started by {} at {})", mesh_.describe_lane(source), loc));
+    log(t, dst, true,
+        fmt::format("copy write into {} (started by {} at {})", mesh_.describe_lane(target),
+                    mesh_.describe_lane(source), loc));
   }
 
   std::vector<std::string> races() const {
@@ -125,6 +130,7 @@ class RaceDetector {
     history.push_back(std::move(a));
   }
 
+  const Mesh mesh_;
   mutable std::mutex mutex_;
   std::vector<Clock> clocks_;
   std::unordered_map<const void*, Clock> sem_clocks_;

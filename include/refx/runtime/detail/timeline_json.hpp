@@ -91,13 +91,21 @@ inline std::string timeline_op_name(const Graph& g, const Op& op) {
   return s;
 }
 
-// Lane ids: devices are their own ids; copy lanes come after them.
-inline constexpr std::int64_t worker_lane_base = 1'000'000, host_lane_base = 2'000'000;
+// Lane ids: devices are their own ids; the cores of a device with several
+// (Mesh::with_cores) come after them, then the copy lanes.
+inline constexpr std::int64_t core_lane_base = 500'000, worker_lane_base = 1'000'000, host_lane_base = 2'000'000;
+inline std::int64_t device_lane_tid(const Mesh& m, std::int64_t lane) {
+  if (m.cores() == 1) return lane;
+  return core_lane_base + (lane / m.cores()) * Mesh::max_cores + lane % m.cores();
+}
 inline std::int64_t copy_lane_tid(std::int32_t lane) {
   return lane >= 0 ? worker_lane_base + lane : host_lane_base + (-1 - lane);
 }
 inline std::string lane_name(std::int64_t tid) {
-  if (tid < worker_lane_base) return fmt::format("device {}", tid);
+  if (tid < core_lane_base) return fmt::format("device {}", tid);
+  if (tid < worker_lane_base)
+    return fmt::format("device {} core {}", (tid - core_lane_base) / Mesh::max_cores,
+                       (tid - core_lane_base) % Mesh::max_cores);
   if (tid < host_lane_base) return fmt::format("copy engine: worker {}", tid - worker_lane_base);
   return fmt::format("copy engine: host thread {}", tid - host_lane_base);
 }
@@ -124,10 +132,12 @@ inline void launch_json(const LaunchTimeline& t, std::string& out,
   };
   const std::string kernel = json_quoted(p.name);
   const auto& lanes_of = t.lanes();
-  for (std::size_t d = 0; d < lanes_of.size(); ++d) {
-    const LaunchTimeline::Lane& l = lanes_of[d];
+  const auto tid_of = [&](std::int64_t lane) { return device_lane_tid(p.mesh, lane); };
+  for (std::size_t lane = 0; lane < lanes_of.size(); ++lane) {
+    const LaunchTimeline::Lane& l = lanes_of[lane];
     if (l.first < 0) continue;
-    lanes.emplace(pid, static_cast<std::int64_t>(d));
+    const std::int64_t d = tid_of(static_cast<std::int64_t>(lane));
+    lanes.emplace(pid, d);
     // The launch encloses the device's ops by a nanosecond each side, so that
     // viewers nest them whatever order they sort equal timestamps in.
     event(fmt::format(
@@ -160,14 +170,15 @@ inline void launch_json(const LaunchTimeline& t, std::string& out,
     const auto& to = lanes_of[static_cast<std::size_t>(f.device)].slices[f.slice];
     const std::int64_t id = next_flow++;
     event(fmt::format(R"({{"ph":"s","cat":"copy","name":"copy","id":{},"pid":{},"tid":{},"ts":{}}})", id, pid,
-                      f.copy->source, json_us(inside(f.copy->started, from.begin, from.end))));
+                      tid_of(f.copy->source), json_us(inside(f.copy->started, from.begin, from.end))));
     event(fmt::format(R"({{"ph":"f","bp":"e","cat":"copy","name":"copy","id":{},"pid":{},"tid":{},"ts":{}}})", id, pid,
-                      f.device, json_us(inside(f.at, to.begin, to.end))));
+                      tid_of(f.device), json_us(inside(f.at, to.begin, to.end))));
   }
   for (const LaunchTimeline::Sample& s : t.samples()) {
     const std::string sem = semaphore_name(g, s.sem) + (g.type(s.sem).shape.rank() ? fmt::format("[{}]", s.index) : "");
     event(fmt::format(R"({{"ph":"C","name":{},"pid":{},"tid":{},"ts":{},"args":{{"value":{}}}}})",
-                      json_quoted(fmt::format("device {} {}", s.device, sem)), pid, s.device, json_us(s.at), s.value));
+                      json_quoted(fmt::format("{} {}", p.mesh.describe_lane(s.device), sem)), pid, tid_of(s.device),
+                      json_us(s.at), s.value));
   }
 }
 
