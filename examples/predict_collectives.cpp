@@ -7,9 +7,9 @@
 //   1. a bidirectional ring all-reduce of 256 KiB per device along the first
 //      axis of a v5p 4x4x4 cube and of a v5e 16x16 pod (256 devices);
 //   2. the collective matmul (all_gather(A) @ b, the gather overlapped with
-//      the products) on a ring of 4 v5p chips, for two widths of b: with a
-//      narrow b the products are short and the communication shows; with a
-//      wide one they hide it.
+//      the products) on a ring of 4 v5p chips, for widths of b from 256 to
+//      8192: with a narrow b the products are short and the communication
+//      shows; with a wide one they hide it.
 //
 // Usage: predict_collectives [timeline directory]   (default: the current one)
 
@@ -85,7 +85,11 @@ int main(int argc, char** argv) {
   cube.write_timeline(dir + "/predicted_all_reduce_v5p.json");
   pod.write_timeline(dir + "/predicted_all_reduce_v5e.json");
 
-  for (const std::int64_t cols : {256, 4096}) {
+  // Each step sends a 64 KiB block of a over one link (0.66 us + 0.5 us of
+  // latency on v5p) while multiplying the block it has (2 * 128 * 256 * cols
+  // operations at 459 TFLOP/s): the product hides the copy from about 4500
+  // columns on.
+  for (const std::int64_t cols : {256, 1024, 2048, 4096, 8192}) {
     const Prediction p = collective_matmul(cols, host);
     summary(fmt::format("collective matmul bf16 128x256 @ 256x{}", cols).c_str(), p, host);
     p.write_timeline(fmt::format("{}/predicted_collective_matmul_{}.json", dir, cols));

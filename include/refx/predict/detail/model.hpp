@@ -25,6 +25,7 @@
 #include <refx/ir/eval.hpp>
 #include <refx/ir/primitives/builtins.hpp>
 #include <refx/ir/view_access.hpp>
+#include <refx/runtime/detail/copy_job.hpp>
 #include <refx/passes/cost.hpp>
 #include <refx/runtime/array.hpp>
 #include <refx/runtime/detail/timeline_json.hpp>
@@ -59,7 +60,8 @@ class PredictEnv final : public ExecEnv {
 
 class PredictModel {
  public:
-  PredictModel(const Program& p, const Target& t) : program_(p), graph_(p.graph), target_(t) {
+  PredictModel(const Program& p, const Target& t, PlacedMesh placed)
+      : program_(p), graph_(p.graph), target_(t), placed_(std::move(placed)) {
     const std::int32_t n = p.mesh.size();
     for (std::int32_t d = 0; d < n; ++d) devices_.emplace_back(*this, d);
     costs_.reserve(graph_.num_ops());
@@ -69,7 +71,10 @@ class PredictModel {
         costs_.back() = OpCost{};  // index arithmetic: the scalar unit's, not modelled (0 s)
     }
     unknown_.assign(graph_.num_ops(), 0);
-    ranks_ = p.mesh.num_axes();
+    ranks_ = placed_.slice.size();
+    chip_stride_.assign(ranks_, 1);
+    for (std::size_t x = ranks_; x-- > 1;) chip_stride_[x - 1] = chip_stride_[x] * placed_.slice[x];
+    for (std::int32_t d = 0; d < n; ++d) chip_.push_back(placed_.chip(placed_.coords[static_cast<std::size_t>(d)]));
     links_.resize(static_cast<std::size_t>(n) * (ranks_ * 2 + 1));
   }
 
@@ -153,7 +158,7 @@ class PredictModel {
     Device& v = dev(d);
     ResolvedView dst = r.dst;
     if (r.target != d) dst.buffer = dev(r.target).ctx->storage(r.dst_ref);
-    copy_view(r.src, dst, r.reduce);
+    copy_region(r.src, dst, r.reduce);  // contiguous views straight across, as the runtime moves them
     const auto bytes = static_cast<std::int64_t>(r.src.bytes());
     const auto id = static_cast<OpId>(&op - &graph_.op(0));
     std::vector<std::size_t> links;
@@ -278,21 +283,25 @@ class PredictModel {
     return storage->data<std::int64_t>()[index];
   }
 
-  std::size_t hbm_link(std::int32_t d) const { return static_cast<std::size_t>(d) * (ranks_ * 2 + 1) + ranks_ * 2; }
+  std::size_t hbm_link(std::int32_t d) const {
+    return static_cast<std::size_t>(chip_[static_cast<std::size_t>(d)]) * (ranks_ * 2 + 1) + ranks_ * 2;
+  }
 
-  // Hops from `from` to `to`, one mesh (= torus) axis after another, the
-  // shorter way round an axis with wraparound links; appends the directed
-  // links crossed to `links` when given.
+  // Hops from `from` to `to` between their chips (TorusLayout), one torus
+  // axis after another, the shorter way round an axis with wraparound links;
+  // appends the directed links crossed to `links` when given.
   std::int64_t route(std::int32_t from, std::int32_t to, std::vector<std::size_t>* links) const {
-    const Mesh& m = program_.mesh;
     std::int64_t hops = 0;
-    std::int32_t at = from;
+    std::int64_t at = chip_[static_cast<std::size_t>(from)];
+    const auto& here = placed_.coords[static_cast<std::size_t>(from)];
+    const auto& there = placed_.coords[static_cast<std::size_t>(to)];
     for (std::size_t a = 0; a < ranks_; ++a) {
-      const std::int32_t size = m.axes()[a].size, stride = m.stride(a);
-      std::int32_t c = m.coord(at, a);
-      const std::int32_t goal = m.coord(to, a);
+      const std::int32_t size = placed_.slice[a];
+      const std::int64_t stride = chip_stride_[a];
+      std::int32_t c = here[a];
+      const std::int32_t goal = there[a];
       if (c == goal) continue;
-      const bool ring = size % target_.ici.wraparound_multiple == 0;
+      const bool ring = placed_.ring[a];
       std::int32_t dir = goal > c ? 1 : -1, steps = std::abs(goal - c);
       if (ring) {
         const std::int32_t forward = (goal - c + size) % size;
@@ -339,6 +348,7 @@ class PredictModel {
     p.kernel = program_.name;
     p.target = target_.name;
     p.mesh = program_.mesh.describe();
+    p.slice = fmt::format("{}", fmt::join(placed_.slice, "x"));
     for (Device& v : devices_) {
       p.devices.push_back(v.result);
       p.ops.push_back(std::move(v.ops));
@@ -372,7 +382,10 @@ class PredictModel {
   const Program& program_;
   const Graph& graph_;
   const Target& target_;
-  std::deque<Device> devices_;  // not moved: each holds its env
+  PlacedMesh placed_;
+  std::vector<std::int64_t> chip_stride_;  // per torus axis, in chips of the slice
+  std::vector<std::int64_t> chip_;         // per device, its chip's index in the slice
+  std::deque<Device> devices_;             // not moved: each holds its env
   std::vector<OpCost> costs_;
   std::vector<std::int64_t> unknown_;  // per op: runs with no figure
   std::size_t ranks_ = 0;
@@ -403,28 +416,14 @@ inline void PredictEnv::copy_start(ExecContext&, const Op& op, const CopyRequest
 inline Buffer& PredictEnv::barrier_semaphore(std::int64_t id) { return model_->barrier(device_, id); }
 inline void PredictEnv::before_op(ExecContext&, const Op& op) { model_->before_op(device_, op); }
 
-/// Throws unless mesh axis i fits torus axis i of `t`.
-inline void check_mesh_on_torus(const Mesh& m, const Target& t) {
-  std::string why;
-  if (m.num_axes() > t.ici.dims.size())
-    why = fmt::format("it has {} axes and the torus {}", m.num_axes(), t.ici.dims.size());
-  for (std::size_t a = 0; why.empty() && a < m.num_axes(); ++a)
-    if (m.axes()[a].size > t.ici.dims[a])
-      why = fmt::format("axis '{}' has {} devices and torus axis {} has {} chips", m.axes()[a].name, m.axes()[a].size,
-                        a, t.ici.dims[a]);
-  if (!why.empty())
-    throw Error(
-        fmt::format("refx: predict: the mesh {} does not lay out on {}'s torus ({}) one mesh axis per torus axis: {}",
-                    m.describe(), t.name, fmt::join(t.ici.dims, "x"), why));
-}
-
 }  // namespace refx::detail
 
 namespace refx {
 
-REFX_DECL Prediction predict(const Executable& exe, const Target& t, const std::vector<Array>& args) {
+REFX_DECL Prediction predict(const Executable& exe, const Target& t, const TorusLayout& layout,
+                             const std::vector<Array>& args) {
   validate(t);
-  detail::check_mesh_on_torus(exe.mesh(), t);
+  detail::PlacedMesh placed = detail::place_mesh(exe.mesh(), t, layout);
   const auto& params = exe.params();
   if (args.size() != params.size())
     throw Error(fmt::format("refx: predict: kernel '{}' has {} parameters, got {} Arrays", exe.program().name,
@@ -438,7 +437,7 @@ REFX_DECL Prediction predict(const Executable& exe, const Target& t, const std::
     a.block_until_ready();
     for (const auto& r : a.reader_events()) r->wait();
   }
-  detail::PredictModel model(exe.program(), t);
+  detail::PredictModel model(exe.program(), t, std::move(placed));
   return model.run(args);
 }
 
