@@ -9,6 +9,10 @@
 // take their data when started (a race-free program cannot tell) and are
 // routed over the torus, one axis after another, reserving each directed
 // link for bytes / link bandwidth: transfers that share a link take turns.
+// The bytes of a large contiguous copy are moved by the runtime's workers
+// in chunks while the model runs on, and the model waits for them when the
+// copy lands in modelled time (before anything can see them): the modelled
+// times never depend on when the bytes moved.
 
 #include <algorithm>
 #include <cmath>
@@ -16,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <queue>
+#include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -25,11 +30,12 @@
 #include <refx/ir/eval.hpp>
 #include <refx/ir/primitives/builtins.hpp>
 #include <refx/ir/view_access.hpp>
-#include <refx/runtime/detail/copy_job.hpp>
 #include <refx/passes/cost.hpp>
 #include <refx/runtime/array.hpp>
+#include <refx/runtime/detail/copy_policies.hpp>
 #include <refx/runtime/detail/timeline_json.hpp>
 #include <refx/runtime/program.hpp>
+#include <refx/runtime/runtime.hpp>
 
 namespace refx::detail {
 
@@ -60,8 +66,8 @@ class PredictEnv final : public ExecEnv {
 
 class PredictModel {
  public:
-  PredictModel(const Program& p, const Target& t, PlacedMesh placed)
-      : program_(p), graph_(p.graph), target_(t), placed_(std::move(placed)) {
+  PredictModel(const Program& p, const Target& t, PlacedMesh placed, WorkerPool* pool, const RuntimeOptions& o)
+      : program_(p), graph_(p.graph), target_(t), placed_(std::move(placed)), pool_(pool), options_(o) {
     const std::int32_t n = p.mesh.size();
     for (std::int32_t d = 0; d < n; ++d) devices_.emplace_back(*this, d);
     costs_.reserve(graph_.num_ops());
@@ -79,6 +85,13 @@ class PredictModel {
   }
 
   Prediction run(const std::vector<Array>& args) {
+    // However run ends, no worker may still be moving bytes into the devices' buffers.
+    struct Drain {
+      PredictModel& m;
+      ~Drain() {
+        for (const auto& job : m.moving_) m.finish(*job);
+      }
+    } drain{*this};
     const std::int32_t n = program_.mesh.size();
     for (std::int32_t d = 0; d < n; ++d) {
       Device& v = devices_[static_cast<std::size_t>(d)];
@@ -95,6 +108,7 @@ class PredictModel {
       if (e.kind == Event::resume) {
         step(e.device);
       } else {
+        if (e.job != nullptr) finish(*e.job);
         arrive(e.device, e.counter, e.inc);
         if (e.counter2 != nullptr) arrive(e.device2, e.counter2, e.inc2);
       }
@@ -158,8 +172,14 @@ class PredictModel {
     Device& v = dev(d);
     ResolvedView dst = r.dst;
     if (r.target != d) dst.buffer = dev(r.target).ctx->storage(r.dst_ref);
-    copy_region(r.src, dst, r.reduce);  // contiguous views straight across, as the runtime moves them
     const auto bytes = static_cast<std::int64_t>(r.src.bytes());
+    CopyJob* job = nullptr;
+    if (pool_ != nullptr && pool_->size() > 1 && static_cast<std::size_t>(bytes) > options_.inline_copy_bytes &&
+        is_contiguous(r.src) && is_contiguous(dst)) {
+      job = move_on_workers(r.src, dst, r.reduce);
+    } else {
+      copy_region(r.src, dst, r.reduce);  // contiguous views straight across, as the runtime moves them
+    }
     const auto id = static_cast<OpId>(&op - &graph_.op(0));
     std::vector<std::size_t> links;
     double seconds = 0;
@@ -178,6 +198,7 @@ class PredictModel {
     const double arrival = start + seconds + static_cast<double>(hops) * target_.ici.hop_latency_seconds;
     copies_.push_back(PredictedCopy{id, d, r.target, bytes, hops, v.clock, start, arrival});
     Event e{arrival, Event::arrival, r.target, &counter(r.target, r.recv_sem, r.recv_index), bytes};
+    e.job = job;
     if (r.send_sem != no_id) {
       e.device2 = d;
       e.counter2 = &counter(d, r.send_sem, r.send_index);
@@ -220,6 +241,7 @@ class PredictModel {
     std::int32_t device2 = 0;
     std::int64_t* counter2 = nullptr;
     std::int64_t inc2 = 0;
+    CopyJob* job = nullptr;  // bytes still moving on the workers: done before the arrival counts
     std::uint64_t seq = 0;
   };
   struct Later {
@@ -239,6 +261,26 @@ class PredictModel {
     return true;
   }
   Device& dev(std::int32_t d) { return devices_[static_cast<std::size_t>(d)]; }
+
+  // Splits the copy into chunks (as the runtime's chunked copies) and offers
+  // them to the workers; the model thread takes what is left in finish().
+  CopyJob* move_on_workers(const ResolvedView& src, const ResolvedView& dst, CopyReduce reduce) {
+    auto job = std::make_shared<CopyJob>();
+    job->src = src;
+    job->dst = dst;
+    job->reduce = reduce;
+    job->bytes = static_cast<std::int64_t>(src.bytes());
+    split(*job, options_.copy_chunk_bytes);
+    const int helpers = std::min(job->chunks, static_cast<int>(pool_->size()));
+    for (int h = 0; h < helpers; ++h) pool_->push([job, pool = pool_] { run_chunks(*job, *pool, [] {}); });
+    moving_.push_back(job);
+    return job.get();
+  }
+  // Moves the chunks no worker has taken, then waits for those being moved.
+  void finish(CopyJob& job) {
+    run_chunks(job, *pool_, [] {});
+    while (job.remaining.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+  }
   void push(Event e) {
     e.seq = next_seq_++;
     events_.push(e);
@@ -392,6 +434,9 @@ class PredictModel {
   std::vector<std::map<double, double>> links_;  // per directed link (and per device's HBM): busy [begin, end)
   std::vector<PredictedCopy> copies_;
   std::priority_queue<Event, std::vector<Event>, Later> events_;
+  WorkerPool* pool_;  // null: every copy on the model's thread
+  const RuntimeOptions& options_;
+  std::vector<std::shared_ptr<CopyJob>> moving_;  // copies handed to the workers
   std::uint64_t next_seq_ = 0;
   double now_ = 0;
 };
@@ -437,7 +482,11 @@ REFX_DECL Prediction predict(const Executable& exe, const Target& t, const Torus
     a.block_until_ready();
     for (const auto& r : a.reader_events()) r->wait();
   }
-  detail::PredictModel model(exe.program(), t, std::move(placed));
+  // The Arrays' runtime lends its workers for the bytes of large copies.
+  Runtime* rt = args.empty() ? nullptr : &args[0].runtime();
+  static const RuntimeOptions defaults{};
+  detail::PredictModel model(exe.program(), t, std::move(placed), rt != nullptr ? &rt->pool() : nullptr,
+                             rt != nullptr ? rt->options() : defaults);
   return model.run(args);
 }
 
