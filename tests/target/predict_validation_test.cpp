@@ -149,6 +149,11 @@ TEST(PredictCollectiveMatmul, HidesTheRingWhereTheProductOutlastsTheCopy) {
   EXPECT_EQ(exposed, 2);
 }
 
+// [snippet:torus-layouts]
+const TorusLayout x_on_axis_2{.axes = {{2}, {0}, {1}}};              // {x=24, y=2, z=2}: x on v5p's 24-chip torus axis
+const TorusLayout folded_2x2{.slice = {2, 2, 1}, .axes = {{0, 1}}};  // {x=4} over a 2x2 slice, row by row
+// [/snippet]
+
 // TorusLayout: mesh {x=24, y=2, z=2} does not fit v5p's 16x16x24 with mesh
 // axis i on torus axis i; placed with x on the torus' 24-chip axis it does,
 // and its 24 closes a ring (a multiple of 4).
@@ -156,7 +161,7 @@ TEST(PredictLayout, PlacesMeshAxesOnOtherTorusAxes) {
   const Mesh mesh{{"x", 24}, {"y", 2}, {"z", 2}};
   const std::int64_t block = 1 << 10;
   EXPECT_THROW(gather(mesh, "x", block, targets::v5p()), Error);
-  const Prediction p = gather(mesh, "x", block, targets::v5p(), TorusLayout{.axes = {{2}, {0}, {1}}});
+  const Prediction p = gather(mesh, "x", block, targets::v5p(), x_on_axis_2);
   EXPECT_EQ(p.slice, "2x2x24");
   expect_within_5_percent(p, ring_seconds(targets::v5p(), 23, 4.0 * block, 1), "x along torus axis 2");
   for (const PredictedCopy& c : p.copies)
@@ -171,8 +176,7 @@ TEST(PredictLayout, PlacesMeshAxesOnOtherTorusAxes) {
 TEST(PredictLayout, FoldsAMeshAxisOverASlice) {
   const Mesh mesh{{"x", 4}};
   const std::int64_t block = 1 << 12;
-  const TorusLayout fold{.slice = {2, 2, 1}, .axes = {{0, 1}}};
-  const Prediction folded = gather(mesh, "x", block, targets::v5p(), fold);
+  const Prediction folded = gather(mesh, "x", block, targets::v5p(), folded_2x2);
   EXPECT_EQ(folded.slice, "2x2x1");
   int remote = 0;
   for (const PredictedCopy& c : folded.copies) {
