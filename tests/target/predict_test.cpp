@@ -141,8 +141,8 @@ TEST(Predict, IsDeterministic) {
   EXPECT_NE(timelines[0].find("\"cat\":\"copy\""), std::string::npos);
 }
 
-// Copies of detail::worker_copy_bytes (16 KiB) or more move on the
-// runtime's workers while the model runs on: the results are still the runtime's, and
+// Copies above RuntimeOptions::inline_copy_bytes move on the runtime's
+// workers (in chunks, as the runtime moves them) while the model runs on: the results are still the runtime's, and
 // the prediction the same with one worker (every copy on the model's
 // thread) or three.
 TEST(Predict, MovesLargeCopiesOnTheWorkersWithTheSameResultsAndTimes) {

@@ -17,7 +17,6 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
-#include <map>
 #include <memory>
 #include <queue>
 #include <thread>
@@ -181,7 +180,8 @@ class PredictModel {
       copy_region(r.src, dst, r.reduce);  // contiguous views straight across, as the runtime moves them
     }
     const auto id = static_cast<OpId>(&op - &graph_.op(0));
-    std::vector<std::size_t> links;
+    std::vector<std::size_t>& links = links_crossed_;
+    links.clear();
     double seconds = 0;
     std::int64_t hops = 0;
     if (r.target == d) {
@@ -370,8 +370,8 @@ class PredictModel {
     for (bool moved = true; moved;) {
       moved = false;
       for (std::size_t l : links) {
-        const auto& busy = links_[l];
-        auto it = busy.upper_bound(s);
+        const Busy& busy = links_[l];
+        const auto it = after(busy, s);
         if (it != busy.begin() && std::prev(it)->second > s) {
           s = std::prev(it)->second;
           moved = true;
@@ -381,8 +381,13 @@ class PredictModel {
         }
       }
     }
-    for (std::size_t l : links) links_[l].emplace(s, s + seconds);
+    for (std::size_t l : links) links_[l].insert(after(links_[l], s), {s, s + seconds});
     return s;
+  }
+  // A link's busy intervals, sorted and disjoint; the first that begins after `s`.
+  using Busy = std::vector<std::pair<double, double>>;
+  static Busy::const_iterator after(const Busy& busy, double s) {
+    return std::upper_bound(busy.begin(), busy.end(), s, [](double t, const auto& i) { return t < i.first; });
   }
 
   Prediction result() {
@@ -431,7 +436,8 @@ class PredictModel {
   std::vector<OpCost> costs_;
   std::vector<std::int64_t> unknown_;  // per op: runs with no figure
   std::size_t ranks_ = 0;
-  std::vector<std::map<double, double>> links_;  // per directed link (and per device's HBM): busy [begin, end)
+  std::vector<Busy> links_;                 // per directed link (and per device's HBM): busy [begin, end)
+  std::vector<std::size_t> links_crossed_;  // the current copy's (reused)
   std::vector<PredictedCopy> copies_;
   std::priority_queue<Event, std::vector<Event>, Later> events_;
   WorkerPool* pool_;  // null: every copy on the model's thread
