@@ -67,6 +67,8 @@ struct PredictedCopy {
 class Prediction {
  public:
   std::string kernel, target, mesh;
+  /// The chips the mesh lies on, per torus axis ("4x4x4"; TorusLayout).
+  std::string slice;
   std::vector<DevicePrediction> devices;
   std::vector<UnknownCost> unknown;
   /// Per device, its ops in program order; and every copy in issue order.
@@ -88,22 +90,57 @@ class Prediction {
   void write_timeline(const std::string& path) const;
 };
 
+/// Where a program's mesh lies on the target's torus (docs/targets.md, "The
+/// mesh on the torus"). Copies are routed between the chips it assigns, one
+/// torus axis after another. The default (both members empty) puts mesh
+/// axis i on torus axis i, over as many chips as the mesh axis has devices.
+///
+///   refx::TorusLayout{.axes = {{1}, {0}}}                     // {x=4, y=16} on v5e: x along torus axis 1
+///   refx::TorusLayout{.slice = {4, 4}, .axes = {{0, 1}}}      // {x=16} folded over a 4x4 slice, row by row
+///   refx::TorusLayout{.slice = {4, 4, 4}, .axes = {{0, 1}, {2}}}  // {x=16, y=4} on a v5p 4x4x4 cube
+struct TorusLayout {
+  /// Chips of the slice along each torus axis (one entry per torus axis,
+  /// each at most the target's; an axis is a ring when the target's
+  /// wraparound_multiple divides it). Empty: each mesh axis' size on the
+  /// torus axis it runs along, 1 elsewhere.
+  std::vector<std::int32_t> slice{};
+  /// Per mesh axis, the torus axes it runs along, major first: its
+  /// coordinate is split row-major over their extents in the slice. Every
+  /// torus axis is named at most once; one the mesh leaves out must have 1
+  /// chip in the slice. Empty: mesh axis i on torus axis i.
+  std::vector<std::vector<std::int32_t>> axes{};
+};
+
 /// Runs one call of `exe` (one Array per parameter, outputs written in place
-/// as call_in_place writes them) in the model of target `t`. Throws
-/// refx::Error for an invalid target or a mesh that does not lay out on its
-/// torus (mesh axis i on torus axis i), and RuntimeError for what the call
-/// itself would throw, or a deadlock in modelled time.
-REFX_DECL Prediction predict(const Executable& exe, const Target& t, const std::vector<Array>& args);
+/// as call_in_place writes them) in the model of target `t`, its mesh laid
+/// out on the torus as `layout` says. Throws refx::Error for an invalid
+/// target or a layout that cannot be (a mesh larger than the torus), and
+/// RuntimeError for what the call itself would throw, or a deadlock in
+/// modelled time.
+REFX_DECL Prediction predict(const Executable& exe, const Target& t, const TorusLayout& layout,
+                             const std::vector<Array>& args);
+
+/// predict with the default layout: mesh axis i on torus axis i.
+inline Prediction predict(const Executable& exe, const Target& t, const std::vector<Array>& args) {
+  return predict(exe, t, TorusLayout{}, args);
+}
 
 template <class... A>
   requires(std::is_same_v<A, Array> && ...)
 Prediction predict(const Executable& exe, const Target& t, const A&... args) {
-  return predict(exe, t, std::vector<Array>{args...});
+  return predict(exe, t, TorusLayout{}, std::vector<Array>{args...});
+}
+
+template <class... A>
+  requires(std::is_same_v<A, Array> && ...)
+Prediction predict(const Executable& exe, const Target& t, const TorusLayout& layout, const A&... args) {
+  return predict(exe, t, layout, std::vector<Array>{args...});
 }
 
 }  // namespace refx
 
 #if REFX_DEFINITIONS
+#include <refx/predict/detail/torus_layout.hpp>
 #include <refx/predict/detail/model.hpp>
 #include <refx/predict/detail/prediction_output.hpp>
 #endif

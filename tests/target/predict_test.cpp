@@ -156,6 +156,29 @@ TEST(Predict, IsDeterministic) {
   EXPECT_NE(timelines[0].find("\"cat\":\"copy\""), std::string::npos);
 }
 
+// Copies above RuntimeOptions::inline_copy_bytes move on the runtime's
+// workers (in chunks, as the runtime moves them) while the model runs on: the results are still the runtime's, and
+// the prediction the same with one worker (every copy on the model's
+// thread) or three.
+TEST(Predict, MovesLargeCopiesOnTheWorkersWithTheSameResultsAndTimes) {
+  const std::int64_t elements = 1 << 20;  // 1 MiB chunks: two 512 KiB pieces each
+  const Mesh mesh{{"x", 4}};
+  std::vector<std::string> timelines;
+  for (unsigned workers : {1u, 3u}) {
+    Runtime rt(RuntimeOptions{.workers = workers});
+    const Executable exe = collectives::all_reduce_program<float>(
+        mesh, elements, {.direction = Direction::bidirectional, .algorithm = Algorithm::ring}, rt);
+    Array x = Array::generate<float>(
+        4, Shape{elements}, [](std::int32_t d, std::int64_t i) { return float((d * 7 + i) % 13); }, rt);
+    Array expected = exe(x)[0];
+    Array out = Array::empty(4, DType::f32, Shape{elements}, rt);
+    timelines.push_back(predict(exe, targets::v5p(), x, out).timeline_json());
+    for (std::int32_t d = 0; d < 4; ++d)
+      ASSERT_EQ(out.to_host<float>(d), expected.to_host<float>(d)) << workers << " workers, device " << d;
+  }
+  EXPECT_EQ(timelines[0], timelines[1]);
+}
+
 // A vector op on a target without a vector rate is listed, not guessed; with
 // one, it takes its elements at that rate.
 TEST(Predict, SaysWhatTheTargetHasNoFigureFor) {

@@ -9,13 +9,17 @@
 // take their data when started (a race-free program cannot tell) and are
 // routed over the torus, one axis after another, reserving each directed
 // link for bytes / link bandwidth: transfers that share a link take turns.
+// The bytes of a large contiguous copy are moved by the runtime's workers
+// in chunks while the model runs on, and the model waits for them when the
+// copy lands in modelled time (before anything can see them): the modelled
+// times never depend on when the bytes moved.
 
 #include <algorithm>
 #include <cmath>
 #include <deque>
-#include <map>
 #include <memory>
 #include <queue>
+#include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -27,8 +31,10 @@
 #include <refx/ir/view_access.hpp>
 #include <refx/passes/cost.hpp>
 #include <refx/runtime/array.hpp>
+#include <refx/runtime/detail/copy_policies.hpp>
 #include <refx/runtime/detail/timeline_json.hpp>
 #include <refx/runtime/program.hpp>
+#include <refx/runtime/runtime.hpp>
 
 namespace refx::detail {
 
@@ -59,7 +65,8 @@ class PredictEnv final : public ExecEnv {
 
 class PredictModel {
  public:
-  PredictModel(const Program& p, const Target& t) : program_(p), graph_(p.graph), target_(t) {
+  PredictModel(const Program& p, const Target& t, PlacedMesh placed, WorkerPool* pool, const RuntimeOptions& o)
+      : program_(p), graph_(p.graph), target_(t), placed_(std::move(placed)), pool_(pool), options_(o) {
     const std::int32_t n = p.mesh.size();
     for (std::int32_t d = 0; d < n; ++d) devices_.emplace_back(*this, d);
     costs_.reserve(graph_.num_ops());
@@ -69,11 +76,21 @@ class PredictModel {
         costs_.back() = OpCost{};  // index arithmetic: the scalar unit's, not modelled (0 s)
     }
     unknown_.assign(graph_.num_ops(), 0);
-    ranks_ = p.mesh.num_axes();
+    ranks_ = placed_.slice.size();
+    chip_stride_.assign(ranks_, 1);
+    for (std::size_t x = ranks_; x-- > 1;) chip_stride_[x - 1] = chip_stride_[x] * placed_.slice[x];
+    for (std::int32_t d = 0; d < n; ++d) chip_.push_back(placed_.chip(placed_.coords[static_cast<std::size_t>(d)]));
     links_.resize(static_cast<std::size_t>(n) * (ranks_ * 2 + 1));
   }
 
   Prediction run(const std::vector<Array>& args) {
+    // However run ends, no worker may still be moving bytes into the devices' buffers.
+    struct Drain {
+      PredictModel& m;
+      ~Drain() {
+        for (const auto& job : m.moving_) m.finish(*job);
+      }
+    } drain{*this};
     const std::int32_t n = program_.mesh.size();
     for (std::int32_t d = 0; d < n; ++d) {
       Device& v = devices_[static_cast<std::size_t>(d)];
@@ -90,6 +107,7 @@ class PredictModel {
       if (e.kind == Event::resume) {
         step(e.device);
       } else {
+        if (e.job != nullptr) finish(*e.job);
         arrive(e.device, e.counter, e.inc);
         if (e.counter2 != nullptr) arrive(e.device2, e.counter2, e.inc2);
       }
@@ -153,10 +171,17 @@ class PredictModel {
     Device& v = dev(d);
     ResolvedView dst = r.dst;
     if (r.target != d) dst.buffer = dev(r.target).ctx->storage(r.dst_ref);
-    copy_view(r.src, dst, r.reduce);
     const auto bytes = static_cast<std::int64_t>(r.src.bytes());
+    CopyJob* job = nullptr;
+    if (pool_ != nullptr && pool_->size() > 1 && static_cast<std::size_t>(bytes) > options_.inline_copy_bytes &&
+        is_contiguous(r.src) && is_contiguous(dst)) {
+      job = move_on_workers(r.src, dst, r.reduce);
+    } else {
+      copy_region(r.src, dst, r.reduce);  // contiguous views straight across, as the runtime moves them
+    }
     const auto id = static_cast<OpId>(&op - &graph_.op(0));
-    std::vector<std::size_t> links;
+    std::vector<std::size_t>& links = links_crossed_;
+    links.clear();
     double seconds = 0;
     std::int64_t hops = 0;
     if (r.target == d) {
@@ -173,6 +198,7 @@ class PredictModel {
     const double arrival = start + seconds + static_cast<double>(hops) * target_.ici.hop_latency_seconds;
     copies_.push_back(PredictedCopy{id, d, r.target, bytes, hops, v.clock, start, arrival});
     Event e{arrival, Event::arrival, r.target, &counter(r.target, r.recv_sem, r.recv_index), bytes};
+    e.job = job;
     if (r.send_sem != no_id) {
       e.device2 = d;
       e.counter2 = &counter(d, r.send_sem, r.send_index);
@@ -215,6 +241,7 @@ class PredictModel {
     std::int32_t device2 = 0;
     std::int64_t* counter2 = nullptr;
     std::int64_t inc2 = 0;
+    CopyJob* job = nullptr;  // bytes still moving on the workers: done before the arrival counts
     std::uint64_t seq = 0;
   };
   struct Later {
@@ -234,6 +261,26 @@ class PredictModel {
     return true;
   }
   Device& dev(std::int32_t d) { return devices_[static_cast<std::size_t>(d)]; }
+
+  // Splits the copy into chunks (as the runtime's chunked copies) and offers
+  // them to the workers; the model thread takes what is left in finish().
+  CopyJob* move_on_workers(const ResolvedView& src, const ResolvedView& dst, CopyReduce reduce) {
+    auto job = std::make_shared<CopyJob>();
+    job->src = src;
+    job->dst = dst;
+    job->reduce = reduce;
+    job->bytes = static_cast<std::int64_t>(src.bytes());
+    split(*job, options_.copy_chunk_bytes);
+    const int helpers = std::min(job->chunks, static_cast<int>(pool_->size()));
+    for (int h = 0; h < helpers; ++h) pool_->push([job, pool = pool_] { run_chunks(*job, *pool, [] {}); });
+    moving_.push_back(job);
+    return job.get();
+  }
+  // Moves the chunks no worker has taken, then waits for those being moved.
+  void finish(CopyJob& job) {
+    run_chunks(job, *pool_, [] {});
+    while (job.remaining.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+  }
   void push(Event e) {
     e.seq = next_seq_++;
     events_.push(e);
@@ -278,21 +325,25 @@ class PredictModel {
     return storage->data<std::int64_t>()[index];
   }
 
-  std::size_t hbm_link(std::int32_t d) const { return static_cast<std::size_t>(d) * (ranks_ * 2 + 1) + ranks_ * 2; }
+  std::size_t hbm_link(std::int32_t d) const {
+    return static_cast<std::size_t>(chip_[static_cast<std::size_t>(d)]) * (ranks_ * 2 + 1) + ranks_ * 2;
+  }
 
-  // Hops from `from` to `to`, one mesh (= torus) axis after another, the
-  // shorter way round an axis with wraparound links; appends the directed
-  // links crossed to `links` when given.
+  // Hops from `from` to `to` between their chips (TorusLayout), one torus
+  // axis after another, the shorter way round an axis with wraparound links;
+  // appends the directed links crossed to `links` when given.
   std::int64_t route(std::int32_t from, std::int32_t to, std::vector<std::size_t>* links) const {
-    const Mesh& m = program_.mesh;
     std::int64_t hops = 0;
-    std::int32_t at = from;
+    std::int64_t at = chip_[static_cast<std::size_t>(from)];
+    const auto& here = placed_.coords[static_cast<std::size_t>(from)];
+    const auto& there = placed_.coords[static_cast<std::size_t>(to)];
     for (std::size_t a = 0; a < ranks_; ++a) {
-      const std::int32_t size = m.axes()[a].size, stride = m.stride(a);
-      std::int32_t c = m.coord(at, a);
-      const std::int32_t goal = m.coord(to, a);
+      const std::int32_t size = placed_.slice[a];
+      const std::int64_t stride = chip_stride_[a];
+      std::int32_t c = here[a];
+      const std::int32_t goal = there[a];
       if (c == goal) continue;
-      const bool ring = size % target_.ici.wraparound_multiple == 0;
+      const bool ring = placed_.ring[a];
       std::int32_t dir = goal > c ? 1 : -1, steps = std::abs(goal - c);
       if (ring) {
         const std::int32_t forward = (goal - c + size) % size;
@@ -319,8 +370,8 @@ class PredictModel {
     for (bool moved = true; moved;) {
       moved = false;
       for (std::size_t l : links) {
-        const auto& busy = links_[l];
-        auto it = busy.upper_bound(s);
+        const Busy& busy = links_[l];
+        const auto it = after(busy, s);
         if (it != busy.begin() && std::prev(it)->second > s) {
           s = std::prev(it)->second;
           moved = true;
@@ -330,8 +381,13 @@ class PredictModel {
         }
       }
     }
-    for (std::size_t l : links) links_[l].emplace(s, s + seconds);
+    for (std::size_t l : links) links_[l].insert(after(links_[l], s), {s, s + seconds});
     return s;
+  }
+  // A link's busy intervals, sorted and disjoint; the first that begins after `s`.
+  using Busy = std::vector<std::pair<double, double>>;
+  static Busy::const_iterator after(const Busy& busy, double s) {
+    return std::upper_bound(busy.begin(), busy.end(), s, [](double t, const auto& i) { return t < i.first; });
   }
 
   Prediction result() {
@@ -339,6 +395,7 @@ class PredictModel {
     p.kernel = program_.name;
     p.target = target_.name;
     p.mesh = program_.mesh.describe();
+    p.slice = fmt::format("{}", fmt::join(placed_.slice, "x"));
     for (Device& v : devices_) {
       p.devices.push_back(v.result);
       p.ops.push_back(std::move(v.ops));
@@ -372,13 +429,20 @@ class PredictModel {
   const Program& program_;
   const Graph& graph_;
   const Target& target_;
-  std::deque<Device> devices_;  // not moved: each holds its env
+  PlacedMesh placed_;
+  std::vector<std::int64_t> chip_stride_;  // per torus axis, in chips of the slice
+  std::vector<std::int64_t> chip_;         // per device, its chip's index in the slice
+  std::deque<Device> devices_;             // not moved: each holds its env
   std::vector<OpCost> costs_;
   std::vector<std::int64_t> unknown_;  // per op: runs with no figure
   std::size_t ranks_ = 0;
-  std::vector<std::map<double, double>> links_;  // per directed link (and per device's HBM): busy [begin, end)
+  std::vector<Busy> links_;                 // per directed link (and per device's HBM): busy [begin, end)
+  std::vector<std::size_t> links_crossed_;  // the current copy's (reused)
   std::vector<PredictedCopy> copies_;
   std::priority_queue<Event, std::vector<Event>, Later> events_;
+  WorkerPool* pool_;  // null: every copy on the model's thread
+  const RuntimeOptions& options_;
+  std::vector<std::shared_ptr<CopyJob>> moving_;  // copies handed to the workers
   std::uint64_t next_seq_ = 0;
   double now_ = 0;
 };
@@ -403,33 +467,19 @@ inline void PredictEnv::copy_start(ExecContext&, const Op& op, const CopyRequest
 inline Buffer& PredictEnv::barrier_semaphore(std::int64_t id) { return model_->barrier(device_, id); }
 inline void PredictEnv::before_op(ExecContext&, const Op& op) { model_->before_op(device_, op); }
 
-/// Throws unless mesh axis i fits torus axis i of `t`.
-inline void check_mesh_on_torus(const Mesh& m, const Target& t) {
-  std::string why;
-  if (m.num_axes() > t.ici.dims.size())
-    why = fmt::format("it has {} axes and the torus {}", m.num_axes(), t.ici.dims.size());
-  for (std::size_t a = 0; why.empty() && a < m.num_axes(); ++a)
-    if (m.axes()[a].size > t.ici.dims[a])
-      why = fmt::format("axis '{}' has {} devices and torus axis {} has {} chips", m.axes()[a].name, m.axes()[a].size,
-                        a, t.ici.dims[a]);
-  if (!why.empty())
-    throw Error(
-        fmt::format("refx: predict: the mesh {} does not lay out on {}'s torus ({}) one mesh axis per torus axis: {}",
-                    m.describe(), t.name, fmt::join(t.ici.dims, "x"), why));
-}
-
 }  // namespace refx::detail
 
 namespace refx {
 
-REFX_DECL Prediction predict(const Executable& exe, const Target& t, const std::vector<Array>& args) {
+REFX_DECL Prediction predict(const Executable& exe, const Target& t, const TorusLayout& layout,
+                             const std::vector<Array>& args) {
   validate(t);
-  detail::check_mesh_on_torus(exe.mesh(), t);
   if (exe.mesh().cores() > 1)
     throw Error(
         fmt::format("refx: predict: kernel '{}' runs on {} cores per device, which the model does not step "
                     "(predict the kernel compiled for the mesh with one core per device)",
                     exe.program().name, exe.mesh().cores()));
+  detail::PlacedMesh placed = detail::place_mesh(exe.mesh(), t, layout);
   const auto& params = exe.params();
   if (args.size() != params.size())
     throw Error(fmt::format("refx: predict: kernel '{}' has {} parameters, got {} Arrays", exe.program().name,
@@ -443,7 +493,11 @@ REFX_DECL Prediction predict(const Executable& exe, const Target& t, const std::
     a.block_until_ready();
     for (const auto& r : a.reader_events()) r->wait();
   }
-  detail::PredictModel model(exe.program(), t);
+  // The Arrays' runtime lends its workers for the bytes of large copies.
+  Runtime* rt = args.empty() ? nullptr : &args[0].runtime();
+  static const RuntimeOptions defaults{};
+  detail::PredictModel model(exe.program(), t, std::move(placed), rt != nullptr ? &rt->pool() : nullptr,
+                             rt != nullptr ? rt->options() : defaults);
   return model.run(args);
 }
 

@@ -28,8 +28,9 @@ REFX_DECL double Prediction::seconds() const {
 }
 
 REFX_DECL std::string Prediction::to_string() const {
-  std::string out = fmt::format("predicted on {} (mesh {}): kernel '{}' takes {:.3f} us (its slowest device)\n", target,
-                                mesh, kernel, seconds() * 1e6);
+  std::string out =
+      fmt::format("predicted on {} (mesh {} on a {} slice): kernel '{}' takes {:.3f} us (its slowest device)\n", target,
+                  mesh, slice, kernel, seconds() * 1e6);
   out += "device    total_us     busy_us  waiting_us  exposed_comm_us  copies  bytes_sent\n";
   for (std::size_t d = 0; d < devices.size(); ++d) {
     const DevicePrediction& p = devices[d];
