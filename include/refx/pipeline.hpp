@@ -244,7 +244,7 @@ class Pipeline {
   std::vector<detail::PipeOperand> roll_operands(const A&... args) const {
     std::vector<detail::PipeOperand> ops(sizeof...(A));
     std::size_t k = 0;
-    (detail::describe_rolled<R>(args, ops[k++], scalars_), ...);
+    ((detail::describe_rolled<R>(args, ops[k], scalars_, k), ++k), ...);
     return ops;
   }
 

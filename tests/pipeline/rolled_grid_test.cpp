@@ -163,8 +163,12 @@ TEST(RolledGrid, CoresLoopOverTheirShareOfTheSteps) {
     return pipeline_kernel<HbmRef<const float, 300, 8>, HbmRef<float, 300, 8>>(
         g.dimension_semantics(arbitrary, parallel),
         [](VmemRef<const float, 1, 8> x, VmemRef<float, 1, 8> z) { z.store(x.load()); },
-        block<1, 8>([](auto i, auto j) { return std::tuple{i * 100 + j, 0}; }),
-        block<1, 8>([](auto i, auto j) { return std::tuple{i * 100 + j, 0}; }));
+        block<1, 8>([](auto i, auto j) {
+          return std::tuple{i * 100 + j, 0};
+        }),
+        block<1, 8>([](auto i, auto j) {
+          return std::tuple{i * 100 + j, 0};
+        }));
   };
   const Executable fallback = kernel(rows(grid(3, 100))).compile(two);
   ASSERT_EQ(fallback.pipeline_reports().size(), 2u);
@@ -214,6 +218,39 @@ TEST(RolledGrid, ScalarPrefetchRolledByDefault) {
     for (I r = 0; r < kSteps; ++r)
       ASSERT_EQ(z[static_cast<std::size_t>(r * kCols + 3)], 2.0f * float((table[std::size_t(r)] * kCols + 3) % 97))
           << r << " buffers " << buffers;
+  }
+}
+
+// Bad input: an index map reading a scalar operand out of its range at a
+// traced position (step i reads table[i + 1]: past the end at the last
+// step) is a run-time error naming the operand, never a read past the table.
+// (The line it names is the pipeline's: pipeline_kernel's, inside refx.)
+TEST(RolledGrid, ScalarOperandReadOutOfRangeNamesTheOperand) {
+  const auto k =
+      pipeline_kernel<SmemRef<const i32, kSteps>, HbmRef<const float, kRows, kCols>, HbmRef<float, kSteps, kCols>>(
+          grid(kSteps).rolled(),
+          [](SmemRef<const i32, kSteps>, VmemRef<const float, 1, kCols> xb, VmemRef<float, 1, kCols> zb) {
+            zb.store(xb.load());
+          },
+          block<1, kCols>([](auto i, SmemRef<const i32, kSteps> table) {
+            return std::tuple{table.at(i + 1).load(), 0};
+          }),
+          block<1, kCols>([](auto i, SmemRef<const i32, kSteps>) {
+            return std::tuple{i, 0};
+          }));
+  Runtime rt(RuntimeOptions{.workers = 2});
+  const Executable exe = kernel(k).compile(Mesh{{"x", 1}}, {}, rt);
+  ASSERT_TRUE(exe.pipeline_report().rolled);
+  const Array x = Array::generate<float>(1, Shape{kRows, kCols}, aval, rt);
+  try {
+    (void)exe(Array::from_shards<i32>({std::vector<i32>(kSteps, 1)}, Shape{kSteps}, rt), x)[0].to_host<float>(0);
+    ADD_FAILURE() << "no error";
+  } catch (const RuntimeError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("emit_pipeline: the index map of operand 0 (input) reads scalar operand 0 (shape [300]) out of "
+                       "its range at a step of a rolled grid (grid(...).unrolled() names the step): index 300"),
+              std::string::npos)
+        << msg;
   }
 }
 

@@ -54,7 +54,7 @@ constexpr bool rolls() {
 /// Operand `a` of a rolled grid: what describe() records, with the index map
 /// kept (type-erased) to be called at traced grid points.
 template <std::size_t R, class A, class Scalars>
-void describe_rolled(const A& a, PipeOperand& op, const Scalars& scalars) {
+void describe_rolled(const A& a, PipeOperand& op, const Scalars& scalars, std::size_t k) {
   if constexpr (requires { a.spec; }) {
     using Spec = std::remove_cvref_t<decltype(a.spec)>;
     op.role = std::remove_cvref_t<A>::role;
@@ -63,7 +63,15 @@ void describe_rolled(const A& a, PipeOperand& op, const Scalars& scalars) {
     op.buffers = a.spec.buffers;
     op.loc = a.loc;
     if constexpr (rolls<A, Scalars, R>()) {
-      op.map_at = [map = a.spec.map, scalars](std::span<const ValueId> p) {
+      op.map_at = [map = a.spec.map, scalars, k, role = op.role](std::span<const ValueId> p) {
+        // A traced index into a scalar operand is checked at run time, its
+        // error naming the operand (the step is traced: index_map_reads).
+        const std::vector<ValueId> scalar_refs = std::apply(
+            [](const auto&... sc) { return std::vector<ValueId>{Tracer::current().graph().view(sc.view()).ref...}; },
+            scalars);
+        const IndexMapCall call{k, role, {}, scalar_refs};
+        const SmemIndexContext context{&index_map_reads, &call};
+        const SmemIndexContextScope checked(context);
         return [&]<std::size_t... I, std::size_t... J>(std::index_sequence<I...>, std::index_sequence<J...>) {
           return block_indices<Spec::rank>(map(wrap<std::int32_t, extents<>>(p[I])..., std::get<J>(scalars)...));
         }

@@ -50,6 +50,11 @@ REFX_DECL std::string index_map_reads(const void* c, ValueId ref) {
   std::string name = fmt::format("a Smem Ref (shape {})", g.type(ref).shape);
   for (std::size_t j = 0; j < call.scalar_refs.size(); ++j)
     if (call.scalar_refs[j] == ref) name = fmt::format("scalar operand {} (shape {})", j, g.type(ref).shape);
+  if (call.point.empty())  // a rolled grid: the step is a traced value
+    return fmt::format(
+        "emit_pipeline: the index map of operand {} ({}) reads {} out of its range at a step of a rolled grid "
+        "(grid(...).unrolled() names the step)",
+        call.k, role_name(call.role), name);
   return fmt::format("emit_pipeline: the index map of operand {} ({}) reads {} out of its range at grid step ({})",
                      call.k, role_name(call.role), name, fmt::join(call.point, ", "));
 }
