@@ -24,7 +24,8 @@ stages=("$@")
 if ((${#stages[@]} == 0)); then stages=(tsan asan fuzz); fi
 
 TSAN_TARGETS=(reliability_differential_fuzz_test reliability_fault_injection_test reliability_stress_test
-              runtime_scheduling_test runtime_errors_test runtime_bound_launch_test)
+              runtime_scheduling_test runtime_errors_test runtime_bound_launch_test
+              runtime_cores_test)  # several cores per device: lanes sharing Hbm, core_barrier
 TSAN_TESTS='^(reliability|runtime)\.'  # the runtime tests not built here show up as *_NOT_BUILT, unmatched
 # (reliability_graph_fuzz_test is left to the fuzz stage: the same target under ASan + UBSan, coverage-guided.)
 ASAN_TARGETS=(reliability_differential_fuzz_test reliability_fault_injection_test reliability_bad_input_test
