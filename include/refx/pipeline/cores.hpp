@@ -56,6 +56,12 @@ REFX_DECL std::optional<StepRange> core_step_range(std::span<const std::int64_t>
 
 #if REFX_DEFINITIONS
 namespace refx::detail {
+/// Where chunk c of `combos` combinations cut into `cores` chunks begins
+/// (the first combos % cores chunks one longer).
+inline std::int64_t chunk_begin(std::int64_t c, std::int64_t combos, std::int32_t cores) {
+  return c * (combos / cores) + std::min<std::int64_t>(c, combos % cores);
+}
+
 REFX_DECL std::vector<std::vector<std::int64_t>> core_share(const std::vector<std::vector<std::int64_t>>& points,
                                                             std::span<const std::int64_t> dims,
                                                             std::span<const DimensionSemantics> semantics,
@@ -68,7 +74,7 @@ REFX_DECL std::vector<std::vector<std::int64_t>> core_share(const std::vector<st
       std::find(semantics.begin(), semantics.end(), DimensionSemantics::parallel) != semantics.end();
   if (!any_parallel) return core == 0 ? points : std::vector<std::vector<std::int64_t>>{};
   // Chunk c holds combinations [begin(c), begin(c + 1)).
-  const auto begin = [&](std::int64_t c) { return c * (combos / cores) + std::min<std::int64_t>(c, combos % cores); };
+  const auto begin = [&](std::int64_t c) { return chunk_begin(c, combos, cores); };
   std::vector<std::vector<std::int64_t>> mine;
   for (const auto& p : points) {
     std::int64_t combo = 0;
@@ -92,7 +98,7 @@ REFX_DECL std::optional<StepRange> core_step_range(std::span<const std::int64_t>
     return std::nullopt;
   if (leading == 0) return core == 0 ? StepRange{0, steps} : StepRange{0, 0};
   const std::int64_t inner = steps / combos;  // the steps of one combination of the parallel indices
-  const auto begin = [&](std::int64_t c) { return c * (combos / cores) + std::min<std::int64_t>(c, combos % cores); };
+  const auto begin = [&](std::int64_t c) { return chunk_begin(c, combos, cores); };
   return StepRange{begin(core) * inner, (begin(core + 1) - begin(core)) * inner};
 }
 }  // namespace refx::detail
