@@ -267,17 +267,24 @@ class SmemIndexContextScope {
 [[noreturn]] REFX_DECL void index_map_failed(const TraceError& e, const IndexMapCall& call, std::size_t views_before,
                                              SourceLoc loc);
 
+/// What every trace records of an operand with a BlockSpec (in or out):
+/// role, Hbm view, block shape, ring size, line.
+template <class A>
+void describe_block_operand(const A& a, PipeOperand& op) {
+  op.role = std::remove_cvref_t<A>::role;
+  op.hbm = a.ref.view();
+  op.block = spec_shape<std::remove_cvref_t<decltype(a.spec)>>::dims();
+  op.buffers = a.spec.buffers;
+  op.loc = a.loc;
+}
+
 template <std::size_t R, class A, class Scalars = std::tuple<>>
 void describe(const A& a, PipeOperand& op, const std::vector<std::vector<std::int64_t>>& points,
               const Scalars& scalars = {}, std::size_t k = 0, std::span<const ValueId> scalar_refs = {},
               SourceLoc loc = {}) {
   if constexpr (requires { a.spec; }) {
     using Spec = std::remove_cvref_t<decltype(a.spec)>;
-    op.role = std::remove_cvref_t<A>::role;
-    op.hbm = a.ref.view();
-    op.block = spec_shape<Spec>::dims();
-    op.buffers = a.spec.buffers;
-    op.loc = a.loc;
+    describe_block_operand(a, op);
     op.index.reserve(points.size());
     using Map = decltype(a.spec.map);
     constexpr bool callable = takes_grid_indices<Map, Scalars>(std::make_index_sequence<R>{});

@@ -57,11 +57,7 @@ template <std::size_t R, class A, class Scalars>
 void describe_rolled(const A& a, PipeOperand& op, const Scalars& scalars, std::size_t k) {
   if constexpr (requires { a.spec; }) {
     using Spec = std::remove_cvref_t<decltype(a.spec)>;
-    op.role = std::remove_cvref_t<A>::role;
-    op.hbm = a.ref.view();
-    op.block = spec_shape<Spec>::dims();
-    op.buffers = a.spec.buffers;
-    op.loc = a.loc;
+    describe_block_operand(a, op);
     if constexpr (rolls<A, Scalars, R>()) {
       op.map_at = [map = a.spec.map, scalars, k, role = op.role](std::span<const ValueId> p) {
         // A traced index into a scalar operand is checked at run time, its
