@@ -51,6 +51,8 @@ class Executable {
              std::shared_ptr<const TargetReport> target_report = nullptr);
 
   const Program& program() const noexcept { return *program_; }
+  /// The same Program, shared: for results that outlive the Executable.
+  const std::shared_ptr<const Program>& shared_program() const noexcept { return program_; }
   const Graph& graph() const noexcept { return program_->graph; }
   const Mesh& mesh() const noexcept { return program_->mesh; }
   const std::vector<Param>& params() const noexcept { return params_; }

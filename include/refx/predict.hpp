@@ -15,6 +15,7 @@
 // whatever the worker count or host load.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -25,6 +26,10 @@
 #include <refx/target/target.hpp>
 
 namespace refx {
+
+namespace detail {
+class PredictModel;
+}  // namespace detail
 
 /// One device's modelled call, in seconds from the call's start.
 struct DevicePrediction {
@@ -74,8 +79,6 @@ class Prediction {
   /// Per device, its ops in program order; and every copy in issue order.
   std::vector<std::vector<PredictedOp>> ops;
   std::vector<PredictedCopy> copies;
-  /// Per op of the program, its timeline name and its source line.
-  std::vector<std::string> op_names, op_sources;
 
   /// The call's predicted time: the slowest device's.
   double seconds() const;
@@ -88,6 +91,15 @@ class Prediction {
   std::string timeline_json() const;
   /// Writes timeline_json() to `path`; throws refx::Error naming the path.
   void write_timeline(const std::string& path) const;
+  /// Op `op` of the program (PredictedOp::op, PredictedCopy::op): its
+  /// timeline name, and its source line as file:line.
+  std::string op_name(OpId op) const;
+  std::string op_source(OpId op) const;
+
+ private:
+  friend class detail::PredictModel;
+  // Names and lines are formatted when asked for, not on every call.
+  std::shared_ptr<const Program> program_;
 };
 
 /// Where a program's mesh lies on the target's torus (docs/targets.md, "The

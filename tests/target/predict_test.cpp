@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -233,6 +235,32 @@ TEST(Predict, NamesADeadlockInModelledTime) {
               std::string::npos)
         << e.what();
   }
+}
+
+// A prediction names its ops and their source lines (the timeline's), also
+// after its Executable is gone; an id that is not one of its ops is refused.
+TEST(Predict, NamesItsOpsAfterTheExecutableIsGone) {
+  const auto k = [](VmemRef<const float, 64, 128> x, VmemRef<float, 64, 128> y) { y.store(exp(x.load())); };
+  const int line = __LINE__ - 1;
+  Array x = iota_shards(1, Shape{64, 128});
+  Array y = Array::empty(1, DType::f32, Shape{64, 128});
+  Prediction p;
+  {
+    const Executable exe = kernel(k).passes({.fuse = false}).compile(Mesh{{"x", 1}});
+    p = predict(exe, targets::v5e(), x, y);
+  }
+  ASSERT_EQ(p.ops.size(), 1u);
+  bool saw_exp = false;
+  for (const PredictedOp& o : p.ops[0]) {
+    if (p.op_name(o.op) != "exp") continue;
+    saw_exp = true;
+    EXPECT_NE(p.op_source(o.op).find(fmt::format("predict_test.cpp:{}", line)), std::string::npos) << p.op_source(o.op);
+    EXPECT_NE(p.timeline_json().find(p.op_source(o.op)), std::string::npos);
+  }
+  EXPECT_TRUE(saw_exp);
+  EXPECT_THROW((void)p.op_name(-1), Error);
+  EXPECT_THROW((void)p.op_source(1 << 20), Error);
+  EXPECT_THROW((void)Prediction{}.op_name(0), Error);
 }
 
 TEST(Predict, ChecksItsArguments) {

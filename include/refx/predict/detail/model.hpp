@@ -65,9 +65,16 @@ class PredictEnv final : public ExecEnv {
 
 class PredictModel {
  public:
-  PredictModel(const Program& p, const Target& t, PlacedMesh placed, WorkerPool* pool, const RuntimeOptions& o)
-      : program_(p), graph_(p.graph), target_(t), placed_(std::move(placed)), pool_(pool), options_(o) {
-    const std::int32_t n = p.mesh.size();
+  PredictModel(std::shared_ptr<const Program> p, const Target& t, PlacedMesh placed, WorkerPool* pool,
+               const RuntimeOptions& o)
+      : shared_(std::move(p)),
+        program_(*shared_),
+        graph_(program_.graph),
+        target_(t),
+        placed_(std::move(placed)),
+        pool_(pool),
+        options_(o) {
+    const std::int32_t n = program_.mesh.size();
     for (std::int32_t d = 0; d < n; ++d) devices_.emplace_back(*this, d);
     costs_.reserve(graph_.num_ops());
     for (std::size_t o = 0; o < graph_.num_ops(); ++o) {
@@ -401,12 +408,11 @@ class PredictModel {
       p.ops.push_back(std::move(v.ops));
     }
     p.copies = std::move(copies_);
-    p.op_names.reserve(graph_.num_ops());
+    p.program_ = shared_;
     for (std::size_t o = 0; o < graph_.num_ops(); ++o) {
-      const Op& op = graph_.op(static_cast<OpId>(o));
-      p.op_names.push_back(timeline_op_name(graph_, op));
-      p.op_sources.push_back(fmt::format("{}", op.loc));
       if (unknown_[o] == 0) continue;
+      const Op& op = graph_.op(static_cast<OpId>(o));
+      std::string source = fmt::format("{}", op.loc);
       const OpCost& c = costs_[o];
       std::string why = c.unit == OpCost::Unit::matrix
                             ? fmt::format("{} has no published matrix-unit peak for {}", target_.name,
@@ -416,16 +422,16 @@ class PredictModel {
                                                        : fmt::format("{} has no vector_ops_per_second", target_.name))
                             : std::string("a copy between Vmem buffers: no published figure");
       const auto same = [&](const UnknownCost& u) {
-        return u.op == op.prim->name && u.source == p.op_sources.back() && u.reason == why;
+        return u.op == op.prim->name && u.source == source && u.reason == why;
       };
       if (auto it = std::find_if(p.unknown.begin(), p.unknown.end(), same); it != p.unknown.end())
         it->count += unknown_[o];
-      else
-        p.unknown.push_back(UnknownCost{std::string(op.prim->name), p.op_sources.back(), std::move(why), unknown_[o]});
+      else p.unknown.push_back(UnknownCost{std::string(op.prim->name), std::move(source), std::move(why), unknown_[o]});
     }
     return p;
   }
 
+  std::shared_ptr<const Program> shared_;
   const Program& program_;
   const Graph& graph_;
   const Target& target_;
@@ -496,7 +502,7 @@ REFX_DECL Prediction predict(const Executable& exe, const Target& t, const Torus
   // The Arrays' runtime lends its workers for the bytes of large copies.
   Runtime* rt = args.empty() ? nullptr : &args[0].runtime();
   static const RuntimeOptions defaults{};
-  detail::PredictModel model(exe.program(), t, std::move(placed), rt != nullptr ? &rt->pool() : nullptr,
+  detail::PredictModel model(exe.shared_program(), t, std::move(placed), rt != nullptr ? &rt->pool() : nullptr,
                              rt != nullptr ? rt->options() : defaults);
   return model.run(args);
 }

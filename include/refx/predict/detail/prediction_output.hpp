@@ -44,6 +44,23 @@ REFX_DECL std::string Prediction::to_string() const {
   return out;
 }
 
+namespace detail {
+inline const Op& predicted_op(const Program* p, OpId op) {
+  if (p == nullptr || op < 0 || static_cast<std::size_t>(op) >= p->graph.num_ops())
+    throw Error(fmt::format("refx: Prediction: op {} is not an op of the predicted program{}", op,
+                            p == nullptr ? " (this Prediction was not made by refx::predict)" : ""));
+  return p->graph.op(op);
+}
+}  // namespace detail
+
+REFX_DECL std::string Prediction::op_name(OpId op) const {
+  const Op& o = detail::predicted_op(program_.get(), op);
+  return detail::timeline_op_name(program_->graph, o);
+}
+REFX_DECL std::string Prediction::op_source(OpId op) const {
+  return fmt::format("{}", detail::predicted_op(program_.get(), op).loc);
+}
+
 REFX_DECL std::string Prediction::timeline_json() const {
   std::string out = "{\"traceEvents\":[";
   const auto event = [&](std::string_view body) {
@@ -60,8 +77,8 @@ REFX_DECL std::string Prediction::timeline_json() const {
     for (const PredictedOp& o : ops[d])
       event(fmt::format(
           R"({{"ph":"X","cat":"op","name":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{{"source":{}{}}}}})",
-          detail::json_quoted(op_names[static_cast<std::size_t>(o.op)]), pid, d, detail::predicted_us(o.begin),
-          detail::predicted_us(o.end - o.begin), detail::json_quoted(op_sources[static_cast<std::size_t>(o.op)]),
+          detail::json_quoted(op_name(o.op)), pid, d, detail::predicted_us(o.begin),
+          detail::predicted_us(o.end - o.begin), detail::json_quoted(op_source(o.op)),
           o.waited ? ",\"waited\":true" : ""));
   }
   for (const PredictedCopy& c : copies)
@@ -69,7 +86,7 @@ REFX_DECL std::string Prediction::timeline_json() const {
         R"({{"ph":"X","cat":"copy","name":"copy {}->{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{"bytes":{},"hops":{},"issued_us":{},"source":{}}}}})",
         c.from, c.to, pid, detail::worker_lane_base + c.from, detail::predicted_us(c.start),
         detail::predicted_us(c.arrival - c.start), c.bytes, c.hops, detail::predicted_us(c.issued),
-        detail::json_quoted(op_sources[static_cast<std::size_t>(c.op)])));
+        detail::json_quoted(op_source(c.op))));
   event(fmt::format(R"json({{"ph":"M","name":"process_name","pid":{},"args":{{"name":{}}}}})json", pid,
                     detail::json_quoted(fmt::format("refx prediction: {} on {} (modelled time)", kernel, target))));
   for (std::size_t d = 0; d < ops.size(); ++d) {
