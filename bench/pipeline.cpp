@@ -25,9 +25,9 @@
 // time per grid step, over_eigen_us_per_step what a step costs beyond
 // Eigen's time for one block product.
 //
-// BM_PipelineStepCost<T>: that pipeline with an empty body (copies,
-// semaphores and the ops around them only), time per step against the same
-// block copies done by hand (speed_vs_hand = hand_ms / median_ms).
+// BM_PipelineStepCost<T, Evaluated>: that pipeline without its arithmetic
+// (copies, semaphores and the ops around them), time per step against the
+// same block copies done by hand (speed_vs_hand = hand_ms / median_ms).
 //
 //   cmake --preset release -B build/rel
 //   nice -n 15 cmake --build build/rel --target bench_pipeline -j1 && build/rel/bench/bench_pipeline
@@ -41,6 +41,8 @@
 #include <cstdint>
 #include <cstring>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include <refx/ir/gemm.hpp>
 #include <refx/refx.hpp>
@@ -206,28 +208,35 @@ void BM_PipelinedMatmul(benchmark::State& state) {
   state.SetLabel(!ok ? "WRONG RESULT" : std::is_same_v<T, float> ? "f32 in, f32 acc" : "bf16 in, f32 acc");
 }
 
-// BM_PipelineStepCost<T>: the matmul's pipeline (512^3 of T, 128^3 blocks,
-// grid 4x4x4, the same operands and scratch) with an empty body: what a step
-// costs without its arithmetic -- the block copies, their semaphores and the
-// ops that start and wait for them. Baseline: the same bytes moved by hand on
-// one thread (the A and B blocks fetched every step, C written back every 4).
-template <class T>
+// BM_PipelineStepCost<T, Evaluated>: the matmul's pipeline (512^3 of T,
+// 128^3 blocks, grid 4x4x4, the same operands and scratch) without its
+// arithmetic: what a step costs in block copies, their semaphores and the
+// ops that start and wait for them. With an empty body the kernel is a static
+// communication program and runs bound (docs/runtime.md, "Bound launches");
+// Evaluated adds `acc.store(0.0f)` when k starts (a 64 KiB fill every 4
+// steps), which sends it through the evaluator and the launch as the
+// matmul's body does. Baseline: the same bytes moved by hand on one thread
+// (the A and B blocks fetched every step, C written back every 4).
+template <class T, bool Evaluated>
 void BM_PipelineStepCost(benchmark::State& state) {
   constexpr I N = 512, B = 128;
   PipelineReport report;
   Executable exe = kernel([&](HbmRef<const T, N, N> a, HbmRef<const T, N, N> b, HbmRef<float, N, N> c) {
                      report = emit_pipeline(grid(N / B, N / B, N / B),
                                             [](VmemRef<const T, B, B>, VmemRef<const T, B, B>, VmemRef<float, B, B>,
-                                               VmemRef<float, B, B>) {})(in(a, block<B, B>([](I i, I, I k) {
-                                                                              return std::array{i, k};
-                                                                            })),
-                                                                         in(b, block<B, B>([](I, I j, I k) {
-                                                                              return std::array{k, j};
-                                                                            })),
-                                                                         out(c, block<B, B>([](I i, I j, I) {
-                                                                               return std::array{i, j};
-                                                                             })),
-                                                                         scratch<VmemRef<float, B, B>>());
+                                               [[maybe_unused]] VmemRef<float, B, B> acc) {
+                                              if constexpr (Evaluated)
+                                                if (program_id(2) == 0) acc.store(0.0f);
+                                            })(in(a, block<B, B>([](I i, I, I k) {
+                                                    return std::array{i, k};
+                                                  })),
+                                               in(b, block<B, B>([](I, I j, I k) {
+                                                    return std::array{k, j};
+                                                  })),
+                                               out(c, block<B, B>([](I i, I j, I) {
+                                                     return std::array{i, j};
+                                                   })),
+                                               scratch<VmemRef<float, B, B>>());
                    }).compile(Mesh{{"x", 1}});
   const auto a = Array::generate<T>(1, Shape{N, N}, [](int, std::int64_t i) { return static_cast<T>(value(i, 1)); });
   const auto b = Array::generate<T>(1, Shape{N, N}, [](int, std::int64_t i) { return static_cast<T>(value(i, 2)); });
@@ -269,7 +278,8 @@ void BM_PipelineStepCost(benchmark::State& state) {
   state.counters["hand_us_per_step"] = hand_med / steps * 1e6;
   state.counters["speed_vs_hand"] = hand_med / med;
   state.counters["steps"] = steps;
-  state.SetLabel(std::is_same_v<T, float> ? "f32 blocks, empty body" : "bf16 blocks, empty body");
+  state.SetLabel(fmt::format("{} blocks, {}", std::is_same_v<T, float> ? "f32" : "bf16",
+                             Evaluated ? "acc.store(0) when k starts (evaluated)" : "empty body (bound)"));
 }
 
 BENCHMARK_TEMPLATE(BM_PipelinedElementwise, 16)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
@@ -279,8 +289,10 @@ BENCHMARK_TEMPLATE(BM_PipelinedElementwise, 256)->UseRealTime()->Unit(benchmark:
 // (issue 49's row: bf16 >= 0.8x Eigen f32 512^3).
 BENCHMARK_TEMPLATE(BM_PipelinedMatmul, float, 128, 512)->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(40);
 BENCHMARK_TEMPLATE(BM_PipelinedMatmul, bf16, 128, 512)->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(40);
-BENCHMARK_TEMPLATE(BM_PipelineStepCost, float)->UseRealTime()->Unit(benchmark::kMicrosecond)->Iterations(200);
-BENCHMARK_TEMPLATE(BM_PipelineStepCost, bf16)->UseRealTime()->Unit(benchmark::kMicrosecond)->Iterations(200);
+BENCHMARK_TEMPLATE(BM_PipelineStepCost, float, false)->UseRealTime()->Unit(benchmark::kMicrosecond)->Iterations(200);
+BENCHMARK_TEMPLATE(BM_PipelineStepCost, bf16, false)->UseRealTime()->Unit(benchmark::kMicrosecond)->Iterations(200);
+BENCHMARK_TEMPLATE(BM_PipelineStepCost, float, true)->UseRealTime()->Unit(benchmark::kMicrosecond)->Iterations(200);
+BENCHMARK_TEMPLATE(BM_PipelineStepCost, bf16, true)->UseRealTime()->Unit(benchmark::kMicrosecond)->Iterations(200);
 BENCHMARK_TEMPLATE(BM_PipelinedMatmul, float, 512)->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK_TEMPLATE(BM_PipelinedMatmul, float, 1024)->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK_TEMPLATE(BM_PipelinedMatmul, bf16, 512)->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(3);
