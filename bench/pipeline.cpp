@@ -19,7 +19,15 @@
 // f32 accumulator in Vmem scratch, C (f32) written back when k ends. After
 // each call it times Eigen's single-threaded f32 GEMM of the same size and
 // reports speed_vs_eigen = eigen_ms / median_ms (targets: f32 >= 0.7,
-// bf16 >= 0.4).
+// bf16 >= 0.4). BM_PipelinedMatmul<T, 128, 512>: the shape of
+// examples/pipelined_matmul, 512^3 in 128^3 blocks (grid 4x4x4), against
+// Eigen's f32 512^3 (issue 49's row: bf16 >= 0.8); us_per_step is the call's
+// time per grid step, over_eigen_us_per_step what a step costs beyond
+// Eigen's time for one block product.
+//
+// BM_PipelineStepCost<T, Evaluated>: that pipeline without its arithmetic
+// (copies, semaphores and the ops around them), time per step against the
+// same block copies done by hand (speed_vs_hand = hand_ms / median_ms).
 //
 //   cmake --preset release -B build/rel
 //   nice -n 15 cmake --build build/rel --target bench_pipeline -j1 && build/rel/bench/bench_pipeline
@@ -33,6 +41,8 @@
 #include <cstdint>
 #include <cstring>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include <refx/ir/gemm.hpp>
 #include <refx/refx.hpp>
@@ -128,8 +138,8 @@ void BM_PipelinedElementwise(benchmark::State& state) {
 
 struct EigenGemm {
   RowMatrix a, b, c;
-  EigenGemm() : a(kN, kN), b(kN, kN), c(kN, kN) {
-    for (std::int64_t i = 0; i < kN * kN; ++i) {
+  explicit EigenGemm(I n) : a(n, n), b(n, n), c(n, n) {
+    for (std::int64_t i = 0; i < n * n; ++i) {
       a.data()[i] = value(i, 1);
       b.data()[i] = value(i, 2);
     }
@@ -140,13 +150,13 @@ struct EigenGemm {
   }
 };
 
-template <class T, I B>
+template <class T, I B, I N = kN>
 void BM_PipelinedMatmul(benchmark::State& state) {
   PipelineReport report;
   Executable exe = [&] {
     const auto t0 = Clock::now();
-    Executable e = kernel([&](HbmRef<const T, kN, kN> a, HbmRef<const T, kN, kN> b, HbmRef<float, kN, kN> c) {
-                     report = emit_pipeline(grid(kN / B, kN / B, kN / B),
+    Executable e = kernel([&](HbmRef<const T, N, N> a, HbmRef<const T, N, N> b, HbmRef<float, N, N> c) {
+                     report = emit_pipeline(grid(N / B, N / B, N / B),
                                             [](VmemRef<const T, B, B> ab, VmemRef<const T, B, B> bb,
                                                VmemRef<float, B, B> cb, VmemRef<float, B, B> acc) {
                                               if (program_id(2) == 0) acc.store(dot<float>(ab.load(), bb.load()));
@@ -166,15 +176,15 @@ void BM_PipelinedMatmul(benchmark::State& state) {
     state.counters["compile_ms"] = std::chrono::duration<double>(Clock::now() - t0).count() * 1e3;
     return e;
   }();
-  const auto a = Array::generate<T>(1, Shape{kN, kN}, [](int, std::int64_t i) { return static_cast<T>(value(i, 1)); });
-  const auto b = Array::generate<T>(1, Shape{kN, kN}, [](int, std::int64_t i) { return static_cast<T>(value(i, 2)); });
+  const auto a = Array::generate<T>(1, Shape{N, N}, [](int, std::int64_t i) { return static_cast<T>(value(i, 1)); });
+  const auto b = Array::generate<T>(1, Shape{N, N}, [](int, std::int64_t i) { return static_cast<T>(value(i, 2)); });
   Array c = exe(a, b)[0];
   const std::vector<Array> args{a, b, c};
   const auto call = [&] {
     exe.call_in_place(args);
     c.block_until_ready();
   };
-  EigenGemm eigen;
+  EigenGemm eigen(N);
   call();
   eigen();
   std::vector<double> seconds, eigen_seconds;
@@ -183,20 +193,106 @@ void BM_PipelinedMatmul(benchmark::State& state) {
     eigen_seconds.push_back(seconds_of(eigen));
   }
   // Spot check one element against Eigen (same f32 inputs; bf16 holds them exactly).
-  const float got = c.to_host<float>(0)[static_cast<std::size_t>(5 * kN + 7)], want = eigen.c(5, 7);
+  const float got = c.to_host<float>(0)[static_cast<std::size_t>(5 * N + 7)], want = eigen.c(5, 7);
   const bool ok = std::abs(got - want) <= 1e-3f * (1.0f + std::abs(want));
   const double med = median(std::move(seconds)), eigen_med = median(std::move(eigen_seconds));
   state.counters["median_ms"] = med * 1e3;
-  state.counters["GFLOPs"] = 2.0 * static_cast<double>(kN * kN * kN) / med / 1e9;
+  state.counters["GFLOPs"] = 2.0 * static_cast<double>(N * N * N) / med / 1e9;
   state.counters["eigen_f32_ms"] = eigen_med * 1e3;
   state.counters["speed_vs_eigen"] = eigen_med / med;
   state.counters["steps"] = static_cast<double>(report.steps);
+  // Each step's share of the call against Eigen's time for the same FLOPs
+  // (one B^3 block product): what a step costs above the arithmetic.
+  state.counters["us_per_step"] = med / static_cast<double>(report.steps) * 1e6;
+  state.counters["over_eigen_us_per_step"] = (med - eigen_med) / static_cast<double>(report.steps) * 1e6;
   state.SetLabel(!ok ? "WRONG RESULT" : std::is_same_v<T, float> ? "f32 in, f32 acc" : "bf16 in, f32 acc");
+}
+
+// BM_PipelineStepCost<T, Evaluated>: the matmul's pipeline (512^3 of T,
+// 128^3 blocks, grid 4x4x4, the same operands and scratch) without its
+// arithmetic: what a step costs in block copies, their semaphores and the
+// ops that start and wait for them. With an empty body the kernel is a static
+// communication program and runs bound (docs/runtime.md, "Bound launches");
+// Evaluated adds `acc.store(0.0f)` when k starts (a 64 KiB fill every 4
+// steps), which sends it through the evaluator and the launch as the
+// matmul's body does. Baseline: the same bytes moved by hand on one thread
+// (the A and B blocks fetched every step, C written back every 4).
+template <class T, bool Evaluated>
+void BM_PipelineStepCost(benchmark::State& state) {
+  constexpr I N = 512, B = 128;
+  PipelineReport report;
+  Executable exe = kernel([&](HbmRef<const T, N, N> a, HbmRef<const T, N, N> b, HbmRef<float, N, N> c) {
+                     report = emit_pipeline(grid(N / B, N / B, N / B),
+                                            [](VmemRef<const T, B, B>, VmemRef<const T, B, B>, VmemRef<float, B, B>,
+                                               [[maybe_unused]] VmemRef<float, B, B> acc) {
+                                              if constexpr (Evaluated)
+                                                if (program_id(2) == 0) acc.store(0.0f);
+                                            })(in(a, block<B, B>([](I i, I, I k) {
+                                                    return std::array{i, k};
+                                                  })),
+                                               in(b, block<B, B>([](I, I j, I k) {
+                                                    return std::array{k, j};
+                                                  })),
+                                               out(c, block<B, B>([](I i, I j, I) {
+                                                     return std::array{i, j};
+                                                   })),
+                                               scratch<VmemRef<float, B, B>>());
+                   }).compile(Mesh{{"x", 1}});
+  const auto a = Array::generate<T>(1, Shape{N, N}, [](int, std::int64_t i) { return static_cast<T>(value(i, 1)); });
+  const auto b = Array::generate<T>(1, Shape{N, N}, [](int, std::int64_t i) { return static_cast<T>(value(i, 2)); });
+  Array c = exe(a, b)[0];
+  const std::vector<Array> args{a, b, c};
+  const auto call = [&] {
+    exe.call_in_place(args);
+    c.block_until_ready();
+  };
+  std::vector<T> ha(static_cast<std::size_t>(N * N)), hb(ha.size()), ab(static_cast<std::size_t>(B * B)), bb(ab.size());
+  std::vector<float> hc(static_cast<std::size_t>(N * N)), cb(ab.size());
+  const auto copy_block = [](const auto* from, I from_stride, auto* to, I to_stride) {
+    for (I r = 0; r < B; ++r) std::memcpy(to + r * to_stride, from + r * from_stride, B * sizeof(*from));
+  };
+  const auto by_hand = [&] {
+    for (I i = 0; i < N / B; ++i)
+      for (I j = 0; j < N / B; ++j) {
+        for (I k = 0; k < N / B; ++k) {
+          copy_block(ha.data() + (i * N + k) * B, N, ab.data(), B);
+          copy_block(hb.data() + (k * N + j) * B, N, bb.data(), B);
+          benchmark::DoNotOptimize(ab.data());
+          benchmark::DoNotOptimize(bb.data());
+        }
+        copy_block(cb.data(), B, hc.data() + (i * N + j) * B, N);
+      }
+    benchmark::DoNotOptimize(hc.data());
+  };
+  call();
+  by_hand();
+  std::vector<double> seconds, hand_seconds;
+  for (auto _ : state) {
+    seconds.push_back(seconds_of(call));
+    hand_seconds.push_back(seconds_of(by_hand));
+  }
+  const double med = median(std::move(seconds)), hand_med = median(std::move(hand_seconds));
+  const auto steps = static_cast<double>(report.steps);
+  state.counters["median_us"] = med * 1e6;
+  state.counters["us_per_step"] = med / steps * 1e6;
+  state.counters["hand_us_per_step"] = hand_med / steps * 1e6;
+  state.counters["speed_vs_hand"] = hand_med / med;
+  state.counters["steps"] = steps;
+  state.SetLabel(fmt::format("{} blocks, {}", std::is_same_v<T, float> ? "f32" : "bf16",
+                             Evaluated ? "acc.store(0) when k starts (evaluated)" : "empty body (bound)"));
 }
 
 BENCHMARK_TEMPLATE(BM_PipelinedElementwise, 16)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK_TEMPLATE(BM_PipelinedElementwise, 64)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK_TEMPLATE(BM_PipelinedElementwise, 256)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+// The shape of examples/pipelined_matmul: 512^3 in 128^3 blocks, grid 4x4x4
+// (issue 49's row: bf16 >= 0.8x Eigen f32 512^3).
+BENCHMARK_TEMPLATE(BM_PipelinedMatmul, float, 128, 512)->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(40);
+BENCHMARK_TEMPLATE(BM_PipelinedMatmul, bf16, 128, 512)->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(40);
+BENCHMARK_TEMPLATE(BM_PipelineStepCost, float, false)->UseRealTime()->Unit(benchmark::kMicrosecond)->Iterations(200);
+BENCHMARK_TEMPLATE(BM_PipelineStepCost, bf16, false)->UseRealTime()->Unit(benchmark::kMicrosecond)->Iterations(200);
+BENCHMARK_TEMPLATE(BM_PipelineStepCost, float, true)->UseRealTime()->Unit(benchmark::kMicrosecond)->Iterations(200);
+BENCHMARK_TEMPLATE(BM_PipelineStepCost, bf16, true)->UseRealTime()->Unit(benchmark::kMicrosecond)->Iterations(200);
 BENCHMARK_TEMPLATE(BM_PipelinedMatmul, float, 512)->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK_TEMPLATE(BM_PipelinedMatmul, float, 1024)->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK_TEMPLATE(BM_PipelinedMatmul, bf16, 512)->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(3);

@@ -2,6 +2,7 @@
 // A copy job between two resolved views, and moving its bytes: whole, or
 // elements [begin, end) of contiguous views (a chunk; copy_policies.hpp).
 
+#include <array>
 #include <atomic>
 #include <cstring>
 
@@ -65,10 +66,48 @@ inline void copy_contiguous(const ResolvedView& src, const ResolvedView& dst, Co
   });
 }
 
+/// Copies a region between two views of one shape in different buffers
+/// (so they cannot overlap) row by row, straight from one to the other: a
+/// block of a larger array into a window slot and back, with no staging
+/// buffer between them (copy_view stages through one, for overlapping
+/// views and combining copies).
+inline void copy_rows(const ResolvedView& src, const ResolvedView& dst) {
+  const std::size_t es = size_of(src.buffer->dtype());
+  const std::byte* const s = src.buffer->data();
+  std::byte* const d = dst.buffer->data();
+  const std::size_t r = src.shape.rank();
+  if (src.elements() == 0) return;
+  if (r == 0) {
+    std::memcpy(d + dst.offset * static_cast<std::int64_t>(es), s + src.offset * static_cast<std::int64_t>(es), es);
+    return;
+  }
+  const std::int64_t inner = src.shape[r - 1], ss = src.strides[r - 1], ds = dst.strides[r - 1];
+  const auto e = static_cast<std::int64_t>(es);
+  std::array<std::int64_t, max_rank> idx{};
+  for (std::int64_t rows = src.elements() / inner; rows-- > 0;) {
+    std::int64_t so = src.offset, dof = dst.offset;
+    for (std::size_t k = 0; k + 1 < r; ++k) {
+      so += idx[k] * src.strides[k];
+      dof += idx[k] * dst.strides[k];
+    }
+    if ((ss == 1 || inner == 1) && (ds == 1 || inner == 1)) {
+      std::memcpy(d + dof * e, s + so * e, static_cast<std::size_t>(inner) * es);
+    } else {
+      for (std::int64_t i = 0; i < inner; ++i) std::memcpy(d + (dof + i * ds) * e, s + (so + i * ss) * e, es);
+    }
+    for (std::size_t k = r - 1; k-- > 0;) {
+      if (++idx[k] < src.shape[k]) break;
+      idx[k] = 0;
+    }
+  }
+}
+
 /// Copies a whole region, strided or not.
 inline void copy_region(const ResolvedView& src, const ResolvedView& dst, CopyReduce reduce) {
   if (is_contiguous(src) && is_contiguous(dst)) {
     copy_contiguous(src, dst, reduce, 0, src.elements());
+  } else if (reduce == CopyReduce::none && src.buffer != dst.buffer) {
+    copy_rows(src, dst);
   } else {
     copy_view(src, dst, reduce);
   }
