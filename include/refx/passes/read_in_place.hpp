@@ -24,7 +24,9 @@
 // pass stays O(n log n) per block.
 
 #include <algorithm>
+#include <cstdint>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <refx/ir/primitives/ref_ops.hpp>
