@@ -194,6 +194,10 @@ namespace refx::passes {
 
 /// Marks the loads of `g` that may read their Ref in place (see above);
 /// returns how many. Run it on the final op order (after schedule and fuse).
-inline std::size_t read_in_place(Graph& g) { return detail::ReadInPlace(g).run(); }
+inline std::size_t read_in_place(Graph& g) {
+  bool loads = false;
+  for (std::size_t o = 0; o < g.num_ops() && !loads; ++o) loads = g.op(static_cast<OpId>(o)).prim == &prim::load;
+  return loads ? detail::ReadInPlace(g).run() : 0;  // no loads: skip building the graph's facts
+}
 
 }  // namespace refx::passes
