@@ -107,10 +107,32 @@ inline std::size_t cached_memory_bytes() { return detail::BlockPool::instance().
 /// Frees every buffer refx keeps for reuse.
 inline void release_cached_memory() { detail::BlockPool::instance().release(); }
 
+/// Owns its storage (heap or, for small arrays, inline), or borrows it: a
+/// borrowed Buffer (Buffer::borrow) is a dense view of memory that someone
+/// else owns (a Ref's storage, for a load that reads in place). It never
+/// frees that memory, moves keep pointing at it, clone() makes an owning
+/// copy, and nothing may write through it: the evaluator replaces a borrowed
+/// output slot with an owned buffer before an op writes it
+/// (ExecContext::out).
 class Buffer {
  public:
   Buffer() = default;
   Buffer(DType t, Shape s) : dtype_(t), shape_(s) { allocate(); }
+
+  /// A Buffer of type `t` and shape `s` over `data` (dense, row-major, at
+  /// least dense_bytes(t, s) long), which the caller keeps alive and
+  /// unchanged while the Buffer (or one moved from it) is read.
+  static Buffer borrow(DType t, Shape s, const std::byte* data) {
+    Buffer b;
+    b.dtype_ = t;
+    b.shape_ = s;
+    b.bytes_ = dense_bytes(t, s, "a borrowed buffer");
+    b.data_ = const_cast<std::byte*>(data);  // never written through: see the class comment
+    b.borrowed_ = true;
+    return b;
+  }
+  /// Whether the storage belongs to someone else (Buffer::borrow).
+  bool borrowed() const noexcept { return borrowed_; }
 
   template <Element T>
   static Buffer from(Shape s, std::span<const T> data) {
@@ -137,10 +159,13 @@ class Buffer {
     shape_ = o.shape_;
     bytes_ = o.bytes_;
     heap_ = std::move(o.heap_);
-    if (!heap_) std::memcpy(small_, o.small_, bytes_);
-    data_ = heap_ ? heap_.get() : small_;
+    borrowed_ = o.borrowed_;
+    if (borrowed_) data_ = o.data_;
+    else if (!heap_) std::memcpy(small_, o.small_, bytes_);
+    if (!borrowed_) data_ = heap_ ? heap_.get() : small_;
     o.bytes_ = 0;
     o.data_ = o.small_;
+    o.borrowed_ = false;
     return *this;
   }
   Buffer(const Buffer&) = delete;
@@ -224,6 +249,7 @@ class Buffer {
   std::unique_ptr<std::byte[], detail::PoolDelete> heap_;
   alignas(16) std::byte small_[48];  // small values (scalars, short vectors) need no heap
   std::byte* data_ = small_;
+  bool borrowed_ = false;  // data_ is someone else's memory (borrow)
 };
 
 }  // namespace refx

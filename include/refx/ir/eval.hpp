@@ -235,14 +235,17 @@ class ExecContext {
     for (ValueId v : scoped_) f(v, *storage_[idx(v)]);
   }
   std::int64_t attr(const Op& op, std::size_t i) const { return graph_.attrs(op)[i]; }
-  /// Allocates output i of `op` with its traced type.
+  /// Allocates output i of `op` with its traced type (reusing the buffer of
+  /// an earlier run, never a borrowed one: the op writes it).
   Buffer& out(const Op& op, std::size_t i) {
     const ValueId v = graph_.outputs(op)[i];
     const ValueType& t = graph_.type(v);
     Buffer& b = values_[idx(v)];
-    if (b.dtype() != t.dtype || !(b.shape() == t.shape) || b.bytes() == 0) b = Buffer(t.dtype, t.shape);
+    if (b.dtype() != t.dtype || !(b.shape() == t.shape) || b.bytes() == 0 || b.borrowed()) b = Buffer(t.dtype, t.shape);
     return b;
   }
+  /// Sets output i of `op`; `b` may be borrowed (Buffer::borrow: a load that
+  /// reads in place), when nothing changes its memory before its last use.
   void set_out(const Op& op, std::size_t i, Buffer b) { values_[idx(graph_.outputs(op)[i])] = std::move(b); }
   /// Resolves view i of `op` against current scalar values; checks bounds.
   ResolvedView view(const Op& op, std::size_t i) const { return resolve(graph_.views(op)[i], op.loc); }

@@ -20,6 +20,9 @@ struct Options {
   bool schedule = true;
   bool fuse = true;
   bool dce = true;
+  /// Loads whose region nothing changes before the value's last use borrow
+  /// the Ref's memory instead of copying it (read_in_place.hpp).
+  bool read_in_place = true;
   /// One DMA semaphore serving two copies in flight at once.
   // DMA semaphores count bytes, so one wait may absorb several copies (a
   // Pallas pattern refx's own collectives use): sharing is allowed unless a

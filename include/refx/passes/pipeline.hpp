@@ -5,6 +5,7 @@
 //   dce       removes ops with no visible effect whose results are unused
 //   schedule  copy starts early, waits late, every dependency kept
 //   fuse      elementwise chains into one loop
+//   read_in_place  loads that may borrow the Ref's memory (on the final order)
 // Each is switched by Options. With the environment variable REFX_DOT_FILE
 // set, the compiled graph and its dependency edges are written there as
 // Graphviz DOT (overwritten per kernel; a "{}" in the path is replaced by a
@@ -21,6 +22,7 @@
 #include <refx/passes/dependencies.hpp>
 #include <refx/passes/fuse.hpp>
 #include <refx/passes/options.hpp>
+#include <refx/passes/read_in_place.hpp>
 #include <refx/passes/schedule.hpp>
 #include <refx/passes/verify.hpp>
 
@@ -61,6 +63,7 @@ inline void run_pipeline(Graph& g, const Options& options = {}) {
   if (options.dce) dce(g);
   if (options.schedule) schedule(g);
   if (options.fuse) fuse(g);
+  if (options.read_in_place) read_in_place(g);
   detail::write_dot_file(g);
 }
 

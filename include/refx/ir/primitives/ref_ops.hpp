@@ -8,6 +8,17 @@
 #include <refx/ir/primitive.hpp>
 #include <refx/ir/primitives/handles.hpp>
 
+namespace refx::prim {
+/// Attribute 0 of a load that reads its Ref in place (set by
+/// passes::read_in_place only); a load without attributes copies.
+inline constexpr std::int64_t load_in_place = 1;
+/// Whether `op` is a load marked to read its Ref's memory in place.
+inline bool load_reads_in_place(const Graph& g, const Op& op) {
+  const auto a = g.attrs(op);
+  return op.prim == &load && !a.empty() && a[0] == load_in_place;
+}
+}  // namespace refx::prim
+
 namespace refx::detail {
 
 inline void expect_compute_ref(AbstractContext& c, const char* what) {
@@ -41,9 +52,20 @@ inline void write_footprint(const ResolvedView& r, const std::byte* bytes) {
   write_view(r, raw);
 }
 
+// A load the read_in_place pass marked (prim::load_reads_in_place: nothing
+// changes its region before the value's last use) whose region is one dense
+// run of the Ref's elements yields a Buffer that borrows the Ref's memory;
+// any other load copies the region into the value's own buffer.
 inline ExecStatus load_impl(ExecContext& ctx, const Op& op) {
   if (!moves_bytes(ctx, op)) {
-    read_view(ctx.view(op, 0), ctx.out(op, 0));
+    const ResolvedView r = ctx.view(op, 0);
+    if (prim::load_reads_in_place(ctx.graph(), op) && r.elements() > 0 && is_contiguous(r)) {
+      const DType t = r.buffer->dtype();
+      ctx.set_out(op, 0,
+                  Buffer::borrow(t, r.shape, r.buffer->data() + r.offset * static_cast<std::int64_t>(size_of(t))));
+      return ExecStatus::done;
+    }
+    read_view(r, ctx.out(op, 0));
   } else {
     Buffer& out = ctx.out(op, 0);
     std::memcpy(out.data(), read_footprint(ctx.view(op, 0)).data(), out.bytes());
