@@ -3,6 +3,7 @@
 // cast primitive, and dot's conversions around its f32 GEMM. Apart from the
 // primitives so that both can include it without the primitives' registration.
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -42,9 +43,22 @@ T convert(F a) {
   }
 }
 
+/// `n` bf16 values widened to f32: each bf16 is the upper half of the f32
+/// of the same value, so its 16 bits shifted up (exact for every value:
+/// subnormals, infinities, NaNs with their payload), as convert<float> does.
+/// A plain loop over the bits that the compiler vectorises (zero-extend and
+/// shift: AVX2 at -march=x86-64-v3, 16 elements a step with AVX-512).
+inline void widen_bf16(const bf16* in, float* out, std::int64_t n) noexcept {
+  for (std::int64_t i = 0; i < n; ++i) out[i] = std::bit_cast<float>(static_cast<std::uint32_t>(in[i].bits()) << 16);
+}
+
 /// Every element of `in` converted into `out` (same element count): the
 /// cast primitive, and dot's conversions to and from its f32 GEMM.
 inline void convert_buffer(const Buffer& in, Buffer& out) {
+  if (in.dtype() == DType::bf16 && out.dtype() == DType::f32) {
+    widen_bf16(in.data<bf16>(), out.data<float>(), out.size());
+    return;
+  }
   visit_dtype(in.dtype(), [&](auto from) {
     visit_dtype(out.dtype(), [&](auto to) {
       using F = typename decltype(from)::type;
