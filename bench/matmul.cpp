@@ -12,9 +12,14 @@
 // vectors, no kernel: the GEMM alone. BM_RefxCopyOnly/<n>: the same kind of
 // call as BM_RefxDot, whose kernel loads a and stores it into c: launch,
 // one load copy and one store copy (BM_RefxDot has two loads).
+// BM_Bf16GemmDirect/<n>/<panel>: the bf16 x bf16 -> f32 product alone, as
+// dot computes it (refx::detail::bf16_dot, operands widened `panel`
+// contraction indices at a time into reused scratch; the default panel is
+// bf16_dot_panel), or with panel 0 as dot did before issue 49 (both
+// operands widened whole into fresh buffers, then one f32 GEMM).
 //
 // Every row reports the median call (median_ms) and GFLOP/s (2 n^3 flops
-// per call); each refx row also runs the Eigen f32 GEMM of its size after
+// per call); each row but BM_EigenGemm and BM_RefxCopyOnly also runs the Eigen f32 GEMM of its size after
 // every call it times (same machine load) and reports eigen_f32_ms (its
 // median) and speed_vs_eigen = eigen_f32_ms / median_ms (1 = as fast as Eigen). Targets
 // (issue 23): f32 >= 0.8, bf16 -> f32 >= 0.5.
@@ -30,6 +35,7 @@
 #include <vector>
 
 #include <refx/ir/gemm.hpp>
+#include <refx/ir/primitives/dot.hpp>
 #include <refx/refx.hpp>
 // After refx: <refx/ir/gemm.hpp> includes Eigen first, with GCC 12's false
 // AVX-512 warnings silenced, and that covers the baseline's GEMM too.
@@ -77,6 +83,25 @@ void report(benchmark::State& state, std::int64_t n, std::vector<double> seconds
   state.counters["GFLOPs"] = 2.0 * static_cast<double>(n * n * n) / med / 1e9;
 }
 
+/// Times `call` against Eigen's f32 GEMM of size n: each iteration times
+/// one call and then one Eigen GEMM, so that both see the same machine load
+/// (the ratio is what these rows are for).
+template <class F>
+void time_against_eigen(benchmark::State& state, std::int64_t n, F&& call) {
+  EigenGemm eigen(n);
+  call();
+  eigen();
+  std::vector<double> seconds, eigen_seconds;
+  for (auto _ : state) {
+    seconds.push_back(seconds_of(call));
+    eigen_seconds.push_back(seconds_of(eigen));
+  }
+  report(state, n, seconds);
+  const double eigen_median = median(std::move(eigen_seconds));
+  state.counters["eigen_f32_ms"] = eigen_median * 1e3;
+  state.counters["speed_vs_eigen"] = eigen_median / (state.counters["median_ms"] / 1e3);
+}
+
 template <class T, std::int64_t N>
 void BM_RefxDot(benchmark::State& state) {
   Executable exe = kernel([](VmemRef<const T, N, N> a, VmemRef<const T, N, N> b, VmemRef<float, N, N> c) {
@@ -90,20 +115,7 @@ void BM_RefxDot(benchmark::State& state) {
     exe.call_in_place(args);
     c.block_until_ready();
   };
-  // Each iteration times one refx call and then one Eigen GEMM, so that
-  // both see the same machine load (the ratio is what this row is for).
-  EigenGemm eigen(N);
-  call();
-  eigen();
-  std::vector<double> seconds, eigen_seconds;
-  for (auto _ : state) {
-    seconds.push_back(seconds_of(call));
-    eigen_seconds.push_back(seconds_of(eigen));
-  }
-  report(state, N, seconds);
-  const double eigen_median = median(std::move(eigen_seconds));
-  state.counters["eigen_f32_ms"] = eigen_median * 1e3;
-  state.counters["speed_vs_eigen"] = eigen_median / (state.counters["median_ms"] / 1e3);
+  time_against_eigen(state, N, call);
   state.SetLabel(std::is_same_v<T, float> ? "f32 x f32 -> f32" : "bf16 x bf16 -> f32");
 }
 
@@ -123,15 +135,38 @@ void BM_GemmDirect(benchmark::State& state) {
     a[static_cast<std::size_t>(i)] = value(i, 1);
     b[static_cast<std::size_t>(i)] = value(i, 2);
   }
-  std::vector<double> seconds;
-  for (auto _ : state) {
-    seconds.push_back(seconds_of([&] {
-      refx::detail::gemm(DType::f32, a.data(), b.data(), c.data(), N, N, N, false);
-      benchmark::DoNotOptimize(c.data());
-    }));
-  }
-  report(state, N, seconds);
+  time_against_eigen(state, N, [&] {
+    refx::detail::gemm(DType::f32, a.data(), b.data(), c.data(), N, N, N, false);
+    benchmark::DoNotOptimize(c.data());
+  });
   state.SetLabel("refx::detail::gemm alone");
+}
+
+/// The bf16 product dot runs, alone (no kernel, no load or store copies):
+/// Panel > 0: refx::detail::bf16_dot widening `Panel` contraction indices at
+/// a time into reused scratch (what dot does: Panel = bf16_dot_panel);
+/// Panel = 0: both operands widened whole into fresh buffers, then one f32
+/// GEMM (what dot did before).
+template <std::int64_t N, std::int64_t Panel>
+void BM_Bf16GemmDirect(benchmark::State& state) {
+  Buffer a(DType::bf16, Shape{N, N}), b(DType::bf16, Shape{N, N});
+  for (std::int64_t i = 0; i < N * N; ++i) {
+    a.data<bf16>()[i] = bf16(value(i, 1));
+    b.data<bf16>()[i] = bf16(value(i, 2));
+  }
+  std::vector<float> c(N * N);
+  time_against_eigen(state, N, [&] {
+    if constexpr (Panel > 0) {
+      refx::detail::bf16_dot(a.data<bf16>(), b.data<bf16>(), c.data(), N, N, N, false, Panel);
+    } else {
+      Buffer wa(DType::f32, a.shape()), wb(DType::f32, b.shape());
+      refx::detail::convert_buffer(a, wa);
+      refx::detail::convert_buffer(b, wb);
+      refx::detail::gemm(DType::f32, wa.data(), wb.data(), c.data(), N, N, N, false);
+    }
+    benchmark::DoNotOptimize(c.data());
+  });
+  state.SetLabel(Panel > 0 ? "bf16_dot, panels widened into scratch" : "widened whole into fresh buffers");
 }
 
 template <std::int64_t N>
@@ -153,11 +188,16 @@ void BM_RefxCopyOnly(benchmark::State& state) {
   state.SetLabel("launch + load + store, no dot");
 }
 
-#define REFX_MATMUL_ROWS(n)                                                                             \
-  BENCHMARK_TEMPLATE(BM_EigenGemm, n)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);      \
-  BENCHMARK_TEMPLATE(BM_RefxDot, float, n)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5); \
-  BENCHMARK_TEMPLATE(BM_RefxDot, bf16, n)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);  \
-  BENCHMARK_TEMPLATE(BM_GemmDirect, n)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);     \
+#define REFX_MATMUL_ROWS(n)                                                                                   \
+  BENCHMARK_TEMPLATE(BM_EigenGemm, n)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);            \
+  BENCHMARK_TEMPLATE(BM_RefxDot, float, n)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);       \
+  BENCHMARK_TEMPLATE(BM_RefxDot, bf16, n)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);        \
+  BENCHMARK_TEMPLATE(BM_GemmDirect, n)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);           \
+  BENCHMARK_TEMPLATE(BM_Bf16GemmDirect, n, 0)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);    \
+  BENCHMARK_TEMPLATE(BM_Bf16GemmDirect, n, 128)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);  \
+  BENCHMARK_TEMPLATE(BM_Bf16GemmDirect, n, 256)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);  \
+  BENCHMARK_TEMPLATE(BM_Bf16GemmDirect, n, 512)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);  \
+  BENCHMARK_TEMPLATE(BM_Bf16GemmDirect, n, 1024)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5); \
   BENCHMARK_TEMPLATE(BM_RefxCopyOnly, n)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
 
 REFX_MATMUL_ROWS(256)

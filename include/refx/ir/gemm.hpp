@@ -37,34 +37,43 @@
 
 namespace refx::detail {
 
-/// out = a * b, or a * b^T when `trans_b`. All three are dense row-major
-/// arrays of `t` (f32 or f64): a is m x k, b is k x n (n x k when
-/// `trans_b`), out is m x n and does not overlap a or b. k may be 0 (out is
-/// then zero).
+/// out = a * b, or a * b^T when `trans_b`; with `accumulate`, out += the
+/// product instead. All three are dense row-major arrays of `t` (f32 or
+/// f64): a is m x k, b is k x n (n x k when `trans_b`), out is m x n and does
+/// not overlap a or b. k may be 0 (out is then zero, or unchanged).
 void gemm(DType t, const void* a, const void* b, void* out, std::int64_t m, std::int64_t k, std::int64_t n,
-          bool trans_b);
+          bool trans_b, bool accumulate = false);
 
 #if REFX_GEMM_DEFINITIONS
 template <class S>
-void eigen_gemm(const S* a, const S* b, S* out, std::int64_t m, std::int64_t k, std::int64_t n, bool trans_b) {
+void eigen_gemm(const S* a, const S* b, S* out, std::int64_t m, std::int64_t k, std::int64_t n, bool trans_b,
+                bool accumulate) {
   using Mat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   Eigen::Map<Mat> c(out, m, n);
   if (k == 0) {
-    c.setZero();
+    if (!accumulate) c.setZero();
     return;
   }
   const Eigen::Map<const Mat> lhs(a, m, k);
-  if (trans_b) c.noalias() = lhs * Eigen::Map<const Mat>(b, n, k).transpose();
-  else c.noalias() = lhs * Eigen::Map<const Mat>(b, k, n);
+  if (trans_b) {
+    const auto rhs = Eigen::Map<const Mat>(b, n, k).transpose();
+    if (accumulate) c.noalias() += lhs * rhs;
+    else c.noalias() = lhs * rhs;
+  } else {
+    const Eigen::Map<const Mat> rhs(b, k, n);
+    if (accumulate) c.noalias() += lhs * rhs;
+    else c.noalias() = lhs * rhs;
+  }
 }
 
 void gemm(DType t, const void* a, const void* b, void* out, std::int64_t m, std::int64_t k, std::int64_t n,
-          bool trans_b) {
+          bool trans_b, bool accumulate) {
   if (t == DType::f64)
     eigen_gemm(static_cast<const double*>(a), static_cast<const double*>(b), static_cast<double*>(out), m, k, n,
-               trans_b);
+               trans_b, accumulate);
   else
-    eigen_gemm(static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(out), m, k, n, trans_b);
+    eigen_gemm(static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(out), m, k, n, trans_b,
+               accumulate);
 }
 #endif  // REFX_GEMM_DEFINITIONS
 

@@ -3,6 +3,7 @@
 // cast primitive, and dot's conversions around its f32 GEMM. Apart from the
 // primitives so that both can include it without the primitives' registration.
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -42,9 +43,28 @@ T convert(F a) {
   }
 }
 
+/// `n` bf16 values widened to f32: each bf16 is the upper half of the f32
+/// of the same value, so its 16 bits shifted up (exact for every value:
+/// subnormals, infinities, NaNs with their payload), as convert<float> does.
+/// Whole steps of 16 elements, then the rest: GCC vectorises the fixed-length
+/// inner loop (zero-extend and shift) at -O2 too, where its cheap cost model
+/// leaves a loop of unknown length scalar (AVX2 at -march=x86-64-v3).
+inline void widen_bf16(const bf16* in, float* out, std::int64_t n) noexcept {
+  constexpr std::int64_t step = 16;
+  const auto widen = [](bf16 h) { return std::bit_cast<float>(static_cast<std::uint32_t>(h.bits()) << 16); };
+  const std::int64_t whole = n - n % step;
+  for (std::int64_t i = 0; i < whole; i += step)
+    for (std::int64_t j = 0; j < step; ++j) out[i + j] = widen(in[i + j]);
+  for (std::int64_t i = whole; i < n; ++i) out[i] = widen(in[i]);
+}
+
 /// Every element of `in` converted into `out` (same element count): the
 /// cast primitive, and dot's conversions to and from its f32 GEMM.
 inline void convert_buffer(const Buffer& in, Buffer& out) {
+  if (in.dtype() == DType::bf16 && out.dtype() == DType::f32) {
+    widen_bf16(in.data<bf16>(), out.data<float>(), out.size());
+    return;
+  }
   visit_dtype(in.dtype(), [&](auto from) {
     visit_dtype(out.dtype(), [&](auto to) {
       using F = typename decltype(from)::type;

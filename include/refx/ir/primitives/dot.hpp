@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 
@@ -73,6 +74,78 @@ inline const void* as_dtype(const Buffer& b, DType to, Buffer& scratch) {
   return scratch.data();
 }
 
+/// Per-thread f32 scratch for the widened panels of bf16 dots: reused from
+/// call to call (no allocation nor page faults in steady state), kept up to
+/// `kept_floats` (16 MiB); a larger need is met for the call alone.
+class WidenScratch {
+ public:
+  static constexpr std::int64_t kept_floats = std::int64_t{1} << 22;
+  float* get(std::int64_t floats) {
+    if (floats <= size_) return data_.get();
+    // Not zero-filled: every element used is written by the widening first.
+    data_.reset(new float[static_cast<std::size_t>(floats)]);
+    size_ = floats;
+    return data_.get();
+  }
+  /// Drops a buffer above what is kept, after the call that needed it.
+  void trim() {
+    if (size_ > kept_floats) data_.reset(), size_ = 0;
+  }
+  static WidenScratch& of_this_thread() {
+    thread_local WidenScratch s;
+    return s;
+  }
+
+ private:
+  std::unique_ptr<float[]> data_;
+  std::int64_t size_ = 0;
+};
+
+/// Columns [p0, p0 + kc) of the rows x cols bf16 matrix `src`, widened into
+/// the dense rows x kc f32 matrix `dst`.
+inline void widen_columns(const bf16* src, float* dst, std::int64_t rows, std::int64_t cols, std::int64_t p0,
+                          std::int64_t kc) {
+  for (std::int64_t r = 0; r < rows; ++r) widen_bf16(src + r * cols + p0, dst + r * kc, kc);
+}
+
+/// How many contraction indices a bf16 dot widens at a time: both panels
+/// (m x 256 and 256 x n f32) stay in L2 for the sizes Pallas blocks have
+/// (128-512), so the GEMM packs hot data, and Eigen blocks k by about this
+/// much itself, so the panels add no passes over `out`.
+inline constexpr std::int64_t bf16_dot_panel = 256;
+
+/// out (m x n f32) = a (m x k) times b (k x n, or n x k with `trans_b`), bf16
+/// operands: each operand's panel of `bf16_dot_panel` contraction indices
+/// widened exactly to f32 into per-thread scratch, the f32 GEMM of the
+/// panels accumulating into `out`. Sums are f32 of the exact products, as
+/// for the whole operands widened at once (the order of the f32 additions
+/// across panels is the GEMM's own k-blocking order).
+/// `panel_size` is there for bench/matmul.cpp to compare panel sizes.
+inline void bf16_dot(const bf16* a, const bf16* b, float* out, std::int64_t m, std::int64_t k, std::int64_t n,
+                     bool trans_b, std::int64_t panel_size = bf16_dot_panel) {
+  if (k == 0) {
+    refx::detail::gemm(DType::f32, nullptr, nullptr, out, m, 0, n, trans_b);
+    return;
+  }
+  const std::int64_t panel = std::min(k, panel_size);
+  WidenScratch& scratch = WidenScratch::of_this_thread();
+  float* wa = scratch.get((m + n) * panel);
+  float* wb = wa + m * panel;
+  for (std::int64_t p0 = 0; p0 < k; p0 += panel) {
+    const std::int64_t kc = std::min(panel, k - p0);
+    if (kc == k) widen_bf16(a, wa, m * k);
+    else widen_columns(a, wa, m, k, p0, kc);
+    if (trans_b) {
+      if (kc == k) widen_bf16(b, wb, n * k);
+      else widen_columns(b, wb, n, k, p0, kc);
+    } else {
+      widen_bf16(b + p0 * n, wb, kc * n);  // rows [p0, p0 + kc): contiguous
+    }
+    refx::detail::gemm(DType::f32, wa, wb, out, m, kc, n, trans_b, p0 > 0);
+  }
+  scratch.trim();
+}
+
 /// Integer results: i-k-j order (the inner loop runs along rows of b and of
 /// the output, and vectorises), or a dot of rows when b is transposed.
 template <class R, class T>
@@ -107,6 +180,13 @@ inline ExecStatus dot_impl(ExecContext& ctx, const Op& op) {
   if (is_floating(at.result)) {
     const DType acc = at.result == DType::f64 ? DType::f64 : DType::f32;
     Buffer sa, sb, so;
+    if (a.dtype() == DType::bf16 && acc == DType::f32) {
+      if (at.result != acc) so = Buffer(acc, out.shape());
+      bf16_dot(a.data<bf16>(), b.data<bf16>(), at.result == acc ? out.data<float>() : so.data<float>(), m, k, n,
+               at.trans_b);
+      if (at.result != acc) convert_buffer(so, out);
+      return ExecStatus::done;
+    }
     const void* pa = as_dtype(a, acc, sa);
     const void* pb = as_dtype(b, acc, sb);
     if (at.result != acc) so = Buffer(acc, out.shape());
