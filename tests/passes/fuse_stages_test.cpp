@@ -254,21 +254,24 @@ std::vector<detail::StageStepFn> program_of(const Planned& p, std::size_t root) 
 }
 
 using detail::stage_step_fn;
+using detail::StageDst;
 using detail::StageForm;
 using detail::StageLeaf;
 using detail::StageOp;
 
 TEST(FuseStages, PlanRunsATreeAndItsUserAsOneProgram) {
-  // max(add(mul(x, 2), mul(y, 3)), 0): one program of five steps.
+  // max(add(mul(x, 2), mul(y, 3)), 0): one program of four steps, the max
+  // storing the result.
   const Planned p = plan({member(2, -1, -1), member(2, -1, -1), member(0, 0, 1), member(3, 2, -1)});
-  EXPECT_EQ(p.count, 5u);
+  EXPECT_EQ(p.count, 4u);
   for (std::size_t k = 0; k < 3; ++k) EXPECT_TRUE(p.m[k].inlined) << k;
   EXPECT_EQ(p.m[3].program, 0);
-  const std::vector<detail::StageStepFn> expected{
-      stage_step_fn(StageOp::mul, StageForm::leaves, false), stage_step_fn(StageOp::mul, StageForm::leaves, true),
-      stage_step_fn(StageOp::add, StageForm::acc_left, false), stage_step_fn(StageOp::max, StageForm::reg_left, false),
-      detail::stage_store_fn()};
+  const std::vector<detail::StageStepFn> expected{stage_step_fn(StageOp::mul, StageForm::leaves, StageDst::acc),
+                                                  stage_step_fn(StageOp::mul, StageForm::leaves, StageDst::tmp),
+                                                  stage_step_fn(StageOp::add, StageForm::acc_left, StageDst::acc),
+                                                  stage_step_fn(StageOp::max, StageForm::reg_left, StageDst::out)};
   EXPECT_EQ(program_of(p, 3), expected);
+  for (const auto fn : expected) EXPECT_NE(fn, nullptr);
 }
 
 TEST(FuseStages, PlanScalarOperandsAreRegisters) {
@@ -281,9 +284,9 @@ TEST(FuseStages, PlanScalarOperandsAreRegisters) {
     m[1].scalar[1] = c;
     const Planned p = plan(std::move(m));
     const std::vector<detail::StageStepFn> expected{
-        stage_step_fn(StageOp::mul, StageForm::leaves, false, StageLeaf::stream, StageLeaf::scalar),
-        stage_step_fn(std::isnan(*c) ? StageOp::max : StageOp::max_num, StageForm::reg_left, false, StageLeaf::scalar),
-        detail::stage_store_fn()};
+        stage_step_fn(StageOp::mul, StageForm::leaves, StageDst::acc, StageLeaf::stream, StageLeaf::scalar),
+        stage_step_fn(std::isnan(*c) ? StageOp::max : StageOp::max_num, StageForm::reg_left, StageDst::out,
+                      StageLeaf::scalar)};
     EXPECT_EQ(program_of(p, 1), expected);
     EXPECT_EQ(p.steps[0].sy[0], 2.0f);
   }
@@ -295,17 +298,16 @@ TEST(FuseStages, PlanTakesInOperandsReadOnceAndOnlyThose) {
   const Planned shared = plan({member(2, -1, -1), member(1, -1, 0), member(0, 0, 1)});
   EXPECT_FALSE(shared.m[0].inlined);
   EXPECT_TRUE(shared.m[1].inlined);
-  EXPECT_EQ(program_of(shared, 0).size(), 2u);
-  const std::vector<detail::StageStepFn> expected{stage_step_fn(StageOp::sub, StageForm::leaves, false),
-                                                  stage_step_fn(StageOp::add, StageForm::reg_right, false),
-                                                  detail::stage_store_fn()};
+  EXPECT_EQ(program_of(shared, 0).size(), 1u);
+  const std::vector<detail::StageStepFn> expected{stage_step_fn(StageOp::sub, StageForm::leaves, StageDst::acc),
+                                                  stage_step_fn(StageOp::add, StageForm::reg_right, StageDst::out)};
   EXPECT_EQ(program_of(shared, 2), expected);
 
   // An op outside the alphabet (stage_op -1) is neither a program nor taken in.
   const Planned other = plan({member(-1, -1, -1), member(0, 0, -1)});
   EXPECT_FALSE(other.m[0].inlined);
   EXPECT_EQ(other.m[0].program, -1);
-  EXPECT_EQ(program_of(other, 1).size(), 2u);
+  EXPECT_EQ(program_of(other, 1).size(), 1u);
 }
 
 TEST(FuseStages, PlanSpillsWhereATreeNeedsThreeRegisters) {
@@ -314,17 +316,18 @@ TEST(FuseStages, PlanSpillsWhereATreeNeedsThreeRegisters) {
                           member(0, 3, 4), member(2, 2, 5)});
   EXPECT_FALSE(p.m[5].inlined);
   EXPECT_TRUE(p.m[2].inlined);
-  EXPECT_EQ(program_of(p, 5).size(), 4u);
-  EXPECT_EQ(program_of(p, 6).back(), detail::stage_store_fn());
-  EXPECT_EQ(program_of(p, 6)[3], stage_step_fn(StageOp::mul, StageForm::reg_left, false));
+  EXPECT_EQ(program_of(p, 5).size(), 3u);
+  ASSERT_EQ(program_of(p, 6).size(), 4u);
+  EXPECT_EQ(program_of(p, 6)[3], stage_step_fn(StageOp::mul, StageForm::reg_left, StageDst::out));
 
   // sub(mul, add(mul, mul)): the right operand needs two registers, so it is
   // computed first, into acc, and the mul into tmp: acc = sub(tmp, acc).
   const Planned q = plan({member(2, -1, -1), member(2, -1, -1), member(2, -1, -1), member(0, 1, 2), member(1, 0, 3)});
-  const std::vector<detail::StageStepFn> expected{
-      stage_step_fn(StageOp::mul, StageForm::leaves, false),    stage_step_fn(StageOp::mul, StageForm::leaves, true),
-      stage_step_fn(StageOp::add, StageForm::acc_left, false),  stage_step_fn(StageOp::mul, StageForm::leaves, true),
-      stage_step_fn(StageOp::sub, StageForm::acc_right, false), detail::stage_store_fn()};
+  const std::vector<detail::StageStepFn> expected{stage_step_fn(StageOp::mul, StageForm::leaves, StageDst::acc),
+                                                  stage_step_fn(StageOp::mul, StageForm::leaves, StageDst::tmp),
+                                                  stage_step_fn(StageOp::add, StageForm::acc_left, StageDst::acc),
+                                                  stage_step_fn(StageOp::mul, StageForm::leaves, StageDst::tmp),
+                                                  stage_step_fn(StageOp::sub, StageForm::acc_right, StageDst::out)};
   EXPECT_EQ(program_of(q, 4), expected);
 }
 

@@ -4,9 +4,9 @@
 // the output in tiles of `fused_tile` elements; for each tile every member
 // op's own ElementwiseFn runs on small per-thread tile buffers, in program
 // order, so no full-size intermediate exists and each element sees the same
-// operations in the same order as unfused (bit-identical results). f32
-// arithmetic members run two or three at a time as compiled stages
-// (plan_stages below, detail/fused_stages.hpp), intermediates in registers.
+// operations in the same order as unfused (bit-identical results). Trees of
+// f32 arithmetic members run as stage programs (detail/fused_plan.hpp,
+// detail/fused_stages.hpp), intermediates in registers.
 // A single member that reads and writes memory directly (a refx::map between
 // its loads and its store) runs over all the elements in one call.
 //
@@ -54,7 +54,7 @@ inline constexpr std::size_t fused_max_inputs = 8;
 /// ... and at most this many distinct inputs and views for the whole loop.
 inline constexpr std::size_t fused_max_operands = 32;
 static_assert(fused_max_inputs == std::tuple_size_v<decltype(detail::FusedMember::base)>);
-static_assert(fused_max_members + 1 <= detail::stage_max_steps);
+static_assert(fused_max_members <= detail::stage_max_steps);
 
 enum class FusedSource : std::int64_t { input = 0, member = 1, broadcast = 2, load = 3 };
 enum class FusedOut : std::int64_t { value = 0, store = 1, accum = 2 };
@@ -273,9 +273,9 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
     at += 4 + static_cast<std::size_t>(f.inputs);
   }
   // The f32 arithmetic members run as stage programs (not value-initialized
-  // either: 12 KiB; the plan writes the steps it uses).
-  std::array<StageStep, 2 * prim::fused_max_members> steps;
-  std::array<StageOrigin, 2 * prim::fused_max_members> origins;
+  // either: 6 KiB; the plan writes the steps it uses).
+  std::array<StageStep, prim::fused_max_members> steps;
+  std::array<StageOrigin, prim::fused_max_members> origins;
   plan_programs(std::span(m.data(), members), steps, origins);
   // A scalar's tile is filled once, for the members that read it as a tile
   // (a program holds it in a register).
@@ -301,7 +301,7 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
   bool whole = num_streams == 0 && (out_value != nullptr || store_direct) && num_stretched == 0;
   for (std::size_t l = 0; l < loads; ++l) whole = whole && view_dense[l];
   if (last.program >= 0) {
-    whole = whole && last.program_steps == static_cast<std::int32_t>(members) + 1;  // all members
+    whole = whole && last.program_steps == static_cast<std::int32_t>(members);  // all members
     for (std::int32_t k = last.program; whole && k < last.program + last.program_steps; ++k)
       for (std::size_t j = 0; j < 2; ++j) whole = whole && (origins[k].base[j] == nullptr || origins[k].step[j] != 0);
   } else {

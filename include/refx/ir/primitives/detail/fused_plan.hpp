@@ -70,8 +70,7 @@ class StagePlanner {
       f.program = -1;
       if (f.stage_op < 0 || f.inlined) continue;
       const std::size_t first = count_;
-      emit(f, false);
-      push(stage_store_fn(), {}, {});
+      emit(f, StageDst::out);
       f.program = static_cast<std::int32_t>(first);
       f.program_steps = static_cast<std::int32_t>(count_ - first);
     }
@@ -123,8 +122,8 @@ class StagePlanner {
     o.step = {x.step, y.step};
   }
 
-  // Computes member f into acc (or tmp: then f needs one register).
-  void emit(const FusedMember& f, bool to_tmp) {
+  // Computes member f into acc, tmp (then f needs one register), or memory.
+  void emit(const FusedMember& f, StageDst to) {
     auto op = static_cast<StageOp>(f.stage_op);
     // max(t, c) / min(t, c) with a scalar c that is not NaN: one instruction.
     if (f.taken[1] < 0 && f.scalar[1] != nullptr && !std::isnan(*f.scalar[1])) {
@@ -134,18 +133,18 @@ class StagePlanner {
     const int c0 = f.taken[0], c1 = f.taken[1];
     if (c0 < 0 && c1 < 0) {
       const Leaf x = leaf(f, 0), y = leaf(f, 1);
-      push(stage_step_fn(op, StageForm::leaves, to_tmp, x.kind, y.kind), x, y);
+      push(stage_step_fn(op, StageForm::leaves, to, x.kind, y.kind), x, y);
     } else if (c1 < 0 || c0 < 0) {
       const std::size_t j = c0 >= 0 ? 0 : 1;
-      emit(m_[static_cast<std::size_t>(f.taken[j])], to_tmp);
+      emit(m_[static_cast<std::size_t>(f.taken[j])], to == StageDst::tmp ? StageDst::tmp : StageDst::acc);
       const Leaf x = leaf(f, 1 - j);
-      push(stage_step_fn(op, j == 0 ? StageForm::reg_left : StageForm::reg_right, to_tmp, x.kind), x, {});
+      push(stage_step_fn(op, j == 0 ? StageForm::reg_left : StageForm::reg_right, to, x.kind), x, {});
     } else {
       const FusedMember &l = m_[static_cast<std::size_t>(c0)], &r = m_[static_cast<std::size_t>(c1)];
       const bool left_first = l.need >= r.need;  // the operand needing two registers goes to acc
-      emit(left_first ? l : r, false);
-      emit(left_first ? r : l, true);
-      push(stage_step_fn(op, left_first ? StageForm::acc_left : StageForm::acc_right, false), {}, {});
+      emit(left_first ? l : r, StageDst::acc);
+      emit(left_first ? r : l, StageDst::tmp);
+      push(stage_step_fn(op, left_first ? StageForm::acc_left : StageForm::acc_right, to), {}, {});
     }
   }
 
@@ -157,13 +156,13 @@ class StagePlanner {
 
 /// Plans the stage programs of a fused loop (members' producers and uses
 /// set); returns the number of steps written to `steps` and `origins`
-/// (at most one per member and one per root).
+/// (one per member taken into a program).
 inline std::size_t plan_programs(std::span<FusedMember> m, std::span<StageStep> steps, std::span<StageOrigin> origins) {
   return StagePlanner(m, steps, origins).plan();
 }
 
-/// Points the streams of steps [first, first + count) at the tile at element
-/// b, and the last (the store) at `out`.
+/// Points the streams of a program's `count` steps at the tile at element b,
+/// and the last step's result at `out`.
 inline void place_program(StageStep* steps, const StageOrigin* origins, std::size_t count, std::int64_t b, void* out) {
   for (std::size_t k = 0; k < count; ++k) {
     const StageOrigin& o = origins[k];

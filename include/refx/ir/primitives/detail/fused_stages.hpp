@@ -12,7 +12,7 @@
 // member whose operands are both computed in the program. A step's operands
 // are registers, streams (arrays, loaded Refs, tiles of other members: 16
 // consecutive elements from a pointer) or scalars (a constant in every lane,
-// held in the step). The last step stores `acc`. Any tree of the alphabet
+// held in the step). The last step stores its result. Any tree of the alphabet
 // that needs at most two registers runs as one program (the planner,
 // fused_plan.hpp, spills a subtree to its tile where a tree needs more):
 // `max(x*2 + y*3, 0)` is five steps, a*x+b*y, scale-and-bias, clamps and
@@ -69,8 +69,8 @@ using StageMask = std::int32_t __attribute__((vector_size(stage_vector_bytes)));
 /// Elements per vector, and per pass through a stage program (four vectors).
 inline constexpr std::int64_t stage_width = stage_vector_bytes / 4;
 inline constexpr std::int64_t stage_lanes = 4 * stage_width;
-/// At most this many steps in one program (one per member, and the store).
-inline constexpr std::size_t stage_max_steps = 72;
+/// At most this many steps in one program (one per member).
+inline constexpr std::size_t stage_max_steps = 64;
 
 inline StageVec stage_select(StageMask m, StageVec yes, StageVec no) {
   return reinterpret_cast<StageVec>((reinterpret_cast<StageMask>(yes) & m) | (reinterpret_cast<StageMask>(no) & ~m));
@@ -117,13 +117,15 @@ struct StageMin { StageVec operator()(StageVec a, StageVec b) const { return sta
 enum class StageOp : std::uint8_t { add, sub, mul, max, min, max_num, min_num };
 inline constexpr std::size_t stage_op_count = 7;
 
-/// How a step finds its two operands, and where its result goes.
-///   leaves      dst = op(x, y)
-///   reg_left    dst = op(dst, x)        reg_right   dst = op(x, dst)
-///   acc_left    acc = op(acc, tmp)      acc_right   acc = op(tmp, acc)
-///   store       out = acc (the last step)
-enum class StageForm : std::uint8_t { leaves, reg_left, reg_right, acc_left, acc_right, store };
-/// A leaf operand: 16 consecutive elements of a stream, or a scalar.
+/// How a step finds its two operands.
+///   leaves      op(x, y)
+///   reg_left    op(r, x)        reg_right   op(x, r)      (r: the register written)
+///   acc_left    op(acc, tmp)    acc_right   op(tmp, acc)
+enum class StageForm : std::uint8_t { leaves, reg_left, reg_right, acc_left, acc_right };
+inline constexpr std::size_t stage_forms = 5;
+/// Where a step's result goes: acc, tmp, or (the last step) memory.
+enum class StageDst : std::uint8_t { acc, tmp, out };
+/// A leaf operand: consecutive elements of a stream, or a scalar.
 enum class StageLeaf : std::uint8_t { stream, scalar };
 
 struct StageStep;
@@ -133,12 +135,13 @@ struct StageStep;
 using StageStepFn = void (*)(const StageStep* s, std::int64_t i, REFX_STAGE_REGS);
 
 /// A step of a program: its function and operands. The program runs from
-/// its first step; each step calls the next (s + 1).
+/// its first step; each step calls the next (s + 1) but the last, which
+/// stores its result and returns.
 struct StageStep {
   StageStepFn fn;
   const float* x;  // stream operands (element i of the pass at x + i)
   const float* y;
-  float* out;       // the store step's destination
+  float* out;       // the last step's destination
   StageVec sx, sy;  // scalar operands, in every lane
 };
 
@@ -164,60 +167,55 @@ inline StageVec stage_apply(StageVec a, StageVec b) {
   else return StageMinNum{}(a, b);
 }
 
-/// Step `O` in form `F`, writing tmp (ToTmp) or acc, with leaves of kinds X, Y.
-template <StageOp O, StageForm F, bool ToTmp, StageLeaf X, StageLeaf Y>
+/// Step `O` in form `F` with leaves of kinds X, Y, its result going to D.
+template <StageOp O, StageForm F, StageDst D, StageLeaf X, StageLeaf Y>
 REFX_NO_FP_CONTRACT void stage_step(const StageStep* s, std::int64_t i, REFX_STAGE_REGS) {
-  if constexpr (F == StageForm::store) {
-    constexpr std::int64_t w = stage_width;
-    std::memcpy(s->out + i, &a0, sizeof a0);
-    std::memcpy(s->out + i + w, &a1, sizeof a1);
-    std::memcpy(s->out + i + 2 * w, &a2, sizeof a2);
-    std::memcpy(s->out + i + 3 * w, &a3, sizeof a3);
-    (void)t0, (void)t1, (void)t2, (void)t3;
-    return;
+  const auto x = [&](std::int64_t k) { return stage_leaf<X>(s->x, s->sx, i + k); };
+  const auto y = [&](std::int64_t k) { return stage_leaf<Y>(s->y, s->sy, i + k); };
+  constexpr std::int64_t w = stage_width;
+  StageVec r0, r1, r2, r3;
+  if constexpr (F == StageForm::leaves) {
+    r0 = stage_apply<O>(x(0), y(0)), r1 = stage_apply<O>(x(w), y(w));
+    r2 = stage_apply<O>(x(2 * w), y(2 * w)), r3 = stage_apply<O>(x(3 * w), y(3 * w));
+  } else if constexpr (F == StageForm::reg_left || F == StageForm::reg_right) {
+    constexpr bool left = F == StageForm::reg_left, tmp = D == StageDst::tmp;
+    const StageVec d0 = tmp ? t0 : a0, d1 = tmp ? t1 : a1, d2 = tmp ? t2 : a2, d3 = tmp ? t3 : a3;
+    r0 = left ? stage_apply<O>(d0, x(0)) : stage_apply<O>(x(0), d0);
+    r1 = left ? stage_apply<O>(d1, x(w)) : stage_apply<O>(x(w), d1);
+    r2 = left ? stage_apply<O>(d2, x(2 * w)) : stage_apply<O>(x(2 * w), d2);
+    r3 = left ? stage_apply<O>(d3, x(3 * w)) : stage_apply<O>(x(3 * w), d3);
+  } else if constexpr (F == StageForm::acc_left) {
+    r0 = stage_apply<O>(a0, t0), r1 = stage_apply<O>(a1, t1), r2 = stage_apply<O>(a2, t2), r3 = stage_apply<O>(a3, t3);
   } else {
-    const auto x = [&](std::int64_t k) { return stage_leaf<X>(s->x, s->sx, i + k); };
-    const auto y = [&](std::int64_t k) { return stage_leaf<Y>(s->y, s->sy, i + k); };
-    constexpr std::int64_t w = stage_width;
-    StageVec r0, r1, r2, r3;
-    if constexpr (F == StageForm::leaves) {
-      r0 = stage_apply<O>(x(0), y(0)), r1 = stage_apply<O>(x(w), y(w));
-      r2 = stage_apply<O>(x(2 * w), y(2 * w)), r3 = stage_apply<O>(x(3 * w), y(3 * w));
-    } else if constexpr (F == StageForm::reg_left || F == StageForm::reg_right) {
-      constexpr bool left = F == StageForm::reg_left;
-      const StageVec d0 = ToTmp ? t0 : a0, d1 = ToTmp ? t1 : a1, d2 = ToTmp ? t2 : a2, d3 = ToTmp ? t3 : a3;
-      r0 = left ? stage_apply<O>(d0, x(0)) : stage_apply<O>(x(0), d0);
-      r1 = left ? stage_apply<O>(d1, x(w)) : stage_apply<O>(x(w), d1);
-      r2 = left ? stage_apply<O>(d2, x(2 * w)) : stage_apply<O>(x(2 * w), d2);
-      r3 = left ? stage_apply<O>(d3, x(3 * w)) : stage_apply<O>(x(3 * w), d3);
-    } else if constexpr (F == StageForm::acc_left) {
-      r0 = stage_apply<O>(a0, t0), r1 = stage_apply<O>(a1, t1), r2 = stage_apply<O>(a2, t2),
-      r3 = stage_apply<O>(a3, t3);
-    } else {
-      r0 = stage_apply<O>(t0, a0), r1 = stage_apply<O>(t1, a1), r2 = stage_apply<O>(t2, a2),
-      r3 = stage_apply<O>(t3, a3);
-    }
-    if constexpr (ToTmp) return s[1].fn(s + 1, i, a0, a1, a2, a3, r0, r1, r2, r3);
-    else return s[1].fn(s + 1, i, r0, r1, r2, r3, t0, t1, t2, t3);
+    r0 = stage_apply<O>(t0, a0), r1 = stage_apply<O>(t1, a1), r2 = stage_apply<O>(t2, a2), r3 = stage_apply<O>(t3, a3);
+  }
+  if constexpr (D == StageDst::out) {
+    float* const o = s->out + i;
+    std::memcpy(o, &r0, sizeof r0);
+    std::memcpy(o + w, &r1, sizeof r1);
+    std::memcpy(o + 2 * w, &r2, sizeof r2);
+    std::memcpy(o + 3 * w, &r3, sizeof r3);
+  } else if constexpr (D == StageDst::tmp) {
+    return s[1].fn(s + 1, i, a0, a1, a2, a3, r0, r1, r2, r3);
+  } else {
+    return s[1].fn(s + 1, i, r0, r1, r2, r3, t0, t1, t2, t3);
   }
 }
 
-// The table of steps: index ((((op * 5 + form) * 2 + to_tmp) * 2 + x) * 2 + y)
-// over the forms before `store` (leaf kinds unused by a form are 0).
-inline constexpr std::size_t stage_forms = 5;
-inline constexpr std::size_t stage_step_count = stage_op_count * stage_forms * 8;
+// The table of steps: index ((((op * 5 + form) * 3 + dst) * 2 + x) * 2 + y);
+// leaf kinds a form does not read are `stream`, acc_* forms never write tmp.
+inline constexpr std::size_t stage_step_count = stage_op_count * stage_forms * 12;
 
 template <std::size_t I>
 constexpr StageStepFn stage_step_at() {
   constexpr auto y = static_cast<StageLeaf>(I % 2), x = static_cast<StageLeaf>(I / 2 % 2);
-  constexpr bool to_tmp = I / 4 % 2 == 1;
-  constexpr auto form = static_cast<StageForm>(I / 8 % stage_forms);
-  constexpr auto op = static_cast<StageOp>(I / 8 / stage_forms);
-  // Forms that read fewer leaves, or that only write acc, share one entry.
+  constexpr auto dst = static_cast<StageDst>(I / 4 % 3);
+  constexpr auto form = static_cast<StageForm>(I / 12 % stage_forms);
+  constexpr auto op = static_cast<StageOp>(I / 12 / stage_forms);
   constexpr bool acc_tmp = form == StageForm::acc_left || form == StageForm::acc_right;
-  constexpr bool used =
-      (form == StageForm::leaves || y == StageLeaf::stream) && (!acc_tmp || (!to_tmp && x == StageLeaf::stream));
-  if constexpr (used) return &stage_step<op, form, to_tmp, x, y>;
+  constexpr bool used = (form == StageForm::leaves || y == StageLeaf::stream) &&
+                        (!acc_tmp || (dst != StageDst::tmp && x == StageLeaf::stream));
+  if constexpr (used) return &stage_step<op, form, dst, x, y>;
   else return nullptr;
 }
 template <std::size_t... I>
@@ -225,29 +223,43 @@ constexpr std::array<StageStepFn, sizeof...(I)> stage_steps(std::index_sequence<
   return {stage_step_at<I>()...};
 }
 
-/// The step of op `o` in form `f` (not `store`), writing tmp or acc, with leaves x and y.
-inline StageStepFn stage_step_fn(StageOp o, StageForm f, bool to_tmp, StageLeaf x = StageLeaf::stream,
+/// The step of op `o` in form `f` with leaves x and y (where the form reads them), writing to `d`.
+inline StageStepFn stage_step_fn(StageOp o, StageForm f, StageDst d, StageLeaf x = StageLeaf::stream,
                                  StageLeaf y = StageLeaf::stream) {
   static constexpr auto table = stage_steps(std::make_index_sequence<stage_step_count>{});
   if (f != StageForm::leaves) y = StageLeaf::stream;
-  if (f == StageForm::acc_left || f == StageForm::acc_right) x = StageLeaf::stream, to_tmp = false;
+  if (f == StageForm::acc_left || f == StageForm::acc_right) x = StageLeaf::stream;
   const std::size_t at =
-      (((static_cast<std::size_t>(o) * stage_forms + static_cast<std::size_t>(f)) * 2 + (to_tmp ? 1 : 0)) * 2 +
+      (((static_cast<std::size_t>(o) * stage_forms + static_cast<std::size_t>(f)) * 3 + static_cast<std::size_t>(d)) *
+           2 +
        static_cast<std::size_t>(x)) *
           2 +
       static_cast<std::size_t>(y);
   return table[at];
 }
-/// The last step of every program: store acc.
-inline StageStepFn stage_store_fn() {
-  return &stage_step<StageOp::add, StageForm::store, false, StageLeaf::stream, StageLeaf::stream>;
+
+/// A value for register arguments that the first step does not read.
+inline StageVec stage_undefined() {
+#if defined(__AVX__)
+  return reinterpret_cast<StageVec>(_mm256_undefined_ps());
+#elif defined(__SSE__)
+  return reinterpret_cast<StageVec>(_mm_undefined_ps());
+#else
+  return StageVec{};
+#endif
 }
 
-/// Runs the program starting at `steps` (`count` steps, the last a store)
+// The first step reads no register: passing stage_undefined() costs nothing
+// (GCC cannot tell, and warns).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+/// Runs the program starting at `steps` (`count` steps)
 /// over elements [0, n) of its operands: stage_lanes at a time, and a shorter
 /// tail through a copy of the program whose streams point at padded copies.
 inline void run_stage_program(const StageStep* steps, std::size_t count, std::int64_t n) {
-  const StageVec z{};
+  const StageVec z = stage_undefined();
   std::int64_t i = 0;
   for (; i + stage_lanes <= n; i += stage_lanes) steps[0].fn(steps, i, z, z, z, z, z, z, z, z);
   if (i == n) return;
@@ -270,6 +282,9 @@ inline void run_stage_program(const StageStep* steps, std::size_t count, std::in
   tail[0].fn(tail, 0, z, z, z, z, z, z, z, z);
   std::memcpy(steps[count - 1].out + i, out, static_cast<std::size_t>(rest) * sizeof(float));
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 }  // namespace REFX_STAGE_NAMESPACE
 }  // namespace refx::detail
