@@ -272,6 +272,7 @@ TEST(FuseStages, PlanRunsATreeAndItsUserAsOneProgram) {
                                                   stage_step_fn(StageOp::max, StageForm::reg_left, StageDst::out)};
   EXPECT_EQ(program_of(p, 3), expected);
   for (const auto fn : expected) EXPECT_NE(fn, nullptr);
+  EXPECT_EQ(p.m[3].run, detail::stage_run_fn(StageOp::mul, StageDst::acc, StageLeaf::stream, StageLeaf::stream));
 }
 
 TEST(FuseStages, PlanScalarOperandsAreRegisters) {

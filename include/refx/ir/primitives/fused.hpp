@@ -344,7 +344,7 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
       if (f.program >= 0) {
         const auto first = static_cast<std::size_t>(f.program), count = static_cast<std::size_t>(f.program_steps);
         place_program(steps.data() + first, origins.data() + first, count, b, out);
-        run_stage_program(steps.data() + first, count, len);
+        run_stage_program(f.run, steps.data() + first, count, len);
         continue;
       }
       for (std::size_t j = 0; j < static_cast<std::size_t>(f.inputs); ++j) ptrs[j] = f.base[j] + b * f.step[j];

@@ -49,6 +49,7 @@ struct FusedMember {
   bool inlined;                         // computed inside its one user's program
   std::int32_t program;                 // a root: its program's first step, or -1
   std::int32_t program_steps;
+  StageRunFn run;  // ... and the loop that runs it
 };
 
 /// Where a step's stream operands are for the tile at element b: base + b * step.
@@ -70,7 +71,9 @@ class StagePlanner {
       f.program = -1;
       if (f.stage_op < 0 || f.inlined) continue;
       const std::size_t first = count_;
+      run_ = nullptr;
       emit(f, StageDst::out);
+      f.run = run_;
       f.program = static_cast<std::int32_t>(first);
       f.program_steps = static_cast<std::int32_t>(count_ - first);
     }
@@ -133,6 +136,7 @@ class StagePlanner {
     const int c0 = f.taken[0], c1 = f.taken[1];
     if (c0 < 0 && c1 < 0) {
       const Leaf x = leaf(f, 0), y = leaf(f, 1);
+      if (run_ == nullptr) run_ = stage_run_fn(op, to, x.kind, y.kind);  // to: acc, or out when alone
       push(stage_step_fn(op, StageForm::leaves, to, x.kind, y.kind), x, y);
     } else if (c1 < 0 || c0 < 0) {
       const std::size_t j = c0 >= 0 ? 0 : 1;
@@ -152,6 +156,7 @@ class StagePlanner {
   std::span<StageStep> steps_;
   std::span<StageOrigin> origins_;
   std::size_t count_ = 0;
+  StageRunFn run_ = nullptr;  // the loop around the current program's first step
 };
 
 /// Plans the stage programs of a fused loop (members' producers and uses

@@ -238,35 +238,59 @@ inline StageStepFn stage_step_fn(StageOp o, StageForm f, StageDst d, StageLeaf x
   return table[at];
 }
 
-/// A value for register arguments that the first step does not read.
-inline StageVec stage_undefined() {
-#if defined(__AVX__)
-  return reinterpret_cast<StageVec>(_mm256_undefined_ps());
-#elif defined(__SSE__)
-  return reinterpret_cast<StageVec>(_mm_undefined_ps());
-#else
-  return StageVec{};
-#endif
+/// Runs a program over elements [0, n) (n a multiple of stage_lanes): its
+/// first step (always `leaves`, writing acc or, alone, the output) with the
+/// loop around it, calling the next step for each pass.
+using StageRunFn = void (*)(const StageStep* s, std::int64_t n);
+
+template <StageOp O, StageDst D, StageLeaf X, StageLeaf Y>
+REFX_NO_FP_CONTRACT void stage_run(const StageStep* s, std::int64_t n) {
+  constexpr std::int64_t w = stage_width;
+  for (std::int64_t i = 0; i < n; i += stage_lanes) {
+    const auto x = [&](std::int64_t k) { return stage_leaf<X>(s->x, s->sx, i + k); };
+    const auto y = [&](std::int64_t k) { return stage_leaf<Y>(s->y, s->sy, i + k); };
+    const StageVec r0 = stage_apply<O>(x(0), y(0)), r1 = stage_apply<O>(x(w), y(w));
+    const StageVec r2 = stage_apply<O>(x(2 * w), y(2 * w)), r3 = stage_apply<O>(x(3 * w), y(3 * w));
+    if constexpr (D == StageDst::out) {
+      float* const o = s->out + i;
+      std::memcpy(o, &r0, sizeof r0);
+      std::memcpy(o + w, &r1, sizeof r1);
+      std::memcpy(o + 2 * w, &r2, sizeof r2);
+      std::memcpy(o + 3 * w, &r3, sizeof r3);
+    } else {
+      s[1].fn(s + 1, i, r0, r1, r2, r3, r0, r1, r2, r3);  // tmp is not read before it is written
+    }
+  }
+}
+template <std::size_t I>
+constexpr StageRunFn stage_run_at() {
+  // I = ((op * 2 + to_out) * 2 + x) * 2 + y
+  return &stage_run < static_cast<StageOp>(I / 8), I / 4 % 2 == 1 ? StageDst::out : StageDst::acc,
+         static_cast<StageLeaf>(I / 2 % 2), static_cast<StageLeaf>(I % 2) > ;
+}
+template <std::size_t... I>
+constexpr std::array<StageRunFn, sizeof...(I)> stage_runs(std::index_sequence<I...>) {
+  return {stage_run_at<I>()...};
+}
+/// The loop around a first step: op `o` on leaves x and y, writing acc or (d == out) the output.
+inline StageRunFn stage_run_fn(StageOp o, StageDst d, StageLeaf x, StageLeaf y) {
+  static constexpr auto table = stage_runs(std::make_index_sequence<stage_op_count * 8>{});
+  return table[((static_cast<std::size_t>(o) * 2 + (d == StageDst::out ? 1 : 0)) * 2 + static_cast<std::size_t>(x)) *
+                   2 +
+               static_cast<std::size_t>(y)];
 }
 
-// The first step reads no register: passing stage_undefined() costs nothing
-// (GCC cannot tell, and warns).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-/// Runs the program starting at `steps` (`count` steps)
-/// over elements [0, n) of its operands: stage_lanes at a time, and a shorter
-/// tail through a copy of the program whose streams point at padded copies.
-inline void run_stage_program(const StageStep* steps, std::size_t count, std::int64_t n) {
-  const StageVec z = stage_undefined();
-  std::int64_t i = 0;
-  for (; i + stage_lanes <= n; i += stage_lanes) steps[0].fn(steps, i, z, z, z, z, z, z, z, z);
+/// Runs the program `run`, `steps` (`count` steps) over elements [0, n) of
+/// its operands: stage_lanes at a time, and a shorter tail through a copy of
+/// the program whose streams point at padded copies.
+inline void run_stage_program(StageRunFn run, const StageStep* steps, std::size_t count, std::int64_t n) {
+  const std::int64_t i = n / stage_lanes * stage_lanes;
+  if (i > 0) run(steps, i);
   if (i == n) return;
   const std::int64_t rest = n - i;
   StageStep tail[stage_max_steps];
-  alignas(16) float lanes[stage_max_steps][2][stage_lanes];
-  alignas(16) float out[stage_lanes];
+  alignas(stage_vector_bytes) float lanes[stage_max_steps][2][stage_lanes];
+  alignas(stage_vector_bytes) float out[stage_lanes];
   const auto copy_in = [&](const float* p, float* to) {
     if (p == nullptr) return p;
     std::memcpy(to, p + i, static_cast<std::size_t>(rest) * sizeof(float));
@@ -279,12 +303,9 @@ inline void run_stage_program(const StageStep* steps, std::size_t count, std::in
     tail[k].y = copy_in(steps[k].y, lanes[k][1]);
   }
   tail[count - 1].out = out;
-  tail[0].fn(tail, 0, z, z, z, z, z, z, z, z);
+  run(tail, stage_lanes);
   std::memcpy(steps[count - 1].out + i, out, static_cast<std::size_t>(rest) * sizeof(float));
 }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 }  // namespace REFX_STAGE_NAMESPACE
 }  // namespace refx::detail
