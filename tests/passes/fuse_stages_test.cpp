@@ -1,12 +1,15 @@
-// Compiled stages of fused loops (ir/primitives/detail/fused_stages.hpp): two
-// or three f32 members run as one loop, with results bit-identical to the
-// unfused graph for every op of the stage alphabet, in both operand orders,
-// with scalar, stretched and loaded operands, tails shorter than a tile, and
-// NaN, signed zeros and infinities; members that others also read, and
-// bf16 / f64 groups, keep the one-op-at-a-time path.
+// Compiled stage programs of fused loops (ir/primitives/detail/
+// fused_stages.hpp, fused_plan.hpp): trees of f32 add / sub / mul / max / min
+// members run as one program, with results bit-identical to the unfused
+// graph for every op of the stage alphabet, in both operand orders, with
+// scalar (NaN and signed-zero ones too), stretched and loaded operands, tails
+// shorter than a pass, and NaN, signed zeros and infinities; trees that need
+// three registers spill a subtree to its tile; members that others also read,
+// and bf16 / f64 groups, keep the one-op-at-a-time path.
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <random>
 
@@ -172,7 +175,51 @@ TEST(FuseStages, Bf16AndF64GroupsKeepTheirRoundings) {
   fused_matches_unfused(f, args);
 }
 
-// The plan itself: which members are taken into their user's stage.
+// Groups of four and more members, as epilogues write them: each runs as one
+// program (the planner's tests below), bit-identical to the unfused graph.
+TEST(FuseStages, WholeEpiloguesAreBitIdentical) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int o4 = 0; o4 < 5; ++o4)
+    for (const float c : {0.0f, -0.0f, nan, -nan, 1.5f}) {
+      SCOPED_TRACE(fmt::format("{}(x*2 + y*3, {})", op_names[o4], c));
+      // The benchmark's shape, O4(add(mul(x, s), mul(y, s)), s), and its mirror.
+      const auto f = [&](VmemRef<const float, n> x, VmemRef<const float, n> y, VmemRef<const float, n> z,
+                         VmemRef<float, n> out) {
+        out.store(apply_op(o4, x.load() * 2.0f + y.load() * -3.0f, c) + apply_op(o4, c, z.load() - x.load() * c));
+      };
+      auto args = three_inputs_and_output();
+      fused_matches_unfused(f, args);
+    }
+  // Clamps, scale and bias, a*x + b*y, with NaN and signed-zero bounds.
+  for (const float lo : {0.0f, -0.0f, -1.0f, std::numeric_limits<float>::quiet_NaN()}) {
+    SCOPED_TRACE(fmt::format("clamp from {}", lo));
+    const auto f = [&](VmemRef<const float, n> x, VmemRef<const float, n> y, VmemRef<const float, n> z,
+                       VmemRef<float, n> out) {
+      auto clamped = min(max(x.load() * 0.75f + 0.25f, lo), 1.0f);
+      out.store(max(lo, clamped * y.load() - z.load() * 0.5f));
+    };
+    auto args = three_inputs_and_output();
+    fused_matches_unfused(f, args);
+  }
+}
+
+TEST(FuseStages, TreesNeedingThreeRegistersAndLongChains) {
+  const auto f = [](VmemRef<const float, n> x, VmemRef<const float, n> y, VmemRef<const float, n> z,
+                    VmemRef<float, n> out) {
+    auto a = x.load(), b = y.load(), c = z.load();
+    // (a*b + c*a) * (b*c - a*b): both operands need two registers.
+    auto wide = (a * b + c * a) * (b * c - a * b);
+    // min(..., max(...)) where the right operand needs two registers, the left one.
+    auto mixed = min(a - 1.0f, max(b * c, c + a));
+    auto chain = ((((a + 1.0f) * b - c) * 0.5f + a) - b) * c;
+    out.store(max(wide + mixed, chain));
+  };
+  auto args = three_inputs_and_output();
+  fused_matches_unfused(f, args);
+}
+
+// The plan itself: which members are taken into their user's program, and
+// the steps of each program.
 detail::FusedMember member(int op, int p0, int p1) {
   detail::FusedMember f{};
   f.inputs = 2;
@@ -182,36 +229,107 @@ detail::FusedMember member(int op, int p0, int p1) {
   return f;
 }
 
-TEST(FuseStages, PlanTakesInOperandsReadOnceAndOnlyThose) {
-  // max(add(mul(x, 2), mul(y, 3)), 0): the add takes in both muls (a
-  // tree); the max, whose operand is a stage, runs alone: two passes.
-  std::vector<detail::FusedMember> m{member(2, -1, -1), member(2, -1, -1), member(0, 0, 1), member(3, 2, -1)};
+struct Planned {
+  std::vector<detail::FusedMember> m;
+  std::vector<detail::StageStep> steps;
+  std::size_t count;
+};
+Planned plan(std::vector<detail::FusedMember> m) {
   for (auto& f : m)
     for (auto p : f.producer)
       if (p >= 0) ++m[static_cast<std::size_t>(p)].uses;
-  detail::plan_stages(m);
-  EXPECT_EQ(m[2].stage, detail::tree_stage_fn(2, 2, 0));
-  EXPECT_TRUE(m[0].inlined);
-  EXPECT_TRUE(m[1].inlined);
-  EXPECT_FALSE(m[2].inlined);
-  EXPECT_EQ(m[3].stage, nullptr);
+  std::vector<detail::StageStep> steps(2 * m.size());
+  std::vector<detail::StageOrigin> origins(2 * m.size());
+  const std::size_t count = detail::plan_programs(m, steps, origins);
+  return {std::move(m), std::move(steps), count};
+}
 
-  // sub(c, mul(a, b)) where the mul is also read by a third member: no stage.
-  std::vector<detail::FusedMember> shared{member(2, -1, -1), member(1, -1, 0), member(0, 0, 1)};
-  for (auto& f : shared)
-    for (auto p : f.producer)
-      if (p >= 0) ++shared[static_cast<std::size_t>(p)].uses;
-  detail::plan_stages(shared);
-  EXPECT_FALSE(shared[0].inlined);
-  EXPECT_EQ(shared[2].stage, detail::chain_stage_fn(1, 0, true));  // add(mul(..), sub(c, t)): its right operand
-  EXPECT_TRUE(shared[1].inlined);
+// The step functions of the program of member `root`.
+std::vector<detail::StageStepFn> program_of(const Planned& p, std::size_t root) {
+  std::vector<detail::StageStepFn> fns;
+  const detail::FusedMember& f = p.m[root];
+  for (std::int32_t k = f.program; k >= 0 && k < f.program + f.program_steps; ++k)
+    fns.push_back(p.steps[static_cast<std::size_t>(k)].fn);
+  return fns;
+}
 
-  // An op outside the alphabet (stage_op -1) is neither a stage nor taken in.
-  std::vector<detail::FusedMember> other{member(-1, -1, -1), member(0, 0, -1)};
-  other[0].uses = 1;
-  detail::plan_stages(other);
-  EXPECT_FALSE(other[0].inlined);
-  EXPECT_EQ(other[1].stage, nullptr);
+using detail::stage_step_fn;
+using detail::StageDst;
+using detail::StageForm;
+using detail::StageLeaf;
+using detail::StageOp;
+
+TEST(FuseStages, PlanRunsATreeAndItsUserAsOneProgram) {
+  // max(add(mul(x, 2), mul(y, 3)), 0): one program of four steps, the max
+  // storing the result.
+  const Planned p = plan({member(2, -1, -1), member(2, -1, -1), member(0, 0, 1), member(3, 2, -1)});
+  EXPECT_EQ(p.count, 4u);
+  for (std::size_t k = 0; k < 3; ++k) EXPECT_TRUE(p.m[k].inlined) << k;
+  EXPECT_EQ(p.m[3].program, 0);
+  const std::vector<detail::StageStepFn> expected{stage_step_fn(StageOp::mul, StageForm::leaves, StageDst::acc),
+                                                  stage_step_fn(StageOp::mul, StageForm::leaves, StageDst::tmp),
+                                                  stage_step_fn(StageOp::add, StageForm::acc_left, StageDst::acc),
+                                                  stage_step_fn(StageOp::max, StageForm::reg_left, StageDst::out)};
+  EXPECT_EQ(program_of(p, 3), expected);
+  for (const auto fn : expected) EXPECT_NE(fn, nullptr);
+  EXPECT_EQ(p.m[3].run, detail::stage_run_fn(StageOp::mul, StageDst::acc, StageLeaf::stream, StageLeaf::stream));
+}
+
+TEST(FuseStages, PlanScalarOperandsAreRegisters) {
+  // max(mul(x, 2), 0) with both scalars as such: the max by a scalar that is
+  // not NaN is max_num; by a NaN scalar, max.
+  const float two = 2.0f, zero = 0.0f, nan = std::numeric_limits<float>::quiet_NaN();
+  for (const float* c : {&zero, &nan}) {
+    std::vector<detail::FusedMember> m{member(2, -1, -1), member(3, 0, -1)};
+    m[0].scalar[1] = &two;
+    m[1].scalar[1] = c;
+    const Planned p = plan(std::move(m));
+    const std::vector<detail::StageStepFn> expected{
+        stage_step_fn(StageOp::mul, StageForm::leaves, StageDst::acc, StageLeaf::stream, StageLeaf::scalar),
+        stage_step_fn(std::isnan(*c) ? StageOp::max : StageOp::max_num, StageForm::reg_left, StageDst::out,
+                      StageLeaf::scalar)};
+    EXPECT_EQ(program_of(p, 1), expected);
+    EXPECT_EQ(p.steps[0].sy[0], 2.0f);
+  }
+}
+
+TEST(FuseStages, PlanTakesInOperandsReadOnceAndOnlyThose) {
+  // sub(c, mul(a, b)) where the mul is also read by a third member: the mul
+  // is a program of its own; the add takes in the sub, its right operand.
+  const Planned shared = plan({member(2, -1, -1), member(1, -1, 0), member(0, 0, 1)});
+  EXPECT_FALSE(shared.m[0].inlined);
+  EXPECT_TRUE(shared.m[1].inlined);
+  EXPECT_EQ(program_of(shared, 0).size(), 1u);
+  const std::vector<detail::StageStepFn> expected{stage_step_fn(StageOp::sub, StageForm::leaves, StageDst::acc),
+                                                  stage_step_fn(StageOp::add, StageForm::reg_right, StageDst::out)};
+  EXPECT_EQ(program_of(shared, 2), expected);
+
+  // An op outside the alphabet (stage_op -1) is neither a program nor taken in.
+  const Planned other = plan({member(-1, -1, -1), member(0, 0, -1)});
+  EXPECT_FALSE(other.m[0].inlined);
+  EXPECT_EQ(other.m[0].program, -1);
+  EXPECT_EQ(program_of(other, 1).size(), 1u);
+}
+
+TEST(FuseStages, PlanSpillsWhereATreeNeedsThreeRegisters) {
+  // mul(add(mul, mul), add(mul, mul)): the right add is a program of its own.
+  const Planned p = plan({member(2, -1, -1), member(2, -1, -1), member(0, 0, 1), member(2, -1, -1), member(2, -1, -1),
+                          member(0, 3, 4), member(2, 2, 5)});
+  EXPECT_FALSE(p.m[5].inlined);
+  EXPECT_TRUE(p.m[2].inlined);
+  EXPECT_EQ(program_of(p, 5).size(), 3u);
+  ASSERT_EQ(program_of(p, 6).size(), 4u);
+  EXPECT_EQ(program_of(p, 6)[3], stage_step_fn(StageOp::mul, StageForm::reg_left, StageDst::out));
+
+  // sub(mul, add(mul, mul)): the right operand needs two registers, so it is
+  // computed first, into acc, and the mul into tmp: acc = sub(tmp, acc).
+  const Planned q = plan({member(2, -1, -1), member(2, -1, -1), member(2, -1, -1), member(0, 1, 2), member(1, 0, 3)});
+  const std::vector<detail::StageStepFn> expected{stage_step_fn(StageOp::mul, StageForm::leaves, StageDst::acc),
+                                                  stage_step_fn(StageOp::mul, StageForm::leaves, StageDst::tmp),
+                                                  stage_step_fn(StageOp::add, StageForm::acc_left, StageDst::acc),
+                                                  stage_step_fn(StageOp::mul, StageForm::leaves, StageDst::tmp),
+                                                  stage_step_fn(StageOp::sub, StageForm::acc_right, StageDst::out)};
+  EXPECT_EQ(program_of(q, 4), expected);
 }
 
 }  // namespace

@@ -4,8 +4,8 @@
 // std::max(x * 2 + y * 3, 0.0f); }, a, b)` records one op; at run time it is
 // one pass over the elements with the whole body in registers, where the
 // same chain written with Value operators is four ops (the fusion pass joins
-// them into one loop, which runs them over tiles in compiled stages of at
-// most three ops: ir/primitives/detail/fused_stages.hpp).
+// them into one loop, which runs them as one stage program, also in
+// registers: ir/primitives/detail/fused_stages.hpp).
 // The op is elementwise: the fusion pass fuses it with the loads that feed it
 // and the store it feeds, so `z.store(map(f, x.load(), y.load()))` reads the
 // Refs and writes the output directly.

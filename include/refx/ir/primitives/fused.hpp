@@ -4,9 +4,9 @@
 // the output in tiles of `fused_tile` elements; for each tile every member
 // op's own ElementwiseFn runs on small per-thread tile buffers, in program
 // order, so no full-size intermediate exists and each element sees the same
-// operations in the same order as unfused (bit-identical results). f32
-// arithmetic members run two or three at a time as compiled stages
-// (plan_stages below, detail/fused_stages.hpp), intermediates in registers.
+// operations in the same order as unfused (bit-identical results). Trees of
+// f32 arithmetic members run as stage programs (detail/fused_plan.hpp,
+// detail/fused_stages.hpp), intermediates in registers.
 // A single member that reads and writes memory directly (a refx::map between
 // its loads and its store) runs over all the elements in one call.
 //
@@ -36,7 +36,7 @@
 #include <refx/ir/primitive.hpp>
 #include <refx/ir/primitives/handles.hpp>
 #include <refx/ir/primitives/detail/elementwise_fns.hpp>
-#include <refx/ir/primitives/detail/fused_stages.hpp>
+#include <refx/ir/primitives/detail/fused_plan.hpp>
 
 namespace refx::prim {
 
@@ -53,6 +53,8 @@ inline constexpr std::size_t fused_max_members = 64;
 inline constexpr std::size_t fused_max_inputs = 8;
 /// ... and at most this many distinct inputs and views for the whole loop.
 inline constexpr std::size_t fused_max_operands = 32;
+static_assert(fused_max_inputs == std::tuple_size_v<decltype(detail::FusedMember::base)>);
+static_assert(fused_max_members <= detail::stage_max_steps);
 
 enum class FusedSource : std::int64_t { input = 0, member = 1, broadcast = 2, load = 3 };
 enum class FusedOut : std::int64_t { value = 0, store = 1, accum = 2 };
@@ -96,10 +98,6 @@ inline void scatter(const ResolvedView& v, std::int64_t b, std::int64_t m, const
   });
 }
 
-/// A binary member with one scalar operand, computed from the scalar itself
-/// rather than from its broadcast tile (one stream less to read).
-using ScalarFn = void (*)(const void* array, const void* scalar, void* out, std::int64_t n);
-
 template <class F, class T, bool ScalarRight>
 void scalar_kernel(const void* array, const void* scalar, void* out, std::int64_t n) {
   const T* x = static_cast<const T*>(array);
@@ -125,7 +123,7 @@ inline ScalarFn scalar_fn(const Primitive* p, DType t, bool scalar_right) {
   return nullptr;
 }
 
-/// The index of an f32 op in the stage alphabet (fused_stages.hpp), or -1.
+/// The index of an f32 op in the stage alphabet (StageOp, fused_stages.hpp), or -1.
 inline int stage_op_index(const Primitive* p, DType in, std::int64_t inputs) {
   if (in != DType::f32 || inputs != 2) return -1;
   if (p == &prim::add) return 0;
@@ -134,74 +132,6 @@ inline int stage_op_index(const Primitive* p, DType in, std::int64_t inputs) {
   if (p == &prim::max) return 3;
   if (p == &prim::min) return 4;
   return -1;
-}
-
-// Where each input of a member is for the tile at element b: base + b * step
-// (step 0: a tile buffer or a scalar, the same for every tile).
-struct FusedMember {
-  ElementwiseFn fn;
-  ScalarFn sfn;  // non-null: the input at scalar_at is a scalar, passed as such
-  DType in;
-  std::int64_t inputs, slot, scalar_at;
-  std::array<const std::byte*, prim::fused_max_inputs> base;
-  std::array<std::int64_t, prim::fused_max_inputs> step;
-  const std::byte* scalar_tile;         // the tile of the input at scalar_at
-  std::array<std::int8_t, 2> producer;  // the member that makes input 0 / 1, or -1
-  std::int8_t stage_op;                 // stage_op_index, or -1
-  std::int32_t uses;                    // how many member inputs read this member
-  bool inlined;                         // computed inside its one user's stage
-  StageFn stage;                        // non-null: runs as a stage with these operands
-  std::int64_t stage_inputs;
-  std::array<const std::byte*, 4> stage_base;
-  std::array<std::int64_t, 4> stage_step;
-};
-
-/// Plans the compiled stages of a fused loop (members' uses counted). In
-/// member order, a stage-alphabet member takes in each operand made by a
-/// stage-alphabet member that nothing else reads and that is not a stage
-/// itself (one: a chain, two: a tree); `max(x*2 + y*3, 0)` becomes the tree
-/// add(mul, mul) and the max. A member taken in runs at its user's place
-/// instead of its own: its operands are tiles of earlier members (kept for
-/// the whole tile), inputs, or loads, all unchanged by then.
-inline void plan_stages(std::span<FusedMember> m) {
-  const auto operand = [](const FusedMember& f, std::size_t j) {
-    return std::pair{static_cast<std::int64_t>(j) == f.scalar_at ? f.scalar_tile : f.base[j],
-                     static_cast<std::int64_t>(j) == f.scalar_at ? std::int64_t{0} : f.step[j]};
-  };
-  for (FusedMember& f : m) {
-    if (f.stage_op < 0) continue;
-    std::array<int, 2> inner{-1, -1};
-    for (std::size_t j = 0; j < 2; ++j) {
-      const int p = f.producer[j];
-      if (p < 0) continue;
-      const FusedMember& q = m[static_cast<std::size_t>(p)];
-      if (q.uses == 1 && q.stage_op >= 0 && q.stage == nullptr) inner[j] = p;
-    }
-    if (inner[0] < 0 && inner[1] < 0) continue;
-    std::size_t at = 0;
-    const auto add = [&](std::pair<const std::byte*, std::int64_t> o) {
-      f.stage_base[at] = o.first;
-      f.stage_step[at++] = o.second;
-    };
-    if (inner[0] >= 0 && inner[1] >= 0) {
-      const FusedMember &l = m[static_cast<std::size_t>(inner[0])], &r = m[static_cast<std::size_t>(inner[1])];
-      f.stage = tree_stage_fn(l.stage_op, r.stage_op, f.stage_op);
-      add(operand(l, 0));
-      add(operand(l, 1));
-      add(operand(r, 0));
-      add(operand(r, 1));
-    } else {
-      const std::size_t j = inner[0] >= 0 ? 0 : 1;
-      const FusedMember& i = m[static_cast<std::size_t>(inner[j])];
-      f.stage = chain_stage_fn(i.stage_op, f.stage_op, j == 1);
-      add(operand(i, 0));
-      add(operand(i, 1));
-      add(operand(f, 1 - j));
-    }
-    f.stage_inputs = static_cast<std::int64_t>(at);
-    for (int p : inner)
-      if (p >= 0) m[static_cast<std::size_t>(p)].inlined = true;
-  }
 }
 
 inline std::byte* fused_scratch(std::size_t bytes) {
@@ -236,14 +166,7 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
   std::array<std::size_t, prim::fused_max_operands> stretched;
   std::size_t num_stretched = 0;
   for (std::size_t i = 0; i < num_inputs; ++i)
-    if (scalar_slot[i] >= 0) {
-      const Buffer& s = ctx.in(op, i);
-      if (s.shape().rank() != 0) {
-        stretched[num_stretched++] = i;
-        continue;
-      }
-      copy_run(s.data(), 0, first_len, size_of(s.dtype()), scratch + scalar_slot[i]);
-    }
+    if (scalar_slot[i] >= 0 && ctx.in(op, i).shape().rank() != 0) stretched[num_stretched++] = i;
   const std::size_t num_views = loads + (mode == prim::FusedOut::value ? 0 : 1);
   // Views are constructed only as used: value-initializing all 33 would
   // zero 4 KiB per call, which dominated small fused ops (a collective's
@@ -304,9 +227,9 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
     f.sfn = nullptr;
     f.scalar_at = -1;
     f.producer = {-1, -1};
+    f.scalar = {nullptr, nullptr};
     f.uses = 0;
     f.inlined = false;
-    f.stage = nullptr;
     f.stage_op = static_cast<std::int8_t>(stage_op_index(prim, f.in, f.inputs));
     const std::int64_t* sources = a.data() + at + 4;
     for (std::int64_t j = 0; j < f.inputs; ++j) {
@@ -328,9 +251,10 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
         case prim::FusedSource::member: f.base[u] = scratch + m[idx].slot; break;
         case prim::FusedSource::broadcast:
           f.base[u] = scratch + scalar_slot[idx];
+          if (f.stage_op >= 0 && u < 2 && ctx.in(op, idx).shape().rank() == 0)
+            f.scalar[u] = ctx.in(op, idx).data<float>();  // a register in the member's program
           if (f.inputs == 2 && f.scalar_at < 0 && ctx.in(op, idx).shape().rank() == 0) {
             f.scalar_at = j;
-            f.scalar_tile = f.base[u];
             f.sfn = scalar_fn(prim, f.in, j == 1);
           }
           break;
@@ -348,15 +272,42 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
           ctx.in(op, static_cast<std::size_t>(sources[f.scalar_at] & 0xffffffff)).data();
     at += 4 + static_cast<std::size_t>(f.inputs);
   }
-  if (members > 1) plan_stages(std::span(m.data(), members));
+  // The f32 arithmetic members run as stage programs (not value-initialized
+  // either: 6 KiB; the plan writes the steps it uses).
+  std::array<StageStep, prim::fused_max_members> steps;
+  std::array<StageOrigin, prim::fused_max_members> origins;
+  plan_programs(std::span(m.data(), members), steps, origins);
+  // A scalar's tile is filled once, for the members that read it as a tile
+  // (a program holds it in a register).
+  for (std::size_t k = 0, at = fused_header + num_inputs + loads; k < members; ++k) {
+    const std::int64_t* sources = a.data() + at + 4;
+    at += 4 + static_cast<std::size_t>(m[k].inputs);
+    if (m[k].program >= 0 || m[k].inlined) continue;
+    for (std::int64_t j = 0; j < m[k].inputs; ++j) {
+      const auto idx = static_cast<std::size_t>(sources[j] & 0xffffffff);
+      if (static_cast<prim::FusedSource>(sources[j] >> 32) != prim::FusedSource::broadcast ||
+          (j == m[k].scalar_at && m[k].sfn != nullptr) || ctx.in(op, idx).shape().rank() != 0)
+        continue;
+      const Buffer& s = ctx.in(op, idx);
+      copy_run(s.data(), 0, first_len, size_of(s.dtype()), scratch + scalar_slot[idx]);
+    }
+  }
 
-  // One member whose inputs all stream from memory and whose result goes
-  // straight to memory (a refx::map between its loads and its store) needs
+  // A loop whose members are one refx::map or one program, reading its
+  // inputs all from memory and writing its result straight to memory, needs
   // no tile buffers: it runs over all n elements in one call, unless the
   // loop prefetches.
-  bool whole = members == 1 && num_streams == 0 && m[0].sfn == nullptr && (out_value != nullptr || store_direct);
+  const FusedMember& last = m[members - 1];
+  bool whole = num_streams == 0 && (out_value != nullptr || store_direct) && num_stretched == 0;
   for (std::size_t l = 0; l < loads; ++l) whole = whole && view_dense[l];
-  for (std::size_t j = 0; whole && j < static_cast<std::size_t>(m[0].inputs); ++j) whole = m[0].step[j] != 0;
+  if (last.program >= 0) {
+    whole = whole && last.program_steps == static_cast<std::int32_t>(members);  // all members
+    for (std::int32_t k = last.program; whole && k < last.program + last.program_steps; ++k)
+      for (std::size_t j = 0; j < 2; ++j) whole = whole && (origins[k].base[j] == nullptr || origins[k].step[j] != 0);
+  } else {
+    whole = whole && members == 1 && last.sfn == nullptr;
+    for (std::size_t j = 0; whole && j < static_cast<std::size_t>(last.inputs); ++j) whole = last.step[j] != 0;
+  }
   const std::int64_t tile = whole ? std::max<std::int64_t>(n, 1) : prim::fused_tile;
 
   std::array<const void*, prim::fused_max_inputs> ptrs{};
@@ -390,10 +341,10 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
         if (out_value != nullptr) out = out_value + b * out_es;
         else if (store_direct) out = store->buffer->data() + (store->offset + b) * out_es;
       }
-      if (f.stage != nullptr) {
-        for (std::size_t j = 0; j < static_cast<std::size_t>(f.stage_inputs); ++j)
-          ptrs[j] = f.stage_base[j] + b * f.stage_step[j];
-        f.stage(ptrs.data(), out, len);
+      if (f.program >= 0) {
+        const auto first = static_cast<std::size_t>(f.program), count = static_cast<std::size_t>(f.program_steps);
+        place_program(steps.data() + first, origins.data() + first, count, b, out);
+        run_stage_program(f.run, steps.data() + first, count, len);
         continue;
       }
       for (std::size_t j = 0; j < static_cast<std::size_t>(f.inputs); ++j) ptrs[j] = f.base[j] + b * f.step[j];
