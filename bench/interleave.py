@@ -34,10 +34,15 @@ def parse_variant(text):
     return name, words, env
 
 
+# A row's first time, after its name (which may hold spaces: BM_X<float, 512>).
+ROW_TIME = re.compile(r"\s(\d+(?:\.\d+)?(?:e[+-]?\d+)?) (ns|us|ms|s)\s")
+
+
 def time_us(line):
-    fields = line.split()
-    scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[fields[2]]
-    return float(fields[1]) * scale
+    found = ROW_TIME.search(line)
+    if found is None:
+        raise SystemExit(f"interleave.py: no time in the row '{line}'")
+    return float(found.group(1)) * {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[found.group(2)]
 
 
 def main():
@@ -51,7 +56,7 @@ def main():
     first = variants[0]
     listed = subprocess.run(first[1] + ["--benchmark_list_tests", f"--benchmark_filter={args.filter}"],
                             capture_output=True, text=True, env=first[2], check=True)
-    for benchmark in listed.stdout.split():
+    for benchmark in (l for l in listed.stdout.splitlines() if l.startswith("BM_")):
         times = collections.defaultdict(list)
         for _ in range(args.reps):
             for name, command, env in variants:
