@@ -156,6 +156,15 @@ inline StageVec stage_leaf(const float* p, StageVec s, std::int64_t i) {
   }
 }
 
+/// Stores a pass's four result vectors at o.
+inline void stage_store(float* o, StageVec r0, StageVec r1, StageVec r2, StageVec r3) {
+  constexpr std::int64_t w = stage_width;
+  std::memcpy(o, &r0, sizeof r0);
+  std::memcpy(o + w, &r1, sizeof r1);
+  std::memcpy(o + 2 * w, &r2, sizeof r2);
+  std::memcpy(o + 3 * w, &r3, sizeof r3);
+}
+
 template <StageOp O>
 inline StageVec stage_apply(StageVec a, StageVec b) {
   if constexpr (O == StageOp::add) return StageAdd{}(a, b);
@@ -190,11 +199,7 @@ REFX_NO_FP_CONTRACT void stage_step(const StageStep* s, std::int64_t i, REFX_STA
     r0 = stage_apply<O>(t0, a0), r1 = stage_apply<O>(t1, a1), r2 = stage_apply<O>(t2, a2), r3 = stage_apply<O>(t3, a3);
   }
   if constexpr (D == StageDst::out) {
-    float* const o = s->out + i;
-    std::memcpy(o, &r0, sizeof r0);
-    std::memcpy(o + w, &r1, sizeof r1);
-    std::memcpy(o + 2 * w, &r2, sizeof r2);
-    std::memcpy(o + 3 * w, &r3, sizeof r3);
+    stage_store(s->out + i, r0, r1, r2, r3);
   } else if constexpr (D == StageDst::tmp) {
     return s[1].fn(s + 1, i, a0, a1, a2, a3, r0, r1, r2, r3);
   } else {
@@ -252,11 +257,7 @@ REFX_NO_FP_CONTRACT void stage_run(const StageStep* s, std::int64_t n) {
     const StageVec r0 = stage_apply<O>(x(0), y(0)), r1 = stage_apply<O>(x(w), y(w));
     const StageVec r2 = stage_apply<O>(x(2 * w), y(2 * w)), r3 = stage_apply<O>(x(3 * w), y(3 * w));
     if constexpr (D == StageDst::out) {
-      float* const o = s->out + i;
-      std::memcpy(o, &r0, sizeof r0);
-      std::memcpy(o + w, &r1, sizeof r1);
-      std::memcpy(o + 2 * w, &r2, sizeof r2);
-      std::memcpy(o + 3 * w, &r3, sizeof r3);
+      stage_store(s->out + i, r0, r1, r2, r3);
     } else {
       s[1].fn(s + 1, i, r0, r1, r2, r3, r0, r1, r2, r3);  // tmp is not read before it is written
     }
