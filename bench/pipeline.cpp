@@ -150,29 +150,38 @@ struct EigenGemm {
   }
 };
 
+/// A one-device kernel over N^3 of T in B^3 blocks, grid (i, j, k): A's
+/// block (i, k), B's (k, j), C's (i, j) and an f32 B x B scratch go to
+/// `body`; `report` receives the pipeline's report when it compiles.
+template <class T, I B, I N, class Body>
+Executable matmul_pipeline(Body body, PipelineReport& report) {
+  return kernel([&report, body](HbmRef<const T, N, N> a, HbmRef<const T, N, N> b, HbmRef<float, N, N> c) {
+           report = emit_pipeline(grid(N / B, N / B, N / B), body)(in(a, block<B, B>([](I i, I, I k) {
+                                                                        return std::array{i, k};
+                                                                      })),
+                                                                   in(b, block<B, B>([](I, I j, I k) {
+                                                                        return std::array{k, j};
+                                                                      })),
+                                                                   out(c, block<B, B>([](I i, I j, I) {
+                                                                         return std::array{i, j};
+                                                                       })),
+                                                                   scratch<VmemRef<float, B, B>>());
+         })
+      .compile(Mesh{{"x", 1}});
+}
+
 template <class T, I B, I N = kN>
 void BM_PipelinedMatmul(benchmark::State& state) {
   PipelineReport report;
   Executable exe = [&] {
     const auto t0 = Clock::now();
-    Executable e = kernel([&](HbmRef<const T, N, N> a, HbmRef<const T, N, N> b, HbmRef<float, N, N> c) {
-                     report = emit_pipeline(grid(N / B, N / B, N / B),
-                                            [](VmemRef<const T, B, B> ab, VmemRef<const T, B, B> bb,
-                                               VmemRef<float, B, B> cb, VmemRef<float, B, B> acc) {
-                                              if (program_id(2) == 0) acc.store(dot<float>(ab.load(), bb.load()));
-                                              else acc += dot<float>(ab.load(), bb.load());
-                                              if (program_id(2) == num_programs(2) - 1) cb.store(acc.load());
-                                            })(in(a, block<B, B>([](I i, I, I k) {
-                                                    return std::array{i, k};
-                                                  })),
-                                               in(b, block<B, B>([](I, I j, I k) {
-                                                    return std::array{k, j};
-                                                  })),
-                                               out(c, block<B, B>([](I i, I j, I) {
-                                                     return std::array{i, j};
-                                                   })),
-                                               scratch<VmemRef<float, B, B>>());
-                   }).compile(Mesh{{"x", 1}});
+    Executable e = matmul_pipeline<T, B, N>(
+        [](VmemRef<const T, B, B> ab, VmemRef<const T, B, B> bb, VmemRef<float, B, B> cb, VmemRef<float, B, B> acc) {
+          if (program_id(2) == 0) acc.store(dot<float>(ab.load(), bb.load()));
+          else acc += dot<float>(ab.load(), bb.load());
+          if (program_id(2) == num_programs(2) - 1) cb.store(acc.load());
+        },
+        report);
     state.counters["compile_ms"] = std::chrono::duration<double>(Clock::now() - t0).count() * 1e3;
     return e;
   }();
@@ -221,23 +230,13 @@ template <class T, bool Evaluated>
 void BM_PipelineStepCost(benchmark::State& state) {
   constexpr I N = 512, B = 128;
   PipelineReport report;
-  Executable exe = kernel([&](HbmRef<const T, N, N> a, HbmRef<const T, N, N> b, HbmRef<float, N, N> c) {
-                     report = emit_pipeline(grid(N / B, N / B, N / B),
-                                            [](VmemRef<const T, B, B>, VmemRef<const T, B, B>, VmemRef<float, B, B>,
-                                               [[maybe_unused]] VmemRef<float, B, B> acc) {
-                                              if constexpr (Evaluated)
-                                                if (program_id(2) == 0) acc.store(0.0f);
-                                            })(in(a, block<B, B>([](I i, I, I k) {
-                                                    return std::array{i, k};
-                                                  })),
-                                               in(b, block<B, B>([](I, I j, I k) {
-                                                    return std::array{k, j};
-                                                  })),
-                                               out(c, block<B, B>([](I i, I j, I) {
-                                                     return std::array{i, j};
-                                                   })),
-                                               scratch<VmemRef<float, B, B>>());
-                   }).compile(Mesh{{"x", 1}});
+  Executable exe = matmul_pipeline<T, B, N>(
+      [](VmemRef<const T, B, B>, VmemRef<const T, B, B>, VmemRef<float, B, B>,
+         [[maybe_unused]] VmemRef<float, B, B> acc) {
+        if constexpr (Evaluated)
+          if (program_id(2) == 0) acc.store(0.0f);
+      },
+      report);
   const auto a = Array::generate<T>(1, Shape{N, N}, [](int, std::int64_t i) { return static_cast<T>(value(i, 1)); });
   const auto b = Array::generate<T>(1, Shape{N, N}, [](int, std::int64_t i) { return static_cast<T>(value(i, 2)); });
   Array c = exe(a, b)[0];
