@@ -44,6 +44,13 @@ namespace refx::detail {
 void gemm(DType t, const void* a, const void* b, void* out, std::int64_t m, std::int64_t k, std::int64_t n,
           bool trans_b, bool accumulate = false);
 
+/// Whether gemm(t, ..., accumulate = true) over a depth of k adds each
+/// element's whole sum at once: out + (the product gemm computes alone),
+/// rounded once, as a separate product and addition would. A GEMM that
+/// blocks k adds its partial sums one block at a time instead (out + s1 +
+/// s2 rounds differently from out + (s1 + s2)).
+bool gemm_adds_whole_sums(DType t, std::int64_t k);
+
 #if REFX_GEMM_DEFINITIONS
 template <class S>
 void eigen_gemm(const S* a, const S* b, S* out, std::int64_t m, std::int64_t k, std::int64_t n, bool trans_b,
@@ -64,6 +71,18 @@ void eigen_gemm(const S* a, const S* b, S* out, std::int64_t m, std::int64_t k, 
     if (accumulate) c.noalias() += lhs * rhs;
     else c.noalias() = lhs * rhs;
   }
+}
+
+// Eigen chooses its depth block from k and the L1 cache's size alone.
+template <class S>
+bool eigen_whole_depth(std::int64_t k) {
+  Eigen::Index kc = k, mc = k, nc = k;
+  Eigen::internal::computeProductBlockingSizes<S, S, 1>(kc, mc, nc, Eigen::Index{1});
+  return kc >= k;
+}
+
+bool gemm_adds_whole_sums(DType t, std::int64_t k) {
+  return t == DType::f64 ? eigen_whole_depth<double>(k) : eigen_whole_depth<float>(k);
 }
 
 void gemm(DType t, const void* a, const void* b, void* out, std::int64_t m, std::int64_t k, std::int64_t n,

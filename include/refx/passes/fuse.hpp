@@ -3,8 +3,9 @@
 // values have no other users becomes one `fused` op (ir/primitives/fused.hpp):
 // one loop over the output, tile by tile, with no full-size intermediates.
 // Dot and everything else stay separate; a reduction stays its own op, but
-// reads a loaded Ref directly when the load has no other use (below). The
-// chain also absorbs
+// reads a loaded Ref directly when the load has no other use, and a dot
+// whose result is only stored into (or accumulated into) a Ref region writes
+// that region itself (below). The chain also absorbs
 //   - broadcasts of a scalar or of an array with extent-1 dimensions (the
 //     loop reads the broadcast operand through zero strides: no broadcast
 //     copy is made),
@@ -98,6 +99,7 @@ class Fuser {
       if (emit(b, grp, shape)) ++made;
     }
     for (std::size_t i = 0; i < n; ++i) made += fuse_reduce_load(b, static_cast<std::int32_t>(i)) ? 1 : 0;
+    for (std::size_t i = 0; i < n; ++i) made += fuse_dot_store(static_cast<std::int32_t>(i)) ? 1 : 0;
     for (std::size_t i = 0; i < n; ++i)
       for (ValueId v : g_.inputs(g_.op(ops_[i]))) user_[static_cast<std::size_t>(v)] = -1;
     if (made == 0) return 0;
@@ -142,6 +144,38 @@ class Fuser {
     g_.mutable_value(out).producer = f;
     part_[static_cast<std::size_t>(l)] = 1;
     replace_[static_cast<std::size_t>(r)] = f;
+    return true;
+  }
+
+  // A dot whose result is used only by one store or accumulation into a Ref
+  // region (`acc += dot(a, b)`, `o.store(dot(a, b))`) writes the region
+  // itself, at the store's position (a view with the store's effect instead
+  // of the value output): no result buffer, no separate pass over it.
+  // f32 and f64 results only, in the Ref's own element type.
+  bool fuse_dot_store(std::int32_t d) {
+    if (part_[static_cast<std::size_t>(d)] || replace_[static_cast<std::size_t>(d)] != no_id) return false;
+    const Op& dot = g_.op(ops_[static_cast<std::size_t>(d)]);
+    if (dot.prim != &prim::dot || dot.in_count != 2 || dot.out_count != 1 || dot.view_count != 0 ||
+        dot.effect_count != 0 || dot.block_count != 0)
+      return false;
+    const ValueId v = g_.outputs(dot)[0];
+    const ValueType& t = g_.type(v);
+    if ((t.dtype != DType::f32 && t.dtype != DType::f64) || t.shape.num_elements() < options_.min_elements ||
+        uses_[static_cast<std::size_t>(v)] != 1)
+      return false;
+    const std::int32_t u = user_[static_cast<std::size_t>(v)];
+    if (u <= d || part_[static_cast<std::size_t>(u)] || replace_[static_cast<std::size_t>(u)] != no_id) return false;
+    const Op& s = g_.op(ops_[static_cast<std::size_t>(u)]);
+    if ((s.prim != &prim::store && s.prim != &prim::accum) || s.in_count != 1 || g_.inputs(s)[0] != v ||
+        s.view_count != 1 || s.effect_count != 1 || bitcast(s))
+      return false;
+    const std::vector<ValueId> inputs(g_.inputs(dot).begin(), g_.inputs(dot).end());
+    const std::vector<std::int64_t> attrs(g_.attrs(dot).begin(), g_.attrs(dot).end());
+    const std::vector<ViewId> views(g_.views(s).begin(), g_.views(s).end());
+    const std::vector<Effect> effects(g_.effects(s).begin(), g_.effects(s).end());
+    const OpId f = g_.add_op({dot.prim, inputs, {}, attrs, views, effects, {}, s.loc.known() ? s.loc : dot.loc});
+    part_[static_cast<std::size_t>(d)] = 1;
+    replace_[static_cast<std::size_t>(u)] = f;
     return true;
   }
 

@@ -58,22 +58,27 @@ inline void widen_bf16(const bf16* in, float* out, std::int64_t n) noexcept {
   for (std::int64_t i = whole; i < n; ++i) out[i] = widen(in[i]);
 }
 
-/// Every element of `in` converted into `out` (same element count): the
+/// `n` elements of type `from` at `in` converted to `to` into `out`: the
 /// cast primitive, and dot's conversions to and from its f32 GEMM.
-inline void convert_buffer(const Buffer& in, Buffer& out) {
-  if (in.dtype() == DType::bf16 && out.dtype() == DType::f32) {
-    widen_bf16(in.data<bf16>(), out.data<float>(), out.size());
+inline void convert_run(DType from, const void* in, DType to, void* out, std::int64_t n) {
+  if (from == DType::bf16 && to == DType::f32) {
+    widen_bf16(static_cast<const bf16*>(in), static_cast<float*>(out), n);
     return;
   }
-  visit_dtype(in.dtype(), [&](auto from) {
-    visit_dtype(out.dtype(), [&](auto to) {
-      using F = typename decltype(from)::type;
-      using T = typename decltype(to)::type;
-      const F* a = in.data<F>();
-      T* o = out.data<T>();
-      for (std::int64_t i = 0; i < out.size(); ++i) o[i] = convert<T>(a[i]);
+  visit_dtype(from, [&](auto f) {
+    visit_dtype(to, [&](auto t) {
+      using F = typename decltype(f)::type;
+      using T = typename decltype(t)::type;
+      const F* a = static_cast<const F*>(in);
+      T* o = static_cast<T*>(out);
+      for (std::int64_t i = 0; i < n; ++i) o[i] = convert<T>(a[i]);
     });
   });
+}
+
+/// Every element of `in` converted into `out` (same element count).
+inline void convert_buffer(const Buffer& in, Buffer& out) {
+  convert_run(in.dtype(), in.data(), out.dtype(), out.data(), out.size());
 }
 
 }  // namespace refx::detail

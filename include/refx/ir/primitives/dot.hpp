@@ -122,9 +122,9 @@ inline constexpr std::int64_t bf16_dot_panel = 256;
 /// across panels is the GEMM's own k-blocking order).
 /// `panel_size` is there for bench/matmul.cpp to compare panel sizes.
 inline void bf16_dot(const bf16* a, const bf16* b, float* out, std::int64_t m, std::int64_t k, std::int64_t n,
-                     bool trans_b, std::int64_t panel_size = bf16_dot_panel) {
+                     bool trans_b, bool accumulate = false, std::int64_t panel_size = bf16_dot_panel) {
   if (k == 0) {
-    refx::detail::gemm(DType::f32, nullptr, nullptr, out, m, 0, n, trans_b);
+    refx::detail::gemm(DType::f32, nullptr, nullptr, out, m, 0, n, trans_b, accumulate);
     return;
   }
   const std::int64_t panel = std::min(k, panel_size);
@@ -141,7 +141,7 @@ inline void bf16_dot(const bf16* a, const bf16* b, float* out, std::int64_t m, s
     } else {
       widen_bf16(b + p0 * n, wb, kc * n);  // rows [p0, p0 + kc): contiguous
     }
-    refx::detail::gemm(DType::f32, wa, wb, out, m, kc, n, trans_b, p0 > 0);
+    refx::detail::gemm(DType::f32, wa, wb, out, m, kc, n, trans_b, accumulate || p0 > 0);
   }
   scratch.trim();
 }
@@ -172,36 +172,68 @@ void integer_dot(const T* a, const T* b, R* out, std::int64_t m, std::int64_t k,
   }
 }
 
-inline ExecStatus dot_impl(ExecContext& ctx, const Op& op) {
-  const Buffer &a = ctx.in(op, 0), &b = ctx.in(op, 1);
-  Buffer& out = ctx.out(op, 0);
-  const DotAttrs at = dot_attrs(ctx.graph().attrs(op), a.dtype());
-  const std::int64_t m = a.shape()[0], k = a.shape()[1], n = out.shape()[1];
+/// The product of `a` and `b` into `out`, a dense m x n array of `at.result`;
+/// with `accumulate` (f32 and f64 results only), added to what `out` holds.
+inline void dot_into(const Buffer& a, const Buffer& b, const DotAttrs& at, std::byte* out, std::int64_t m,
+                     std::int64_t k, std::int64_t n, bool accumulate = false) {
   if (is_floating(at.result)) {
     const DType acc = at.result == DType::f64 ? DType::f64 : DType::f32;
     Buffer sa, sb, so;
+    if (at.result != acc) so = Buffer(acc, Shape{m, n});
+    void* sums = at.result == acc ? static_cast<void*>(out) : so.data();
     if (a.dtype() == DType::bf16 && acc == DType::f32) {
-      if (at.result != acc) so = Buffer(acc, out.shape());
-      bf16_dot(a.data<bf16>(), b.data<bf16>(), at.result == acc ? out.data<float>() : so.data<float>(), m, k, n,
-               at.trans_b);
-      if (at.result != acc) convert_buffer(so, out);
-      return ExecStatus::done;
+      bf16_dot(a.data<bf16>(), b.data<bf16>(), static_cast<float*>(sums), m, k, n, at.trans_b, accumulate);
+    } else {
+      const void* pa = as_dtype(a, acc, sa);
+      const void* pb = as_dtype(b, acc, sb);
+      refx::detail::gemm(acc, pa, pb, sums, m, k, n, at.trans_b, accumulate);
     }
-    const void* pa = as_dtype(a, acc, sa);
-    const void* pb = as_dtype(b, acc, sb);
-    if (at.result != acc) so = Buffer(acc, out.shape());
-    refx::detail::gemm(acc, pa, pb, at.result == acc ? out.data() : so.data(), m, k, n, at.trans_b);
-    if (at.result != acc) convert_buffer(so, out);
-    return ExecStatus::done;
+    if (at.result != acc) convert_run(acc, so.data(), at.result, out, m * n);
+    return;
   }
   visit_dtype(a.dtype(), [&](auto operand) {
     visit_dtype(at.result, [&](auto result) {
       using T = typename decltype(operand)::type;
       using R = typename decltype(result)::type;
       if constexpr (is_integer_v<T> && is_integer_v<R> && sizeof(R) >= sizeof(T))
-        integer_dot(a.data<T>(), b.data<T>(), out.data<R>(), m, k, n, at.trans_b);
+        integer_dot(a.data<T>(), b.data<T>(), reinterpret_cast<R*>(out), m, k, n, at.trans_b);
     });
   });
+}
+
+/// Whether dot_into(..., accumulate = true) adds each element's whole sum to
+/// `out` once, as a separate dot and accumulation would: the GEMM does not
+/// split the depth (gemm_adds_whole_sums), nor do bf16 panels.
+inline bool dot_adds_whole_sums(DType operands, DType result, std::int64_t k) {
+  if (result != DType::f32 && result != DType::f64) return false;
+  if (operands == DType::bf16 && result == DType::f32 && k > bf16_dot_panel) return false;
+  return refx::detail::gemm_adds_whole_sums(result, k);
+}
+
+// A dot either gives its result as a value, or (made by the fusion pass,
+// passes/fuse.hpp) stores it into, or accumulates it into, the region of its
+// one view. A dense region is written by the GEMM itself; an accumulation
+// only where the GEMM adds whole sums (results bit-identical to a separate
+// dot and accum); otherwise through a result buffer.
+inline ExecStatus dot_impl(ExecContext& ctx, const Op& op) {
+  const Buffer &a = ctx.in(op, 0), &b = ctx.in(op, 1);
+  const DotAttrs at = dot_attrs(ctx.graph().attrs(op), a.dtype());
+  const std::int64_t m = a.shape()[0], k = a.shape()[1], n = at.trans_b ? b.shape()[0] : b.shape()[1];
+  if (op.view_count == 0) {
+    dot_into(a, b, at, ctx.out(op, 0).data(), m, k, n);
+    return ExecStatus::done;
+  }
+  const ResolvedView dst = ctx.view(op, 0);
+  const bool accumulate = (ctx.graph().effects(op)[0].bits & effect_accum) != 0;
+  if (is_contiguous(dst) && (!accumulate || dot_adds_whole_sums(a.dtype(), at.result, k))) {
+    dot_into(a, b, at, dst.buffer->data() + dst.offset * static_cast<std::int64_t>(size_of(at.result)), m, k, n,
+             accumulate);
+    return ExecStatus::done;
+  }
+  Buffer result(at.result, Shape{m, n});
+  dot_into(a, b, at, result.data(), m, k, n);
+  if (accumulate) accum_view(dst, result);
+  else write_view(dst, result);
   return ExecStatus::done;
 }
 
@@ -212,6 +244,11 @@ inline void dot_print(const Graph& g, const Op& op, std::string& s) {
   std::string tags;
   if (at.result != operands) tags += fmt::format("preferred={}", at.result);
   if (at.trans_b) tags += tags.empty() ? "trans_b" : ",trans_b";
+  if (op.view_count != 0) {  // fused with its store or accumulation
+    const bool accum = (g.effects(op)[0].bits & effect_accum) != 0;
+    tags += tags.empty() ? "" : ",";
+    tags += accum ? "accum" : "store";
+  }
   s += tags.empty() ? std::string("dot") : fmt::format("dot[{}]", tags);
 }
 
