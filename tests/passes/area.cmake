@@ -12,17 +12,8 @@ include(CheckCXXCompilerFlag)
 check_cxx_compiler_flag(-mavx512f REFX_CXX_HAS_MAVX512F)
 if(_refx_cpu_flags MATCHES " avx512f( |$)" AND REFX_CXX_HAS_MAVX512F)
   set(tgt passes_fuse_stages_avx512_test)
-  add_executable(${tgt} "${CMAKE_CURRENT_SOURCE_DIR}/passes/fuse_stages_test.cpp")
-  target_link_libraries(${tgt} PRIVATE refx::refx refx::gemm GTest::gtest_main)
+  refx_add_gtest(${tgt} "${CMAKE_CURRENT_SOURCE_DIR}/passes/fuse_stages_test.cpp" "passes.avx512." passes)
+  target_link_libraries(${tgt} PRIVATE refx::refx refx::gemm)
   target_compile_definitions(${tgt} PRIVATE REFX_IMPLEMENTATION)
   target_compile_options(${tgt} PRIVATE -mavx512f)
-  target_include_directories(${tgt} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}")
-  refx_configure_target(${tgt})
-  set_target_properties(${tgt} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${REFX_TEST_BIN_DIR}")
-  add_dependencies(refx_tests ${tgt})
-  gtest_discover_tests(${tgt}
-    TEST_PREFIX "passes.avx512."
-    DISCOVERY_MODE PRE_TEST
-    DISCOVERY_TIMEOUT 60
-    PROPERTIES LABELS "passes" TIMEOUT 120)
 endif()

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <type_traits>
 
 #include "support/graph_testing.hpp"
 #include <refx/ir/gemm.hpp>
@@ -52,51 +53,37 @@ TEST(FuseDot, StoreOfADotWritesTheRef) {
   EXPECT_NE(to_text(g).find("dot[store]"), std::string::npos) << to_text(g);
 }
 
-// bf16 operands, f32 results, the operand transposed: over one panel of
-// widened operands and over several (k above bf16_dot_panel).
-template <std::int64_t K>
-void bf16_accumulation_matches_unfused() {
+// acc += dot(a, b) with f32 results: bf16 operands with b transposed, over
+// one panel of widened operands and over several (k above bf16_dot_panel);
+// f32 operands over a depth the GEMM takes whole (it adds into the Ref) and
+// one it blocks (through a result buffer, else the sums would round
+// differently).
+template <class T, std::int64_t K>
+void accumulation_matches_unfused() {
   constexpr std::int64_t m = 16, n = 24;
+  constexpr bool narrow = std::is_same_v<T, bf16>;
+  using BRef = VmemRef<const T, narrow ? n : K, narrow ? K : n>;
   std::vector<Buffer> args;
-  args.push_back(make_buffer<bf16>(Shape{m, K}, spread<bf16>(m * K, 3)));
-  args.push_back(make_buffer<bf16>(Shape{n, K}, spread<bf16>(n * K, 4)));
+  args.push_back(make_buffer<T>(Shape{m, K}, spread<T>(m * K, 3)));
+  args.push_back(make_buffer<T>(narrow ? Shape{n, K} : Shape{K, n}, spread<T>(n * K, 4)));
   args.push_back(make_buffer<float>(Shape{m, n}, spread(m * n, 5)));
   const Graph g = fused_matches_unfused(
-      [](VmemRef<const bf16, m, K> a, VmemRef<const bf16, n, K> b, VmemRef<float, m, n> acc) {
-        acc += dot<float>(a.load(), b.load(), trans_b);
+      [](VmemRef<const T, m, K> a, BRef b, VmemRef<float, m, n> acc) {
+        if constexpr (narrow) acc += dot<float>(a.load(), b.load(), trans_b);
+        else acc += dot(a.load(), b.load());
       },
       args);
   EXPECT_EQ(dots_writing_refs(g), 1u) << to_text(g);
-  EXPECT_NE(to_text(g).find("dot[preferred=f32,trans_b,accum]"), std::string::npos) << to_text(g);
+  const std::string printed = narrow ? "dot[preferred=f32,trans_b,accum]" : "dot[accum]";
+  EXPECT_NE(to_text(g).find(printed), std::string::npos) << to_text(g);
 }
 
-TEST(FuseDot, Bf16AccumulationMatchesUnfused) {
-  bf16_accumulation_matches_unfused<128>();
-  bf16_accumulation_matches_unfused<600>();
-}
-
-// f32: a depth the GEMM takes whole (the GEMM adds into the Ref), and one
-// it blocks (through a result buffer, else the sums would round differently).
-template <std::int64_t K>
-void f32_accumulation_matches_unfused() {
-  constexpr std::int64_t m = 64, n = 56;
-  std::vector<Buffer> args;
-  args.push_back(make_buffer<float>(Shape{m, K}, spread(m * K, 6)));
-  args.push_back(make_buffer<float>(Shape{K, n}, spread(K * n, 7)));
-  args.push_back(make_buffer<float>(Shape{m, n}, spread(m * n, 8)));
-  const Graph g = fused_matches_unfused(
-      [](VmemRef<const float, m, K> a, VmemRef<const float, K, n> b, VmemRef<float, m, n> acc) {
-        acc += dot(a.load(), b.load());
-      },
-      args);
-  EXPECT_EQ(dots_writing_refs(g), 1u) << to_text(g);
-  EXPECT_NE(to_text(g).find("dot[accum]"), std::string::npos) << to_text(g);
-}
-
-TEST(FuseDot, F32AccumulationMatchesUnfused) {
-  f32_accumulation_matches_unfused<96>();
-  f32_accumulation_matches_unfused<2048>();
-  // The second depth is one the GEMM blocks on every cache size Eigen plans for.
+TEST(FuseDot, AccumulationMatchesUnfused) {
+  accumulation_matches_unfused<bf16, 128>();
+  accumulation_matches_unfused<bf16, 600>();
+  accumulation_matches_unfused<float, 96>();
+  accumulation_matches_unfused<float, 2048>();
+  // The last depth is one the GEMM blocks on every cache size Eigen plans for.
   EXPECT_TRUE(refx::detail::gemm_adds_whole_sums(DType::f32, 16));
   EXPECT_FALSE(refx::detail::gemm_adds_whole_sums(DType::f32, 2048));
 }
