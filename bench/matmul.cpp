@@ -158,7 +158,8 @@ void BM_Bf16GemmDirect(benchmark::State& state) {
   std::vector<float> c(N * N);
   time_against_eigen(state, N, [&] {
     if constexpr (Panel > 0) {
-      refx::detail::bf16_dot(a.data<bf16>(), b.data<bf16>(), c.data(), N, N, N, false, false, Panel);
+      refx::detail::bf16_dot(a.data<bf16>(), b.data<bf16>(), c.data(), N, N, N, /*trans_b=*/false, /*accumulate=*/false,
+                             Panel);
     } else {
       Buffer wa(DType::f32, a.shape()), wb(DType::f32, b.shape());
       refx::detail::convert_buffer(a, wa);

@@ -94,12 +94,10 @@ inline StageVec stage_select(StageMask m, StageVec yes, StageVec no) {
 // vector loaded from memory into the destination, `b` the memory operand);
 // a compiler is free to swap the operands of a commutative vector add or
 // multiply, so on x86 these two are pinned in that order.
-#if defined(__AVX512F__)
+#if defined(__AVX__)
+// ("v": any vector register the target has; zmm with AVX-512, ymm with AVX.)
 struct StageAdd { StageVec operator()(StageVec a, StageVec b) const { StageVec r; __asm__("vaddps %2, %1, %0" : "=v"(r) : "v"(a), "v"(b)); return r; } };
 struct StageMul { StageVec operator()(StageVec a, StageVec b) const { StageVec r; __asm__("vmulps %2, %1, %0" : "=v"(r) : "v"(a), "v"(b)); return r; } };
-#elif defined(__AVX__)
-struct StageAdd { StageVec operator()(StageVec a, StageVec b) const { StageVec r; __asm__("vaddps %2, %1, %0" : "=x"(r) : "x"(a), "x"(b)); return r; } };
-struct StageMul { StageVec operator()(StageVec a, StageVec b) const { StageVec r; __asm__("vmulps %2, %1, %0" : "=x"(r) : "x"(a), "x"(b)); return r; } };
 #elif defined(__SSE__)
 struct StageAdd { StageVec operator()(StageVec a, StageVec b) const { __asm__("addps %1, %0" : "+x"(a) : "x"(b)); return a; } };
 struct StageMul { StageVec operator()(StageVec a, StageVec b) const { __asm__("mulps %1, %0" : "+x"(a) : "x"(b)); return a; } };
