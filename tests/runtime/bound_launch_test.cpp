@@ -1,19 +1,30 @@
-// Bound launches (RuntimeOptions::bound_launch_bytes, runtime/detail/
-// bound_launch.hpp): a static communication program replays the copies,
-// signals and waits recorded at its first call. Checked here: bound runs give
-// the evaluator's results, call after call and on other Arrays; what may not
-// bind (data, effects, scratch, checked modes, more devices than workers, a
-// wait nobody signals, a semaphore left non-zero) runs on the evaluator and
-// fails as before; bound runs keep the dispatch order with launches around
-// them, from one host thread or several, and hold what they use as long as
-// they run.
+// Launches that skip the queue. Bound launches (RuntimeOptions::
+// bound_launch_bytes, runtime/detail/bound_launch.hpp): a static
+// communication program replays the copies, signals and waits recorded at
+// its first call. Checked here: bound runs give the evaluator's results, call
+// after call and on other Arrays; what may not bind (data, effects, scratch,
+// checked modes, more devices than workers, a wait nobody signals, a
+// semaphore left non-zero) runs on the evaluator and fails as before; bound
+// runs keep the dispatch order with launches around them, from one host
+// thread or several, and hold what they use as long as they run.
+//
+// Inline launches (RuntimeOptions::inline_launch_bytes, Runtime::run_inline):
+// a small program that only computes, on one device, runs on the calling
+// thread. Checked here: its outputs are ready when the call returns and
+// right; what may not run inline (loops, semaphores, copies, host effects,
+// several devices, large values or dots, checked modes, a busy runtime or an
+// unfinished input) takes the queue and keeps the dispatch order; a failure
+// comes back through the outputs and the next call works.
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <refx/collectives.hpp>
 #include <refx/refx.hpp>
@@ -417,6 +428,210 @@ TEST_P(BoundLaunch, ABrokenProgramDoesNotBindAndFailsAsBefore) {
   auto y = handshake_permute(n, 1, rt)(tagged(n, 5, rt));
   EXPECT_TRUE(is_left_copy(y[0], n, 5));
   EXPECT_EQ(rt.totals().bound, 1);
+}
+
+// ---- inline launches
+
+using Block = VmemRef<const float, kBlock>;
+using BlockOut = VmemRef<float, kBlock>;
+
+Array ramp(Runtime& rt, int call = 0, int n = 1, Shape shape = Shape{kBlock}) {
+  return Array::generate<float>(
+      n, shape, [call](int d, std::int64_t i) { return tag(d, i) + static_cast<float>(call); }, rt);
+}
+
+Executable affine(Runtime& rt, int n = 1) {
+  return kernel([](Block x, BlockOut y) { y.store(x.load() * 2.0f + 1.0f); }).name("affine").compile(Mesh{{"x", n}}, {}, rt);
+}
+
+bool is_affine_of(const Array& y, int call) {
+  return static_cast<bool>(all_shards_match<float>(
+      y, [call](int d, std::int64_t i) { return (tag(d, i) + static_cast<float>(call)) * 2.0f + 1.0f; }));
+}
+
+TEST(InlineLaunch, OneDeviceComputeIsReadyWhenTheCallReturns) {
+  Watchdog dog(kTestLimit, "inline launch");
+  Runtime rt(with_workers(2));
+  const Executable exe = affine(rt);
+  constexpr int calls = 10;
+  for (int c = 0; c < calls; ++c) {
+    auto y = exe(ramp(rt, c));
+    EXPECT_TRUE(y[0].is_ready()) << "call " << c;
+    EXPECT_TRUE(is_affine_of(y[0], c)) << "call " << c;
+  }
+  const LaunchStats t = rt.totals();
+  EXPECT_EQ(t.inlined, calls);
+  EXPECT_EQ(rt.launches(), calls);
+  EXPECT_EQ(t.contexts_built, 1) << "later calls reuse the first one's state";
+  EXPECT_EQ(t.bound, 0);
+}
+
+TEST(InlineLaunch, WhatMayNotRunInlineTakesTheQueue) {
+  Watchdog dog(kTestLimit, "not inline");
+  // Three calls of the kernel `make(rt)` builds on a runtime with options
+  // `o`, on inputs of `shape`, each checked against `want`: how many ran inline.
+  const auto inlined = [](RuntimeOptions o, const auto& make, const auto& want, Shape shape = Shape{kBlock}) {
+    Runtime rt(o);
+    rt.set_print_sink([](std::string_view) {});
+    const Executable exe = make(rt);
+    for (int c = 0; c < 3; ++c) {
+      auto y = exe(ramp(rt, c, exe.mesh().size(), shape));
+      EXPECT_TRUE(want(y[0], c)) << "call " << c;
+    }
+    return rt.totals().inlined;
+  };
+  const auto plain = [](Runtime& rt) { return affine(rt); };
+  const auto two_devices = [](Runtime& rt) { return affine(rt, 2); };
+  const auto looping = [](Runtime& rt) {
+    return kernel([](Block x, BlockOut y) {
+             y.store(x.load());
+             fori_loop(0, 2, [&](Scalar<std::int32_t>) { y.store(y.load() + y.load()); });
+             y.store(y.load() * 0.5f + 1.0f);
+           })
+        .compile(Mesh{{"x", 1}}, {}, rt);
+  };
+  const auto copying = [](Runtime& rt) {
+    return kernel([](Block x, BlockOut y) {
+             sync_copy(x, y);
+             y.store(y.load() * 2.0f + 1.0f);
+           })
+        .compile(Mesh{{"x", 1}}, {}, rt);
+  };
+  const auto printing = [](Runtime& rt) {
+    return kernel([](Block x, BlockOut y) {
+             y.store(x.load() * 2.0f + 1.0f);
+             debug_print("{}", y.at(0).load());
+           })
+        .compile(Mesh{{"x", 1}}, {}, rt);
+  };
+  const auto affine_of = [](const Array& y, int c) { return is_affine_of(y, c); };
+  const RuntimeOptions dflt = with_workers(2);
+  EXPECT_EQ(inlined(dflt, plain, affine_of), 3);
+  EXPECT_EQ(inlined(dflt, two_devices, affine_of), 0);
+  EXPECT_EQ(inlined(dflt, looping, affine_of), 0);
+  EXPECT_EQ(inlined(dflt, copying, affine_of), 0);
+  EXPECT_EQ(inlined(dflt, printing, affine_of), 0);
+  RuntimeOptions o = dflt;
+  o.inline_launch_bytes = kBlock * sizeof(float) - 1;  // the block is one byte too large
+  EXPECT_EQ(inlined(o, plain, affine_of), 0);
+  o.inline_launch_bytes = kBlock * sizeof(float);
+  EXPECT_EQ(inlined(o, plain, affine_of), 3);
+  for (auto checked : {&RuntimeOptions::detect_races, &RuntimeOptions::lazy_copies, &RuntimeOptions::record_timeline}) {
+    o = dflt;
+    o.*checked = true;
+    EXPECT_EQ(inlined(o, plain, affine_of), 0);
+  }
+  // A dot of 8 x 8 x 8 = 512 multiply-adds: inline up to that many.
+  const auto dotting = [](Runtime& rt) {
+    return kernel([](VmemRef<const float, 8, 8> x, VmemRef<float, 8, 8> y) { y.store(dot(x.load(), x.load())); })
+        .compile(Mesh{{"x", 1}}, {}, rt);
+  };
+  const auto squared = [](const Array& y, int c) {
+    const std::vector<float> got = y.to_host<float>(0);
+    for (std::int64_t r = 0; r < 8; ++r)
+      for (std::int64_t k = 0; k < 8; ++k) {
+        float want = 0;
+        for (std::int64_t j = 0; j < 8; ++j)
+          want += (tag(0, r * 8 + j) + static_cast<float>(c)) * (tag(0, j * 8 + k) + static_cast<float>(c));
+        if (got[static_cast<std::size_t>(r * 8 + k)] != want) return false;
+      }
+    return true;
+  };
+  o = dflt;
+  o.inline_launch_macs = 512;
+  EXPECT_EQ(inlined(o, dotting, squared, Shape{8, 8}), 3);
+  o.inline_launch_macs = 511;
+  EXPECT_EQ(inlined(o, dotting, squared, Shape{8, 8}), 0);
+}
+
+// A call made while a launch through the queue runs takes the queue behind
+// it, whether or not it reads what that launch writes; once the runtime is
+// idle again, calls run inline.
+TEST(InlineLaunch, WaitsItsTurnBehindAQueuedLaunch) {
+  Watchdog dog(kTestLimit, "inline behind the queue");
+  Runtime rt(with_workers(2));
+  std::atomic<bool> open{false};
+  const Executable gated = kernel([&open](Block x, BlockOut y) {
+                             io_callback([&open] {
+                               const auto until = std::chrono::steady_clock::now() + kTestLimit;
+                               while (!open.load() && std::chrono::steady_clock::now() < until)
+                                 std::this_thread::yield();
+                             });
+                             y.store(x.load() + 1.0f);
+                           })
+                               .name("gated")
+                               .compile(Mesh{{"x", 1}}, {}, rt);
+  const Executable exe = affine(rt);
+  auto first = gated(ramp(rt));
+  auto reads_first = exe(first[0]);
+  auto independent = exe(ramp(rt, 7));
+  EXPECT_FALSE(reads_first[0].is_ready());
+  EXPECT_FALSE(independent[0].is_ready()) << "ran inline while the gated launch held the runtime";
+  open = true;
+  EXPECT_TRUE(all_shards_match<float>(reads_first[0], [](int d, std::int64_t i) { return (tag(d, i) + 1.0f) * 2.0f + 1.0f; }));
+  EXPECT_TRUE(is_affine_of(independent[0], 7));
+  EXPECT_EQ(rt.totals().inlined, 0);
+  rt.drain();
+  auto later = exe(ramp(rt, 3));
+  EXPECT_TRUE(later[0].is_ready());
+  EXPECT_TRUE(is_affine_of(later[0], 3));
+  EXPECT_EQ(rt.totals().inlined, 1);
+}
+
+TEST(InlineLaunch, AFailureComesBackThroughTheOutputsAndTheNextCallWorks) {
+  Watchdog dog(kTestLimit, "inline failure");
+  Runtime rt(with_workers(2));
+  int line = 0;
+  const Executable exe = kernel([&line](VmemRef<const float, 16> x, VmemRef<const std::int32_t, 1> off,
+                                        VmemRef<float, 4> y) {
+                           line = __LINE__ + 1;
+                           y.store(x.at(ds(off.at(0).load(), 4)).load());
+                         })
+                             .name("slice")
+                             .compile(Mesh{{"x", 1}}, {}, rt);
+  const Array x = Array::generate<float>(1, Shape{16}, [](int, std::int64_t i) { return static_cast<float>(i); }, rt);
+  const auto offset = [&](std::int32_t v) {
+    return Array::generate<std::int32_t>(1, Shape{1}, [v](int, std::int64_t) { return v; }, rt);
+  };
+  auto bad = exe(x, offset(100));
+  EXPECT_TRUE(bad[0].is_ready());
+  const std::string msg = runtime_error_of([&] { bad[0].block_until_ready(); });
+  EXPECT_NE(msg.find("refx: device 0:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("index 100 (covering 100..103) is out of bounds for dimension 0 of size 16"), std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find(here(__FILE__, line)), std::string::npos) << msg;
+  for (std::int32_t at : {0, 5, 12}) {
+    auto y = exe(x, offset(at));
+    EXPECT_EQ(y[0].to_host<float>(0), (std::vector<float>{float(at), float(at + 1), float(at + 2), float(at + 3)}));
+  }
+  EXPECT_EQ(rt.totals().inlined, 4);
+  EXPECT_EQ(rt.totals().contexts_built, 2) << "the failed call's state is not reused";
+}
+
+// Host threads calling at once: one runs inline at a time, the others take
+// the queue; every result is right (and, under ThreadSanitizer, race-free).
+TEST(InlineLaunch, ConcurrentCallersFromSeveralThreads) {
+  Watchdog dog(kTestLimit, "inline, several threads");
+  Runtime rt(with_workers(2));
+  const Executable exe = affine(rt);
+  constexpr int threads = 4, calls = 50;
+  std::vector<std::thread> callers;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < threads; ++t)
+    callers.emplace_back([&, t] {
+      for (int c = 0; c < calls; ++c) {
+        const int k = t * calls + c;
+        auto y = exe(exe(ramp(rt, k))[0]);
+        const std::vector<float> h = y[0].to_host<float>(0);
+        for (std::int64_t i = 0; i < kBlock; ++i)
+          if (h[static_cast<std::size_t>(i)] != ((tag(0, i) + static_cast<float>(k)) * 2.0f + 1.0f) * 2.0f + 1.0f)
+            ++wrong;
+      }
+    });
+  for (auto& th : callers) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(rt.launches(), 2 * threads * calls);
+  EXPECT_GT(rt.totals().inlined, 0);
 }
 
 }  // namespace

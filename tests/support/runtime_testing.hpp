@@ -146,7 +146,8 @@ class StatsDelta {
   LaunchStats get() const {
     const LaunchStats now = rt_.totals();
     return LaunchStats{now.bytes_copied - base_.bytes_copied, now.copies - base_.copies, now.parks - base_.parks,
-                       now.wakeups - base_.wakeups, now.contexts_built - base_.contexts_built};
+                       now.wakeups - base_.wakeups, now.contexts_built - base_.contexts_built,
+                       now.bound - base_.bound,     now.inlined - base_.inlined};
   }
   std::int64_t launches() const { return rt_.launches() - launches_; }
 

@@ -136,7 +136,10 @@ REFX_DECL std::shared_ptr<Event> Runtime::enqueue(const std::shared_ptr<const Pr
                                                   const std::vector<Array>& args, LaunchEffects fx,
                                                   std::vector<InputDependency> inputs) {
   if (!fx.known) fx = LaunchEffects::of(effect_info(p->graph), true);
-  if (auto done = run_bound(p, args, fx, inputs)) return done;
+  if (may_skip_queue(*p, args, fx)) {
+    if (auto done = run_bound(p, args, inputs)) return done;
+    if (auto done = run_inline(p, args, inputs)) return done;
+  }
   std::vector<std::shared_ptr<const void>> keep;
   keep.reserve(args.size() + 1);
   for (const Array& a : args) keep.push_back(a.keep_alive());
@@ -144,28 +147,90 @@ REFX_DECL std::shared_ptr<Event> Runtime::enqueue(const std::shared_ptr<const Pr
   return enqueue(p, detail::shards_by_device(args, p->mesh.size()), std::move(keep), fx, std::move(inputs));
 }
 
-REFX_DECL std::shared_ptr<Event> Runtime::run_bound(const std::shared_ptr<const Program>& p,
-                                                    const std::vector<Array>& args, const LaunchEffects& fx,
-                                                    const std::vector<InputDependency>& inputs) {
-  const std::int32_t n = p->mesh.size();
+REFX_DECL bool Runtime::may_skip_queue(const Program& p, const std::vector<Array>& args,
+                                       const LaunchEffects& fx) const {
   // Only plain calls: no checked mode, no recording, no transport, nothing
-  // to order, a thread for every device, and not from a worker or an
-  // effect's callback (its thread must not spin for devices of its own runtime).
+  // to order, and not from a worker or an effect's callback (its thread must
+  // not run or spin for devices of its own runtime).
   const bool plain = !remote_ && !options_.detect_races && !options_.lazy_copies && options_.shuffle_seed == 0 &&
                      !timeline_on_.load(std::memory_order_relaxed);
-  if (!plain || fx.ordered_mask != 0 || fx.output_token() ||
-      static_cast<std::size_t>(p->max_data_bytes) > options_.bound_launch_bytes ||
-      n > static_cast<std::int32_t>(pool_.size()) || pool_.worker_index() >= 0 || detail::host_effect_runtime() == this)
-    return nullptr;
-  // A plan replays views of its parameters' types: Arrays of others take the
+  if (!plain || fx.ordered_mask != 0 || fx.output_token() || pool_.worker_index() >= 0 ||
+      detail::host_effect_runtime() == this)
+    return false;
+  // Both ways run views of the parameters' types: Arrays of others take the
   // queue (and whatever it reports), before anything is claimed.
-  const auto params = p->graph.params();
-  if (args.size() != params.size()) return nullptr;
+  const auto params = p.graph.params();
+  if (args.size() != params.size()) return false;
+  const std::int32_t n = p.mesh.size();
   for (std::size_t i = 0; i < args.size(); ++i) {
-    const ValueType& t = p->graph.type(params[i]);
+    const ValueType& t = p.graph.type(params[i]);
     if (!args[i].valid() || args[i].num_devices() != n || args[i].dtype() != t.dtype || !(args[i].shape() == t.shape))
-      return nullptr;
+      return false;
   }
+  return true;
+}
+
+REFX_DECL std::shared_ptr<Event> Runtime::run_inline(const std::shared_ptr<const Program>& p,
+                                                     const std::vector<Array>& args,
+                                                     const std::vector<InputDependency>& inputs) {
+  if (!p->computes_only || static_cast<std::size_t>(p->max_ref_or_value_bytes) > options_.inline_launch_bytes ||
+      p->dot_macs > options_.inline_launch_macs)
+    return nullptr;
+  // Anything unfinished or failed that it depends on: the queue waits for it
+  // (or reports it).
+  for (const InputDependency& in : inputs)
+    if (!in.event->ready() || in.event->error()) return nullptr;
+  std::shared_ptr<Event> event;
+  {
+    std::lock_guard lock(mutex_);
+    if (holder_.load(std::memory_order_relaxed) != Holder::none) return nullptr;
+    holder_.store(Holder::inline_run, std::memory_order_relaxed);
+    ++launches_;
+    event = std::make_shared<Event>(this);
+    last_ = event;
+  }
+  LaunchStats stats;
+  stats.inlined = 1;
+  std::exception_ptr failure;
+  {
+    detail::InlineDevice env(p->mesh);
+    std::unique_ptr<ExecContext> ctx = p->contexts.take(0);
+    try {
+      if (ctx) {
+        ctx->reset(env);
+      } else {
+        ctx = std::make_unique<ExecContext>(p->graph, env);
+        stats.contexts_built = 1;
+      }
+      for (std::size_t i = 0; i < args.size(); ++i) ctx->bind_param(i, const_cast<Array&>(args[i]).shard(0));
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    // Nothing in a program that only computes waits, so it runs to its end.
+    if (!failure && detail::run_lane(*ctx, p->mesh, 0, failure) != ExecStatus::done && !failure)
+      failure = std::make_exception_ptr(RuntimeError(fmt::format(
+          "refx: kernel '{}': device 0 blocked in a program without semaphores (internal error)", p->name)));
+    if (!failure) p->contexts.give(0, std::move(ctx));
+  }
+  std::shared_ptr<detail::Launch> next;
+  {
+    std::lock_guard lock(mutex_);
+    totals_.contexts_built += stats.contexts_built;
+    totals_.inlined += stats.inlined;
+    next = next_launch_locked();
+  }
+  event->set(failure);
+  if (next) pool_.push([next] { next->start(); });
+  return event;
+}
+
+REFX_DECL std::shared_ptr<Event> Runtime::run_bound(const std::shared_ptr<const Program>& p,
+                                                    const std::vector<Array>& args,
+                                                    const std::vector<InputDependency>& inputs) {
+  const std::int32_t n = p->mesh.size();
+  if (static_cast<std::size_t>(p->max_data_bytes) > options_.bound_launch_bytes ||
+      n > static_cast<std::int32_t>(pool_.size()))
+    return nullptr;
   detail::BoundPlan* plan =
       p->bound.get([&] { return detail::BoundPlan::record(*p, detail::shards_by_device(args, n)); });
   if (plan == nullptr) return nullptr;

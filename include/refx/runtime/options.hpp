@@ -32,6 +32,14 @@ struct RuntimeOptions {
   /// 0's by the calling thread during dispatch, each other device's by a
   /// worker of its own. 0: never.
   std::size_t bound_launch_bytes = std::size_t{1} << 20;
+  /// A program that only computes on one device (no loop, semaphore, copy
+  /// or host effect; docs/runtime.md, "Inline launches") whose largest value
+  /// or Ref is at most inline_launch_bytes and whose dots total at most
+  /// inline_launch_macs multiply-adds runs on the calling thread during
+  /// dispatch when nothing else is queued: its work takes less than handing
+  /// it to a worker would. 0 bytes: never.
+  std::size_t inline_launch_bytes = std::size_t{1} << 20;
+  std::int64_t inline_launch_macs = std::int64_t{1} << 21;
   /// Non-zero: run queued tasks in a random order seeded by this (testing).
   std::uint64_t shuffle_seed = 0;
   /// Checked mode: a happens-before race detector reports unordered

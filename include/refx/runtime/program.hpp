@@ -9,6 +9,7 @@
 
 #include <refx/config.hpp>
 #include <refx/core/mesh.hpp>
+#include <refx/extend/graph_walk.hpp>
 #include <refx/ir/graph.hpp>
 #include <refx/ir/printer.hpp>
 #include <refx/ir/primitives/builtins.hpp>
@@ -66,6 +67,13 @@ struct Program {
   bool loops = false;
   /// Kernel::single_worker: one worker at a time whatever the size and loops.
   bool single_worker = false;
+  /// Whether the program only computes on one device: one lane, no loop, no
+  /// semaphore, copy or host effect. Such a call may run on the calling
+  /// thread (RuntimeOptions::inline_launch_bytes) if its largest value or
+  /// Ref and its dots' multiply-adds are small.
+  bool computes_only = false;
+  std::int64_t max_ref_or_value_bytes = 0;
+  std::int64_t dot_macs = 0;
   /// Reused between launches (declared last: destroyed before the graph).
   mutable ContextCache contexts;
   mutable BoundCache bound;
@@ -84,6 +92,8 @@ struct LaunchStats {
   std::int64_t contexts_built = 0;
   /// Launches that ran bound (RuntimeOptions::bound_launch_bytes).
   std::int64_t bound = 0;
+  /// Launches that ran inline (RuntimeOptions::inline_launch_bytes).
+  std::int64_t inlined = 0;
 };
 
 #if REFX_DEFINITIONS
@@ -110,6 +120,7 @@ REFX_DECL void ContextCache::give(std::int32_t device, std::unique_ptr<ExecConte
 
 REFX_DECL Program::Program(Graph g, Mesh m, std::string n, bool one_worker)
     : graph(std::move(g)), mesh(std::move(m)), name(std::move(n)), single_worker(one_worker) {
+  bool communicates = false;  // semaphores, copies, host effects
   for (std::size_t o = 0; o < graph.num_ops(); ++o) {
     const Op& op = graph.op(static_cast<OpId>(o));
     if (op.prim == &prim::barrier_semaphore) {
@@ -126,7 +137,21 @@ REFX_DECL Program::Program(Graph g, Mesh m, std::string n, bool one_worker)
     for (ValueId v : graph.outputs(op))
       if (const ValueType& t = graph.type(v); !t.is_ref())
         max_data_bytes = std::max(max_data_bytes, t.shape.num_elements() * static_cast<std::int64_t>(size_of(t.dtype)));
+    for (const Effect& e : graph.effects(op))
+      if (e.bits & (effect_semaphore | effect_io | effect_ordered)) communicates = true;
   }
+  // The pool keeps ops that passes replaced: count the dots in the program.
+  extend::for_each_op(graph, [&](OpId, const Op& op, int) {
+    if (op.prim != &prim::dot) return;
+    const auto in = graph.inputs(op);
+    const Shape &a = graph.type(in[0]).shape, &b = graph.type(in[1]).shape;  // [m, k] and [k, n] or [n, k]
+    if (a[1] > 0) dot_macs += a.num_elements() * (b.num_elements() / a[1]);
+  });
+  for (std::size_t v = 0; v < graph.num_values(); ++v)
+    if (const ValueType& t = graph.type(static_cast<ValueId>(v)); !t.is_semaphore())
+      max_ref_or_value_bytes =
+          std::max(max_ref_or_value_bytes, t.shape.num_elements() * static_cast<std::int64_t>(size_of(t.dtype)));
+  computes_only = mesh.lanes() == 1 && !loops && !communicates && barrier_ids.empty();
 }
 
 #endif  // REFX_DEFINITIONS

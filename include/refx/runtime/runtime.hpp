@@ -137,7 +137,15 @@ class Runtime : private detail::LaunchHost {
   /// Runs `p` on `args` bound (detail/bound_launch.hpp) if it may: its
   /// event, or null (launch it through the queue).
   std::shared_ptr<Event> run_bound(const std::shared_ptr<const Program>& p, const std::vector<Array>& args,
-                                   const LaunchEffects& fx, const std::vector<InputDependency>& inputs);
+                                   const std::vector<InputDependency>& inputs);
+  /// Runs `p` on `args` on this thread (a program that only computes, on
+  /// one device: detail/inline_launch.hpp) if it may: its event, or null.
+  std::shared_ptr<Event> run_inline(const std::shared_ptr<const Program>& p, const std::vector<Array>& args,
+                                    const std::vector<InputDependency>& inputs);
+  /// Whether a call of `p` may skip the queue at all (run bound or inline):
+  /// no checked mode, recording, transport or effect to order, not called
+  /// from a worker or an effect callback, Arrays of the parameters' types.
+  bool may_skip_queue(const Program& p, const std::vector<Array>& args, const LaunchEffects& fx) const;
   /// How long a call that may run bound waits for a bound run still ending
   /// (its dependency, or the run holding the runtime) before it takes the
   /// queue: the tail of one device's copies of at most bound_launch_bytes.
@@ -157,7 +165,7 @@ class Runtime : private detail::LaunchHost {
   // What holds the runtime, and the event of the latest bound run (only
   // compared). Written under mutex_; calls that may run bound read them
   // without it.
-  enum class Holder : std::uint8_t { none, queued_launch, bound_run };
+  enum class Holder : std::uint8_t { none, queued_launch, bound_run, inline_run };
   std::atomic<Holder> holder_{Holder::none};
   std::atomic<const Event*> last_bound_{nullptr};
   std::int64_t launches_ = 0;
@@ -186,6 +194,7 @@ inline std::vector<RuntimeToken> output_tokens(Runtime& rt = Runtime::global()) 
 #include <thread>
 
 #include <refx/runtime/detail/bound_launch.hpp>
+#include <refx/runtime/detail/inline_launch.hpp>
 #include <refx/runtime/detail/launch.hpp>
 #include <refx/runtime/detail/timeline_recorder.hpp>
 
@@ -387,6 +396,7 @@ REFX_DECL void Runtime::record(const LaunchStats& s) {
   totals_.wakeups += s.wakeups;
   totals_.contexts_built += s.contexts_built;
   totals_.bound += s.bound;
+  totals_.inlined += s.inlined;
 }
 
 REFX_DECL void Runtime::timeline_finished(std::unique_ptr<detail::LaunchTimeline> t, const std::exception_ptr& error) {

@@ -4,6 +4,7 @@
 // effects go to the launch. Here too: running a device once, and the
 // semaphore counters (signal, wait) under the launch's lock.
 
+#include <refx/runtime/detail/inline_launch.hpp>
 #include <refx/runtime/detail/launch.hpp>
 
 namespace refx::detail {
@@ -96,18 +97,8 @@ inline void Launch::run_device(std::int32_t d) {
     }
     sched_.running_locked(d);
   }
-  ExecStatus status = ExecStatus::done;
   std::exception_ptr failure;
-  try {
-    status = dev.ctx->run();
-  } catch (const std::exception& e) {
-    std::string_view what = e.what();  // refx's own messages already start with "refx: "
-    if (what.starts_with("refx: ")) what.remove_prefix(6);
-    failure = std::make_exception_ptr(RuntimeError(fmt::format("refx: {}: {}", program().mesh.describe_lane(d), what)));
-  } catch (...) {
-    failure = std::make_exception_ptr(
-        RuntimeError(fmt::format("refx: {}: unknown exception", program().mesh.describe_lane(d))));
-  }
+  const ExecStatus status = run_lane(*dev.ctx, program().mesh, d, failure);
   if (!dev.copies.empty()) offer_copies(dev);  // a copy held back for a wait that failed
   if (observers_.any()) {
     const bool blocked = status == ExecStatus::blocked && !failure;
