@@ -33,7 +33,7 @@ ASAN_TARGETS=(reliability_differential_fuzz_test reliability_fault_injection_tes
 # (the runtime tests not built here show up as *_NOT_BUILT, unmatched; bound launches hold their Arrays
 # and program in ways only a sanitizer sees go wrong, and a timeline written at exit reads what other
 # static destructors may have freed)
-ASAN_TESTS='^(reliability\.|runtime\.(Devices/BoundLaunch|WorkerPoolMail|TimelineAtExit)\.)'
+ASAN_TESTS='^(reliability\.|runtime\.(Devices/BoundLaunch|InlineLaunch|WorkerPoolMail|TimelineAtExit)\.)'
 
 run_stage() {  # name, ctest regex, targets...
   local preset=$1 regex=$2
