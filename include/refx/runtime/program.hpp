@@ -9,7 +9,6 @@
 
 #include <refx/config.hpp>
 #include <refx/core/mesh.hpp>
-#include <refx/extend/graph_walk.hpp>
 #include <refx/ir/graph.hpp>
 #include <refx/ir/printer.hpp>
 #include <refx/ir/primitives/builtins.hpp>
@@ -140,13 +139,20 @@ REFX_DECL Program::Program(Graph g, Mesh m, std::string n, bool one_worker)
     for (const Effect& e : graph.effects(op))
       if (e.bits & (effect_semaphore | effect_io | effect_ordered)) communicates = true;
   }
-  // The pool keeps ops that passes replaced: count the dots in the program.
-  extend::for_each_op(graph, [&](OpId, const Op& op, int) {
-    if (op.prim != &prim::dot) return;
-    const auto in = graph.inputs(op);
-    const Shape &a = graph.type(in[0]).shape, &b = graph.type(in[1]).shape;  // [m, k] and [k, n] or [n, k]
-    if (a[1] > 0) dot_macs += a.num_elements() * (b.num_elements() / a[1]);
-  });
+  // The pool keeps ops that passes replaced: count the dots of the program's
+  // blocks (the kernel body is block 0).
+  const auto count_dots = [&](const auto& self, BlockId b) -> void {
+    for (OpId o : graph.block(b).ops) {
+      const Op& op = graph.op(o);
+      if (op.prim == &prim::dot) {
+        const auto in = graph.inputs(op);
+        const Shape &lhs = graph.type(in[0]).shape, &rhs = graph.type(in[1]).shape;  // [m, k]; [k, n] or [n, k]
+        if (lhs[1] > 0) dot_macs += lhs.num_elements() * (rhs.num_elements() / lhs[1]);
+      }
+      for (BlockId body : graph.bodies(op)) self(self, body);
+    }
+  };
+  count_dots(count_dots, BlockId{0});
   for (std::size_t v = 0; v < graph.num_values(); ++v)
     if (const ValueType& t = graph.type(static_cast<ValueId>(v)); !t.is_semaphore())
       max_ref_or_value_bytes =
