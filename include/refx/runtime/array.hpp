@@ -189,8 +189,7 @@ REFX_DECL std::shared_ptr<Event> Runtime::run_inline(const std::shared_ptr<const
     event = std::make_shared<Event>(this);
     last_ = event;
   }
-  LaunchStats stats;
-  stats.inlined = 1;
+  bool built = false;
   std::exception_ptr failure;
   {
     detail::InlineDevice env(p->mesh);
@@ -200,7 +199,7 @@ REFX_DECL std::shared_ptr<Event> Runtime::run_inline(const std::shared_ptr<const
         ctx->reset(env);
       } else {
         ctx = std::make_unique<ExecContext>(p->graph, env);
-        stats.contexts_built = 1;
+        built = true;
       }
       for (std::size_t i = 0; i < args.size(); ++i) ctx->bind_param(i, const_cast<Array&>(args[i]).shard(0));
     } catch (...) {
@@ -215,8 +214,8 @@ REFX_DECL std::shared_ptr<Event> Runtime::run_inline(const std::shared_ptr<const
   std::shared_ptr<detail::Launch> next;
   {
     std::lock_guard lock(mutex_);
-    totals_.contexts_built += stats.contexts_built;
-    totals_.inlined += stats.inlined;
+    totals_.contexts_built += built ? 1 : 0;
+    ++totals_.inlined;
     next = next_launch_locked();
   }
   event->set(failure);

@@ -99,6 +99,7 @@ struct LaunchStats {
 }  // namespace refx
 
 #include <refx/ir/eval.hpp>
+#include <refx/runtime/effect_info.hpp>
 
 namespace refx {
 
@@ -119,7 +120,6 @@ REFX_DECL void ContextCache::give(std::int32_t device, std::unique_ptr<ExecConte
 
 REFX_DECL Program::Program(Graph g, Mesh m, std::string n, bool one_worker)
     : graph(std::move(g)), mesh(std::move(m)), name(std::move(n)), single_worker(one_worker) {
-  bool communicates = false;  // semaphores, copies, host effects
   for (std::size_t o = 0; o < graph.num_ops(); ++o) {
     const Op& op = graph.op(static_cast<OpId>(o));
     if (op.prim == &prim::barrier_semaphore) {
@@ -136,8 +136,6 @@ REFX_DECL Program::Program(Graph g, Mesh m, std::string n, bool one_worker)
     for (ValueId v : graph.outputs(op))
       if (const ValueType& t = graph.type(v); !t.is_ref())
         max_data_bytes = std::max(max_data_bytes, t.shape.num_elements() * static_cast<std::int64_t>(size_of(t.dtype)));
-    for (const Effect& e : graph.effects(op))
-      if (e.bits & (effect_semaphore | effect_io | effect_ordered)) communicates = true;
   }
   // The pool keeps ops that passes replaced: count the dots of the program's
   // blocks (the kernel body is block 0).
@@ -157,7 +155,8 @@ REFX_DECL Program::Program(Graph g, Mesh m, std::string n, bool one_worker)
     if (const ValueType& t = graph.type(static_cast<ValueId>(v)); !t.is_semaphore())
       max_ref_or_value_bytes =
           std::max(max_ref_or_value_bytes, t.shape.num_elements() * static_cast<std::int64_t>(size_of(t.dtype)));
-  computes_only = mesh.lanes() == 1 && !loops && !communicates && barrier_ids.empty();
+  // Pure: no semaphore, copy, barrier semaphore or host effect.
+  computes_only = mesh.lanes() == 1 && !loops && effect_info(graph).level == SideEffectLevel::pure;
 }
 
 #endif  // REFX_DEFINITIONS
