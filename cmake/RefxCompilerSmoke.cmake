@@ -1,8 +1,10 @@
-# Driver for the compilers.<name>.<example> tests (run with cmake -P): builds
-# one example header-only with another compiler, runs it, and checks that its
-# output contains every REFX_EXPECT text. It shows that refx compiles there and
-# that the user's source lines are recorded (the refx::source_location fallback
-# on clang 14, where std::source_location is missing).
+# Driver for the compilers.<name>.<program> tests (run with cmake -P): builds
+# one program (an example, or tests/compilers/locations.cpp) header-only with
+# a given compiler, runs it, and checks that it succeeds and that its output
+# contains every REFX_EXPECT text. It shows that refx compiles there and that
+# the user's source lines are recorded (the refx::source_location stand-in on
+# clang 14, where std::source_location is missing, and on clang 15, where it
+# names the callee's declaration in a default argument).
 #
 # Inputs (-D): REFX_CXX, REFX_SOURCE, REFX_FLAGS_FILE (as RefxCompileCheck.cmake),
 # REFX_BINARY (the executable to write), REFX_EXPECT (a ;-list of texts).

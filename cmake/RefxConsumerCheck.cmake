@@ -5,6 +5,8 @@
 #   3. build it and run the binary, which must print refx::version_string,
 #      the refx::compiled consumer, which must run a kernel, and the
 #      refx::mpi one, and the refx::gemm one, which must run a dot
+#   4. build refx_consumer_no_implementation (header-only, no REFX_IMPLEMENTATION
+#      file): its link must fail and name the fix in the linker's first lines
 #
 # Inputs (-D): REFX_BINARY_DIR REFX_CONSUMER_SOURCE_DIR REFX_PREFIX
 #   REFX_CONSUMER_BINARY_DIR REFX_GENERATOR REFX_MAKE_PROGRAM REFX_CXX_COMPILER
@@ -126,3 +128,43 @@ refx_run_consumer(refx_consumer_gemm ON "gemm: 50")  # a dot on the installed re
 # its transport object linked and registered.
 refx_run_consumer(refx_consumer_compiled "${REFX_EXPECT_COMPILED}" "compiled: 26")
 refx_run_consumer(refx_consumer_mpi "${REFX_EXPECT_MPI}" "refx ${REFX_EXPECTED_VERSION}; MPI transport registered")
+
+# A header-only program without the REFX_IMPLEMENTATION file must fail to
+# link, and the undefined reference that names the fix must come first, not
+# after the hundred others its kernel makes (include/refx/config.hpp).
+set(fix_symbol "header_only_refx_needs_REFX_IMPLEMENTATION_defined_in_one_source_file")
+set(fix_lines 10)
+execute_process(
+  COMMAND "${CMAKE_COMMAND}" --build "${REFX_CONSUMER_BINARY_DIR}" --config "${REFX_CONFIG}"
+    --target refx_consumer_no_implementation
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+if(rc EQUAL 0)
+  message(FATAL_ERROR "consumer: refx_consumer_no_implementation linked without a REFX_IMPLEMENTATION file")
+endif()
+# The linker's output follows the build tool's "Linking CXX executable" line
+# (Ninja prints FAILED: and the link command in between, Makefiles nothing).
+string(FIND "${out}" "Linking CXX executable" pos)
+if(pos EQUAL -1)
+  message(FATAL_ERROR "consumer: refx_consumer_no_implementation failed before its link:\n${out}")
+endif()
+string(SUBSTRING "${out}" ${pos} -1 rest)
+# That line and the next fix_lines, cut with string(FIND) (as a list, a
+# linker line's brackets would keep lines together).
+set(head "")
+foreach(i RANGE ${fix_lines})
+  string(FIND "${rest}" "\n" nl)
+  if(nl EQUAL -1)
+    string(APPEND head "${rest}")
+    break()
+  endif()
+  math(EXPR nl "${nl} + 1")
+  string(SUBSTRING "${rest}" 0 ${nl} line)
+  string(APPEND head "${line}")
+  string(SUBSTRING "${rest}" ${nl} -1 rest)
+endforeach()
+string(FIND "${head}" "${fix_symbol}" pos)
+if(pos EQUAL -1)
+  message(FATAL_ERROR "consumer: without REFX_IMPLEMENTATION the link failed, but its first ${fix_lines} lines "
+    "do not name ${fix_symbol}:\n${head}")
+endif()
+message(STATUS "consumer: without REFX_IMPLEMENTATION the link fails naming the fix first: ok\n${head}")

@@ -8,9 +8,10 @@
 // pipeline, the runtime), with the program's own flags. Every other
 // translation unit compiles only what its kernels instantiate, as a
 // single-header library's users do. A program without that file fails to
-// link with an undefined reference to
-// refx::detail::header_only_refx_needs_REFX_IMPLEMENTATION_defined_in_one_source_file;
-// one with two such files, with a multiple definition of it.
+// link, and the first undefined reference the linker reports is (below)
+// refx::detail::header_only_refx_needs_REFX_IMPLEMENTATION_defined_in_one_source_file,
+// in function refx::detail::define_REFX_IMPLEMENTATION_in_one_source_file_before_including_refx_hpp();
+// one with two such files fails with a multiple definition of it.
 //
 // Separate compilation (REFX_SEPARATE_COMPILATION, set by linking the CMake
 // target refx::compiled): the same definitions are compiled once into the
@@ -42,7 +43,24 @@ extern const int header_only_refx_needs_REFX_IMPLEMENTATION_defined_in_one_sourc
 #if REFX_DEFINITIONS
 extern const int header_only_refx_needs_REFX_IMPLEMENTATION_defined_in_one_source_file = 1;
 #elif REFX_HEADER_ONLY
-[[gnu::used]] static const int* const refx_definitions_required =
-    &header_only_refx_needs_REFX_IMPLEMENTATION_defined_in_one_source_file;
+// The reference is the first thing in the object's .text, so that it is the
+// first of the program's undefined references (over a thousand) that a
+// linker reports: GNU ld, gold and lld report them object by object,
+// section by section, in address order, and .text is an object's first
+// section. GCC emits no_reorder functions before all others (at -O2 its
+// clones would come first); clang emits functions in source order, and this
+// header comes first. Not with -Wl,--gc-sections, which drops the function
+// (retain would move it to a section of its own, after .text).
+#if __has_cpp_attribute(gnu::no_reorder)
+[[gnu::used, gnu::no_reorder]]
+#else
+[[gnu::used]]
+#endif
+static const int*
+define_REFX_IMPLEMENTATION_in_one_source_file_before_including_refx_hpp() {
+  // Missing: the one source file that defines REFX_IMPLEMENTATION before it
+  // includes <refx/refx.hpp> (docs/compile-time.md).
+  return &header_only_refx_needs_REFX_IMPLEMENTATION_defined_in_one_source_file;
+}
 #endif
 }  // namespace refx::detail

@@ -96,7 +96,9 @@ constexpr Grid<sizeof...(I)> grid(I... extents) {
 /// Block shape `B...` of an Hbm operand and the index map from grid indices
 /// (std::int64_t each) to block indices (one per dimension: integers or
 /// traced integer scalars, as a std::array, a std::tuple, or one value for
-/// rank 1). Element start along dimension d = block index * B_d.
+/// rank 1). Element start along dimension d = block index * B_d. It keeps
+/// the line it was written on: pipeline_kernel's messages about the operand
+/// name it.
 template <class Map, std::int64_t... B>
 struct BlockSpec {
   static_assert(sizeof...(B) >= 1, "refx: a BlockSpec needs a block shape of rank >= 1");
@@ -105,6 +107,7 @@ struct BlockSpec {
   static constexpr std::array<std::int64_t, sizeof...(B)> block_extents{B...};
   Map map;
   int buffers = 2;  ///< slots in the ring (inputs: 1 = fetch and wait in the same step; outputs: 1 = synchronous)
+  refx::source_location loc{};  ///< where block<...>(map) was written
 
   /// The same spec with `n` slots (Pallas' pipeline_mode=pl.Buffered(n)).
   BlockSpec buffered(int n) const {
@@ -114,8 +117,8 @@ struct BlockSpec {
   }
 };
 template <std::int64_t... B, class Map>
-BlockSpec<Map, B...> block(Map map) {
-  return BlockSpec<Map, B...>{std::move(map)};
+BlockSpec<Map, B...> block(Map map, refx::source_location loc = refx::source_location::current()) {
+  return BlockSpec<Map, B...>{std::move(map), 2, loc};
 }
 
 /// An input operand: `ref`'s blocks are copied into Vmem before the body sees them.
@@ -132,8 +135,8 @@ detail::PipeArg<RefT, Spec, detail::PipeRole::out> out(const RefT& ref, const Sp
 }
 /// A scratch operand (e.g. an accumulator) that lives across all steps.
 template <class H>
-detail::PipeScratch<H> scratch() {
-  return {};
+detail::PipeScratch<H> scratch(refx::source_location loc = refx::source_location::current()) {
+  return {loc};
 }
 
 /// The current grid index along `axis` inside a pipeline body (an unrolled
@@ -152,14 +155,18 @@ REFX_DECL std::int64_t num_programs(std::size_t axis, refx::source_location loc 
 template <std::size_t R, class Body, class Scalars = std::tuple<>, GridRolling M = GridRolling::automatic>
 class Pipeline {
  public:
-  Pipeline(Grid<R, M> g, Body body, refx::source_location loc, Scalars scalars = {})
-      : grid_(g), body_(std::move(body)), loc_(loc), scalars_(std::move(scalars)) {}
+  /// `entry` names the call the user wrote ("emit_pipeline" or
+  /// "pipeline_kernel") in the pipeline's messages.
+  Pipeline(Grid<R, M> g, Body body, refx::source_location loc, Scalars scalars = {},
+           const char* entry = "emit_pipeline")
+      : grid_(g), body_(std::move(body)), loc_(loc), scalars_(std::move(scalars)), entry_(entry) {}
 
   /// Traces the pipeline over `args` (in(...), out(...), scratch<H>()).
   template <class... A>
   PipelineReport operator()(const A&... args) const {
     static_assert(sizeof...(A) >= 1, "refx: emit_pipeline needs at least one operand");
     if constexpr (sizeof...(A) >= 1) {
+      const detail::PipelineEntryScope entry(entry_);
       if constexpr (detail::check_pipeline_body<Body, Scalars, A...>()) {
         constexpr bool can_roll = (detail::rolls<A, Scalars, R>() && ...);
         static_assert(M != GridRolling::rolled || can_roll,
@@ -177,9 +184,10 @@ class Pipeline {
               trace_error(loc_,
                           hint("put the parallel dimensions first, or unroll the grid "
                                "(grid(...).unrolled())"),
-                          "emit_pipeline: a rolled grid runs each core's share of its steps as one loop, so "
+                          "{}: a rolled grid runs each core's share of its steps as one loop, so "
                           "its parallel dimensions come before its arbitrary ones; here an arbitrary "
-                          "dimension comes before a parallel one");
+                          "dimension comes before a parallel one",
+                          entry_);
           }
         }
         if constexpr (M != GridRolling::rolled) return trace_pipeline(args...);
@@ -274,6 +282,7 @@ class Pipeline {
   Body body_;
   refx::source_location loc_;
   Scalars scalars_;
+  const char* entry_;
 };
 
 /// A pipeline over `g` running `body` on blocks; call it with the operands.
@@ -320,6 +329,8 @@ constexpr std::size_t leading_true() {
 ///  - `operands`: one BlockSpec per Hbm parameter, in order, then any
 ///    scratch<H>() operands (an accumulator living across all steps), which
 ///    the body gets last.
+/// Its messages name the user's lines: an operand's, where its block<...>()
+/// or scratch<H>() was written; the pipeline's, where the first operand was.
 template <class... Params, std::size_t R, GridRolling M, class Body, class... Operands>
 auto pipeline_kernel(Grid<R, M> g, Body body, Operands... operands) {
   constexpr std::size_t n_scalars = detail::leading_true<detail::is_smem_ref_v<Params>...>();
@@ -361,9 +372,10 @@ auto pipeline_kernel(Grid<R, M> g, Body body, Operands... operands) {
             return std::get<I>(operands);  // scratch<H>()
           } else {
             const auto& ref = std::get<n_scalars + I>(all);
+            const auto& spec = std::get<I>(operands);
             using P = std::remove_cvref_t<decltype(ref)>;
-            if constexpr (P::read_only) return in(ref, std::get<I>(operands));
-            else return out(ref, std::get<I>(operands));
+            if constexpr (P::read_only) return in(ref, spec, spec.loc);
+            else return out(ref, spec, spec.loc);
           }
         };
         const auto scalars = [&]<std::size_t... J>(std::index_sequence<J...>) {
@@ -372,7 +384,8 @@ auto pipeline_kernel(Grid<R, M> g, Body body, Operands... operands) {
         (std::make_index_sequence<n_scalars>{});
         [&]<std::size_t... I>(std::index_sequence<I...>) {
           Pipeline<R, Body, std::remove_const_t<decltype(scalars)>, M>(
-              g, body, refx::source_location::current(), scalars)(one(std::integral_constant<std::size_t, I>{})...);
+              g, body, std::get<0>(operands).loc, scalars,
+              "pipeline_kernel")(one(std::integral_constant<std::size_t, I>{})...);
         }
         (std::index_sequence_for<Operands...>{});
       }

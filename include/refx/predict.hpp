@@ -21,6 +21,7 @@
 #include <vector>
 
 #include <refx/config.hpp>
+#include <refx/core/source_location.hpp>
 #include <refx/ir/graph.hpp>
 #include <refx/kernel.hpp>
 #include <refx/target/target.hpp>
@@ -126,27 +127,43 @@ struct TorusLayout {
 /// Runs one call of `exe` (one Array per parameter, outputs written in place
 /// as call_in_place writes them) in the model of target `t`, its mesh laid
 /// out on the torus as `layout` says. Throws refx::Error for an invalid
-/// target or a layout that cannot be (a mesh larger than the torus), and
-/// RuntimeError for what the call itself would throw, or a deadlock in
-/// modelled time.
+/// target or a layout that cannot be (a mesh larger than the torus), or a
+/// kernel compiled for several cores per device (naming `loc`, the call's
+/// line), and RuntimeError for what the call itself would throw, or a
+/// deadlock in modelled time.
 REFX_DECL Prediction predict(const Executable& exe, const Target& t, const TorusLayout& layout,
-                             const std::vector<Array>& args);
+                             const std::vector<Array>& args,
+                             refx::source_location loc = refx::source_location::current());
 
 /// predict with the default layout: mesh axis i on torus axis i.
-inline Prediction predict(const Executable& exe, const Target& t, const std::vector<Array>& args) {
-  return predict(exe, t, TorusLayout{}, args);
+inline Prediction predict(const Executable& exe, const Target& t, const std::vector<Array>& args,
+                          refx::source_location loc = refx::source_location::current()) {
+  return predict(exe, t, TorusLayout{}, args, loc);
+}
+
+namespace detail {
+/// The Executable given to predict(exe, t, arrays...) and the line of that
+/// call: a parameter pack leaves no room for a defaulted location after it,
+/// so the conversion to this type takes it.
+struct PredictedExecutable {
+  const Executable& exe;
+  refx::source_location loc;
+  PredictedExecutable(const Executable& e,  // NOLINT: implicit on purpose
+                      refx::source_location l = refx::source_location::current())
+      : exe(e), loc(l) {}
+};
+}  // namespace detail
+
+template <class... A>
+  requires(std::is_same_v<A, Array> && ...)
+Prediction predict(detail::PredictedExecutable exe, const Target& t, const A&... args) {
+  return predict(exe.exe, t, TorusLayout{}, std::vector<Array>{args...}, exe.loc);
 }
 
 template <class... A>
   requires(std::is_same_v<A, Array> && ...)
-Prediction predict(const Executable& exe, const Target& t, const A&... args) {
-  return predict(exe, t, TorusLayout{}, std::vector<Array>{args...});
-}
-
-template <class... A>
-  requires(std::is_same_v<A, Array> && ...)
-Prediction predict(const Executable& exe, const Target& t, const TorusLayout& layout, const A&... args) {
-  return predict(exe, t, layout, std::vector<Array>{args...});
+Prediction predict(detail::PredictedExecutable exe, const Target& t, const TorusLayout& layout, const A&... args) {
+  return predict(exe.exe, t, layout, std::vector<Array>{args...}, exe.loc);
 }
 
 }  // namespace refx

@@ -247,7 +247,7 @@ TEST(RolledGrid, ScalarOperandReadOutOfRangeNamesTheOperand) {
     ADD_FAILURE() << "no error";
   } catch (const RuntimeError& e) {
     const std::string msg = e.what();
-    EXPECT_NE(msg.find("emit_pipeline: the index map of operand 0 (input) reads scalar operand 0 (shape [300]) out of "
+    EXPECT_NE(msg.find("pipeline_kernel: the index map of operand 0 (input) reads scalar operand 0 (shape [300]) out of "
                        "its range at a step of a rolled grid (grid(...).unrolled() names the step): index 300"),
               std::string::npos)
         << msg;

@@ -272,7 +272,7 @@ TEST(ScalarPrefetch, OutOfRangeReadIsATraceError) {
     ADD_FAILURE() << "no error";
   } catch (const TraceError& e) {
     const std::string msg = e.what();
-    EXPECT_NE(msg.find("refx: emit_pipeline: the index map of operand 0 (input) reads scalar operand 0 (shape [8]) out "
+    EXPECT_NE(msg.find("refx: pipeline_kernel: the index map of operand 0 (input) reads scalar operand 0 (shape [8]) out "
                        "of its range at grid step (7): "),
               std::string::npos)
         << msg;
@@ -312,7 +312,7 @@ TEST(ScalarPrefetch, OutOfRangeDataDependentReadIsARunTimeError) {
     ADD_FAILURE() << "no error";
   } catch (const RuntimeError& e) {
     const std::string msg = e.what();
-    EXPECT_NE(msg.find("refx: device 0: emit_pipeline: the index map of operand 0 (input) reads scalar operand 1 "
+    EXPECT_NE(msg.find("refx: device 0: pipeline_kernel: the index map of operand 0 (input) reads scalar operand 1 "
                        "(shape [4]) out of its range at grid step (5): index 4"),
               std::string::npos)
         << msg;

@@ -20,6 +20,10 @@ struct SourceLoc {
 
   SourceLoc() = default;
   SourceLoc(refx::source_location l) noexcept : file(l.file_name()), line(l.line()) {}  // NOLINT: implicit on purpose
+#if !REFX_HAS_STD_SOURCE_LOCATION && REFX_HAS_STD_SOURCE_LOCATION_TYPE
+  SourceLoc(const std::source_location& l) noexcept
+      : file(l.file_name()), line(l.line()) {}  // NOLINT: implicit on purpose
+#endif
   bool known() const noexcept { return line != 0; }
 };
 

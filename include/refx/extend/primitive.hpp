@@ -64,7 +64,11 @@ namespace refx::detail {
 
 template <class A>
 inline constexpr bool is_loc_v =
-    std::is_same_v<std::remove_cvref_t<A>, refx::source_location> || std::is_same_v<std::remove_cvref_t<A>, SourceLoc>;
+    std::is_same_v<std::remove_cvref_t<A>, refx::source_location> || std::is_same_v<std::remove_cvref_t<A>, SourceLoc>
+#if !REFX_HAS_STD_SOURCE_LOCATION && REFX_HAS_STD_SOURCE_LOCATION_TYPE
+    || std::is_same_v<std::remove_cvref_t<A>, std::source_location>
+#endif
+    ;
 
 template <class A>
 inline constexpr bool is_operand_v =

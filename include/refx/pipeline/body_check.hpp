@@ -60,6 +60,12 @@ constexpr BodyParamFault first_body_param_fault(std::index_sequence<I...>) {
   return f;
 }
 
+/// Whether the body's first `sizeof...(S)` parameters take the scalar
+/// operands `S...` (pipeline_kernel's Smem Refs; the body gets them first).
+template <class Params, class... S, std::size_t... J>
+constexpr bool body_takes_scalars_first(std::index_sequence<J...>) {
+  return (std::is_convertible_v<const S&, std::tuple_element_t<J, Params>> && ...);
+}
 /// The checks of emit_pipeline's body, called as body(scalars..., blocks and
 /// scratch handles...), against its scalar operands `S...` (a std::tuple) and
 /// operands `A...`; ok() false stops the caller (`if constexpr`) before it
@@ -95,6 +101,14 @@ constexpr bool pipeline_body_check<Body, std::tuple<S...>, A...>::ok() {
                   "give it one per in(...) and out(...) block and one per scratch<H>(), in the operands' order (a "
                   "scratch forgotten?)");
     if constexpr (n == sizeof...(S) + sizeof...(A)) {
+      constexpr bool scalars_first = body_takes_scalars_first<Params, S...>(std::make_index_sequence<sizeof...(S)>{});
+      static_assert(scalars_first,
+                    "refx: pipeline_kernel's body takes its scalar operands (the Smem Refs) first, then one block per "
+                    "BlockSpec and the scratch<H>() handles, in order: (SmemRef<const std::int32_t, N> table, "
+                    "VmemRef<const T, block...> x, ...), as Pallas' kernel(table_ref, x_ref, o_ref)");
+    }
+    if constexpr (n == sizeof...(S) + sizeof...(A) &&
+                  body_takes_scalars_first<Params, S...>(std::make_index_sequence<sizeof...(S)>{})) {
       constexpr BodyParamFault f =
           first_body_param_fault<Params, sizeof...(S), A...>(std::make_index_sequence<sizeof...(A)>{});
       static_assert(f != BodyParamFault::hbm_ref,

@@ -73,6 +73,7 @@ template <class H>
 struct PipeScratch {
   static_assert(param_traits<H>::supported, "refx: scratch<H> takes a Ref<...> or a semaphore type");
   using type = H;
+  refx::source_location loc;  ///< where scratch<H>() was written
 };
 
 /// One operand, type-erased, as the schedule sees it.
@@ -140,6 +141,22 @@ inline std::vector<PipelineFrame>& pipeline_frames() {
   thread_local std::vector<PipelineFrame> frames;
   return frames;
 }
+/// The call the user wrote for the pipeline being traced ("emit_pipeline"
+/// or "pipeline_kernel"): its messages start with it.
+inline const char*& pipeline_entry() {
+  thread_local const char* entry = "emit_pipeline";
+  return entry;
+}
+class PipelineEntryScope {
+ public:
+  explicit PipelineEntryScope(const char* entry) : saved_(std::exchange(pipeline_entry(), entry)) {}
+  ~PipelineEntryScope() { pipeline_entry() = saved_; }
+  PipelineEntryScope(const PipelineEntryScope&) = delete;
+  PipelineEntryScope& operator=(const PipelineEntryScope&) = delete;
+
+ private:
+  const char* saved_;
+};
 
 template <class X>
 DynIndex to_dyn_index(const X& x) {
@@ -190,6 +207,53 @@ constexpr bool takes_other_grid_index_count() {
       return ((K != R && takes_grid_indices<Map, Scalars>(std::make_index_sequence<K>{})) || ...);
     }
     (std::make_index_sequence<5>{});
+  }
+}
+
+/// Whether `map`, a function whose call type is known (not generic: no body
+/// is compiled for the question), takes the scalar operands first and then
+/// R grid indices: Pallas' `lambda i, table: ...` ported as (table, i).
+template <class Map, class Scalars, class Seq>
+struct map_takes_scalars_first;
+template <class Map, class... S, std::size_t... I>
+struct map_takes_scalars_first<Map, std::tuple<S...>, std::index_sequence<I...>>
+    : std::bool_constant<std::is_invocable_v<const Map&, const S&..., decltype((void)I, std::int64_t{})...>> {};
+template <class Map, std::size_t R, class Scalars>
+constexpr bool takes_scalars_before_grid_indices() {
+  if constexpr (std::tuple_size_v<Scalars> == 0) {
+    return false;
+  } else if constexpr (requires { &Map::operator(); } || std::is_function_v<std::remove_pointer_t<Map>>) {
+    return map_takes_scalars_first<Map, Scalars, std::make_index_sequence<R>>::value;
+  } else {
+    return false;
+  }
+}
+/// Whether `map` takes R traced grid indices (Scalar<std::int32_t>), then the
+/// scalar operands: the form a rolled grid calls (pipeline/rolled.hpp asks
+/// the same before an automatic grid is traced, so this compiles no map body
+/// that was not compiled already).
+template <class Map, class Scalars, class Seq>
+struct map_takes_traced_indices;
+template <class Map, class... S, std::size_t... I>
+struct map_takes_traced_indices<Map, std::tuple<S...>, std::index_sequence<I...>>
+    : std::bool_constant<
+          std::is_invocable_v<const Map&, decltype((void)I, std::declval<Scalar<std::int32_t>>())..., const S&...>> {};
+
+/// Why an index map cannot be called with R grid indices (std::int64_t),
+/// then the scalar operands; one static_assert of describe() each.
+enum class IndexMapFault { none, scalars_first, grid_index_count, traced_only, body };
+template <class Map, std::size_t R, class Scalars>
+constexpr IndexMapFault index_map_fault() {
+  if constexpr (takes_grid_indices<Map, Scalars>(std::make_index_sequence<R>{})) {
+    return IndexMapFault::none;
+  } else if constexpr (takes_scalars_before_grid_indices<Map, R, Scalars>()) {
+    return IndexMapFault::scalars_first;
+  } else if constexpr (takes_other_grid_index_count<Map, R, Scalars>()) {
+    return IndexMapFault::grid_index_count;
+  } else if constexpr (map_takes_traced_indices<Map, Scalars, std::make_index_sequence<R>>::value) {
+    return IndexMapFault::traced_only;
+  } else {
+    return IndexMapFault::body;
   }
 }
 
@@ -267,6 +331,37 @@ class SmemIndexContextScope {
 [[noreturn]] REFX_DECL void index_map_failed(const TraceError& e, const IndexMapCall& call, std::size_t views_before,
                                              SourceLoc loc);
 
+/// Refuses what operand k's index map did between `ops_before` and now (at
+/// the grid step of `call`; a rolled grid's when `call.point` is empty):
+/// read or write memory other than Smem. An index map runs on the scalar
+/// core, which reads Smem only (pipeline_kernel's scalar operands, or a Smem
+/// Ref the map captured). Names the user's line of the access (`fallback`
+/// when the op has none).
+inline void check_index_map_memory(const IndexMapCall& call, std::size_t ops_before, SourceLoc fallback) {
+  const Graph& g = Tracer::current(fallback).graph();
+  for (std::size_t o = ops_before; o < g.num_ops(); ++o) {
+    const Op& op = g.op(static_cast<OpId>(o));
+    for (const ViewId v : g.views(op)) {
+      const ValueType& type = g.type(g.view(v).ref);
+      if (type.space == MemorySpace::smem) continue;
+      const char* space = type.space == MemorySpace::vmem  ? "Vmem"
+                          : type.space == MemorySpace::hbm ? "Hbm"
+                                                           : "semaphore";
+      const char* role = call.role == PipeRole::in ? "input" : call.role == PipeRole::out ? "output" : "scratch";
+      std::string step = call.point.empty() ? "at a step of a rolled grid" : "at grid step (";
+      for (std::size_t d = 0; d < call.point.size(); ++d)
+        step += fmt::format("{}{}", d == 0 ? "" : ", ", call.point[d]);
+      if (!call.point.empty()) step += ")";
+      trace_error(op.loc.known() ? op.loc : fallback,
+                  hint("pass the table as a pipeline_kernel scalar operand (SmemRef<const std::int32_t, N>, "
+                       "Pallas' scalar prefetch), or copy it into a Smem Ref the map reads"),
+                  "{}: the index map of operand {} ({}) reads a {} Ref ({}{}) {}; an index map runs on the scalar "
+                  "core, which reads Smem only",
+                  pipeline_entry(), call.k, role, space, type.dtype, type.shape, step);
+    }
+  }
+}
+
 /// What every trace records of an operand with a BlockSpec (in or out):
 /// role, Hbm view, block shape, ring size, line.
 template <class A>
@@ -287,10 +382,21 @@ void describe(const A& a, PipeOperand& op, const std::vector<std::vector<std::in
     describe_block_operand(a, op);
     op.index.reserve(points.size());
     using Map = decltype(a.spec.map);
-    constexpr bool callable = takes_grid_indices<Map, Scalars>(std::make_index_sequence<R>{});
-    static_assert(callable || !takes_other_grid_index_count<Map, R, Scalars>(),
+    constexpr IndexMapFault fault = index_map_fault<Map, R, Scalars>();
+    constexpr bool callable = fault == IndexMapFault::none;
+    static_assert(fault != IndexMapFault::scalars_first,
+                  "refx: a BlockSpec's index map takes the grid indices first, then pipeline_kernel's scalar "
+                  "operands (Pallas' lambda i, table: ...); write [](std::int64_t i, SmemRef<const std::int32_t, N> "
+                  "table), not (table, i)");
+    static_assert(fault != IndexMapFault::grid_index_count,
                   "refx: a BlockSpec's index map takes one grid index (std::int64_t) per grid dimension");
-    static_assert(callable || takes_other_grid_index_count<Map, R, Scalars>(),
+    static_assert(fault != IndexMapFault::traced_only,
+                  "refx: a BlockSpec's index map compiles with traced grid indices (Scalar<std::int32_t>) but not "
+                  "with integer ones (std::int64_t; the error above is in its body), and this grid is also traced "
+                  "unrolled, with integers (an automatic grid(...) is unrolled at up to 256 steps); roll it "
+                  "(grid(...).rolled()), or write the map so integers fit too (refx::min, refx::max and the "
+                  "operators take them)");
+    static_assert(fault != IndexMapFault::body,
                   "refx: a BlockSpec's index map does not compile when called with its grid indices (std::int64_t; "
                   "the error above is in its body): it returns one block index, or a std::array or std::tuple of "
                   "them, each an integer or a traced integer Scalar; std::array{i, 0} mixes std::int64_t and int: "
@@ -298,6 +404,7 @@ void describe(const A& a, PipeOperand& op, const std::vector<std::vector<std::in
     if constexpr (callable) {
       for (const auto& p : points) {
         const std::size_t views_before = Tracer::current(loc).graph().num_views();
+        const std::size_t ops_before = Tracer::current(loc).graph().num_ops();
         const IndexMapCall call{k, op.role, p, scalar_refs};
         const SmemIndexContext context{&index_map_reads, &call};
         try {
@@ -309,6 +416,7 @@ void describe(const A& a, PipeOperand& op, const std::vector<std::vector<std::in
         } catch (const TraceError& e) {
           index_map_failed(e, call, views_before, loc);
         }
+        check_index_map_memory(call, ops_before, op.loc);
       }
     }
   } else {

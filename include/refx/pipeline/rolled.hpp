@@ -59,7 +59,7 @@ void describe_rolled(const A& a, PipeOperand& op, const Scalars& scalars, std::s
     using Spec = std::remove_cvref_t<decltype(a.spec)>;
     describe_block_operand(a, op);
     if constexpr (rolls<A, Scalars, R>()) {
-      op.map_at = [map = a.spec.map, scalars, k, role = op.role](std::span<const ValueId> p) {
+      op.map_at = [map = a.spec.map, scalars, k, role = op.role, loc = op.loc](std::span<const ValueId> p) {
         // A traced index into a scalar operand is checked at run time, its
         // error naming the operand (the step is traced: index_map_reads).
         const std::vector<ValueId> scalar_refs = std::apply(
@@ -67,11 +67,17 @@ void describe_rolled(const A& a, PipeOperand& op, const Scalars& scalars, std::s
             scalars);
         const IndexMapCall call{k, role, {}, scalar_refs};
         const SmemIndexContext context{&index_map_reads, &call};
-        const SmemIndexContextScope checked(context);
-        return [&]<std::size_t... I, std::size_t... J>(std::index_sequence<I...>, std::index_sequence<J...>) {
-          return block_indices<Spec::rank>(map(wrap<std::int32_t, extents<>>(p[I])..., std::get<J>(scalars)...));
+        const std::size_t ops_before = Tracer::current().graph().num_ops();
+        std::vector<DynIndex> index;
+        {
+          const SmemIndexContextScope checked(context);
+          index = [&]<std::size_t... I, std::size_t... J>(std::index_sequence<I...>, std::index_sequence<J...>) {
+            return block_indices<Spec::rank>(map(wrap<std::int32_t, extents<>>(p[I])..., std::get<J>(scalars)...));
+          }
+          (std::make_index_sequence<R>{}, std::make_index_sequence<std::tuple_size_v<Scalars>>{});
         }
-        (std::make_index_sequence<R>{}, std::make_index_sequence<std::tuple_size_v<Scalars>>{});
+        check_index_map_memory(call, ops_before, loc);
+        return index;
       };
     }
   } else {

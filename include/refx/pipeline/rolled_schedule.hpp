@@ -28,8 +28,8 @@ REFX_DECL bool roll_grid(const std::vector<PipeOperand>& ops, std::span<const st
   if (steps > std::numeric_limits<std::int32_t>::max()) {
     if (!asked) return false;
     trace_error(loc, hint("split the work over several pipelines, or over a collective's devices"),
-                "emit_pipeline: a rolled grid ({}) counts its steps in an int32 loop index; it has more than {} steps",
-                fmt::join(dims, ", "), std::numeric_limits<std::int32_t>::max());
+                "{}: a rolled grid ({}) counts its steps in an int32 loop index; it has more than {} steps",
+                pipeline_entry(), fmt::join(dims, ", "), std::numeric_limits<std::int32_t>::max());
   }
   const Graph& g = Tracer::current(loc).graph();
   for (std::size_t k = 0; k < ops.size(); ++k) {
@@ -41,10 +41,10 @@ REFX_DECL bool roll_grid(const std::vector<PipeOperand>& ops, std::span<const st
       if (!asked) return false;
       trace_error(op.loc,
                   hint("unroll the grid (grid(...).unrolled()), or use a block extent that divides {}", shape[d]),
-                  "emit_pipeline: operand {} ({}, shape {}, block [{}]) in a rolled grid: the block does not divide "
+                  "{}: operand {} ({}, shape {}, block [{}]) in a rolled grid: the block does not divide "
                   "dimension {}, and a rolled grid's block indices are traced, so its partial last block cannot be "
                   "sized while tracing",
-                  k, role_name(op.role), shape, fmt::join(op.block, ", "), d);
+                  pipeline_entry(), k, role_name(op.role), shape, fmt::join(op.block, ", "), d);
     }
   }
   return true;

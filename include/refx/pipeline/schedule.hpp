@@ -52,11 +52,11 @@ REFX_DECL std::string index_map_reads(const void* c, ValueId ref) {
     if (call.scalar_refs[j] == ref) name = fmt::format("scalar operand {} (shape {})", j, g.type(ref).shape);
   if (call.point.empty())  // a rolled grid: the step is a traced value
     return fmt::format(
-        "emit_pipeline: the index map of operand {} ({}) reads {} out of its range at a step of a rolled grid "
+        "{}: the index map of operand {} ({}) reads {} out of its range at a step of a rolled grid "
         "(grid(...).unrolled() names the step)",
-        call.k, role_name(call.role), name);
-  return fmt::format("emit_pipeline: the index map of operand {} ({}) reads {} out of its range at grid step ({})",
-                     call.k, role_name(call.role), name, fmt::join(call.point, ", "));
+        pipeline_entry(), call.k, role_name(call.role), name);
+  return fmt::format("{}: the index map of operand {} ({}) reads {} out of its range at grid step ({})",
+                     pipeline_entry(), call.k, role_name(call.role), name, fmt::join(call.point, ", "));
 }
 
 REFX_DECL void index_map_failed(const TraceError& e, const IndexMapCall& call, std::size_t views_before,
@@ -77,38 +77,39 @@ REFX_DECL void check_pipeline_operands(const std::vector<PipeOperand>& ops, std:
                                        SourceLoc loc) {
   const Graph& g = Tracer::current(loc).graph();
   for (const std::int64_t d : grid)
-    if (d < 1) trace_error(loc, "emit_pipeline: every grid extent must be >= 1, got grid ({})", fmt::join(grid, ", "));
+    if (d < 1)
+      trace_error(loc, "{}: every grid extent must be >= 1, got grid ({})", pipeline_entry(), fmt::join(grid, ", "));
   for (std::size_t k = 0; k < ops.size(); ++k) {
     const PipeOperand& op = ops[k];
     if (op.role == PipeRole::scratch) continue;
     const Shape shape = g.view_shape(op.hbm);
     if (op.buffers < 1 || (op.role == PipeRole::out && op.buffers > 2))
-      trace_error(loc, "emit_pipeline: operand {} ({}) asks for {} buffers; inputs take 1 or more, outputs 1 or 2", k,
-                  role_name(op.role), op.buffers);
+      trace_error(op.loc, "{}: operand {} ({}) asks for {} buffers; inputs take 1 or more, outputs 1 or 2",
+                  pipeline_entry(), k, role_name(op.role), op.buffers);
     for (std::size_t d = 0; d < op.block.size(); ++d)
       if (op.block[d] > shape[d])
         trace_error(op.loc, hint("give a block extent at most {} there (the whole dimension at most)", shape[d]),
-                    "emit_pipeline: operand {} ({}, shape {}, block [{}]): the block is larger than the array along "
+                    "{}: operand {} ({}, shape {}, block [{}]): the block is larger than the array along "
                     "dimension {} ({} > {}), so every block there would be padded past the array's end",
-                    k, role_name(op.role), shape, fmt::join(op.block, ", "), d, op.block[d], shape[d]);
+                    pipeline_entry(), k, role_name(op.role), shape, fmt::join(op.block, ", "), d, op.block[d],
+                    shape[d]);
     for (std::size_t s = 0; s < op.index.size(); ++s) {
       for (std::size_t d = 0; d < op.block.size(); ++d) {
         const DynIndex& b = op.index[s][d];
         const std::int64_t B = op.block[d], n = shape[d];
         if (b.is_static()) {
           if (b.constant < 0 || b.constant * B >= n)
-            trace_error(
-                loc,
-                "emit_pipeline: operand {} ({}, shape {}, block [{}]): the index map gives block index {} along "
-                "dimension {} at grid step ({}), outside the {} blocks there; return a block index in [0, {})",
-                k, role_name(op.role), shape, fmt::join(op.block, ", "), b.constant, d,
-                fmt::join(grid_points(grid)[s], ", "), (n + B - 1) / B, (n + B - 1) / B);
+            trace_error(op.loc,
+                        "{}: operand {} ({}, shape {}, block [{}]): the index map gives block index {} along "
+                        "dimension {} at grid step ({}), outside the {} blocks there; return a block index in [0, {})",
+                        pipeline_entry(), k, role_name(op.role), shape, fmt::join(op.block, ", "), b.constant, d,
+                        fmt::join(grid_points(grid)[s], ", "), (n + B - 1) / B, (n + B - 1) / B);
         } else if (n % B != 0) {
-          trace_error(loc,
-                      "emit_pipeline: operand {} ({}, shape {}, block [{}]): the block does not divide dimension {} "
+          trace_error(op.loc,
+                      "{}: operand {} ({}, shape {}, block [{}]): the block does not divide dimension {} "
                       "and its block index there is traced, so the partial last block cannot be sized while tracing; "
                       "use a block extent that divides {} or an integer block index",
-                      k, role_name(op.role), shape, fmt::join(op.block, ", "), d, n);
+                      pipeline_entry(), k, role_name(op.role), shape, fmt::join(op.block, ", "), d, n);
         }
       }
     }

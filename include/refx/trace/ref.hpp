@@ -344,9 +344,17 @@ class StoreArg {
     if (Tracer* t = Tracer::current_slot()) t->note(loc_);  // for the message if v is from another trace
     id_ = v.id();
     static_assert(!std::is_const_v<T>, "refx: cannot write through a read-only Ref<const T>; take a Ref<T> to write");
-    static_assert(std::is_same_v<U, std::remove_const_t<T>>,
-                  "refx: the stored Value's element type differs from the Ref's (no implicit narrowing); convert "
-                  "it with refx::cast<T>(value)");
+    if constexpr (is_narrow_float_v<U> && std::is_same_v<std::remove_const_t<T>, float>) {
+      // Most often `acc += dot(a, b)` of bf16 or fp8 operands into an f32 accumulator.
+      static_assert(detail::dependent_false<U>,
+                    "refx: a bf16, f16 or fp8 Value is not widened implicitly into an f32 Ref; if it is a dot's "
+                    "result, write dot<float>(a, b) (JAX's preferred_element_type=jnp.float32: the f32 sums, not "
+                    "rounded to the operands' type); otherwise convert it with refx::cast<float>(value)");
+    } else {
+      static_assert(std::is_same_v<U, std::remove_const_t<T>>,
+                    "refx: the stored Value's element type differs from the Ref's (no implicit narrowing); convert "
+                    "it with refx::cast<T>(value)");
+    }
     static_assert(F::rank == E::rank || F::rank == 0, "refx: the stored Value's rank differs from the Ref view's rank");
     if constexpr (F::rank == E::rank && F::rank != 0) {
       static_assert(extents_compatible<E, F>, "refx: the stored Value's static extents disagree with the Ref view's");

@@ -138,6 +138,21 @@ class Value : public detail::value_base {
   Value(U literal, refx::source_location loc = refx::source_location::current())  // NOLINT: implicit, as above
       : Value(static_cast<T>(literal), loc) {}
 
+  /// A traced value as a C++ condition (`if (k_i == 3)`, `for (...; i < n;
+  /// ...)`, `?:`, `&&`, `||`): rejected with one sentence instead of "could
+  /// not convert Value<bool> to bool". Explicit and for bool only, so no
+  /// implicit or other conversion changes.
+  template <class B>
+    requires std::same_as<B, bool>
+  explicit operator B() const {
+    static_assert(detail::dependent_false<B>,
+                  "refx: a traced value has no value while the kernel is traced, so it cannot steer C++ control "
+                  "flow (if, for, while, ?:, &&, ||); branch with when(cond, [&] { ... }), loop with fori_loop(lo, "
+                  "hi, [&](Scalar<std::int32_t> i) { ... }), choose between values with select(cond, a, b), and "
+                  "combine conditions with & and |");
+    return false;
+  }
+
   /// The traced value; checks that the handle belongs to the active trace.
   ValueId id() const {
     detail::Tracer::check_serial(trace_);
@@ -277,9 +292,18 @@ auto binary(const Primitive& p, const A& a, const B& b) {
   using TB = operand_traits<B>;
   using T = binary_element<A, B>;
   if constexpr (TA::is_value && TB::is_value) {
-    static_assert(
-        std::is_same_v<typename TA::element, typename TB::element>,
-        "refx: both operands of an arithmetic op must have one element type; convert one with refx::cast<T>(v)");
+    // f32 with f64: usually C++ double literals that no Value gave a type.
+    if constexpr (std::is_floating_point_v<typename TA::element> && std::is_floating_point_v<typename TB::element>) {
+      static_assert(
+          std::is_same_v<typename TA::element, typename TB::element>,
+          "refx: both operands of an arithmetic op must have one element type; convert one with "
+          "refx::cast<T>(v) (an f64 Value among f32 ones is usually made of C++ double literals that no "
+          "Value gave a type, as in select(c, 0.0, -1e30): write float literals, 0.0f, or Scalar<float>(...))");
+    } else {
+      static_assert(
+          std::is_same_v<typename TA::element, typename TB::element>,
+          "refx: both operands of an arithmetic op must have one element type; convert one with refx::cast<T>(v)");
+    }
   }
   using EA = typename TA::ext;
   using EB = typename TB::ext;

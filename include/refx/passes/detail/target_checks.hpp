@@ -124,12 +124,22 @@ inline void check_capacity(const Graph& g, const Target& t, MemorySpace space, S
   }
   if (peak.buffers.size() > 4) parts.push_back(fmt::format("{} more", peak.buffers.size() - 4));
   const SourceLoc loc = peak.loc.known() ? peak.loc : kernel_loc;
+  // Blocks and slots are Vmem's; Smem holds the kernel's Smem operands
+  // (pipeline_kernel's scalar operands: page tables, offsets) whole.
+  const auto is_param = [&](ValueId v) {
+    const auto params = g.params();
+    return std::find(params.begin(), params.end(), v) != params.end();
+  };
+  const char* advice = "use smaller blocks, fewer slots (BlockSpec::buffered) or end scratch scopes earlier";
+  if (space == MemorySpace::smem)
+    advice = std::any_of(peak.buffers.begin(), peak.buffers.end(), is_param)
+                 ? "a Smem operand (a scalar operand, such as a page table) is held whole: pass a smaller one (split "
+                   "the table over several kernel calls), or keep it in Hbm and copy the entries a step needs into "
+                   "a Smem scratch"
+                 : "use smaller Smem scratch buffers or end scratch scopes earlier";
   r.violations.push_back(
       {TargetViolation::Rule::capacity, loc,
-       target_message(loc,
-                      hint("the largest live then: {}; use smaller blocks, fewer slots (BlockSpec::buffered) or "
-                           "end scratch scopes earlier",
-                           fmt::join(parts, ", ")),
+       target_message(loc, hint("the largest live then: {}; {}", fmt::join(parts, ", "), advice),
                       "the buffers live at once in {} need {} bytes ({}), more than the {} bytes ({}) of one {} "
                       "TensorCore",
                       space, peak.bytes, human_bytes(peak.bytes), capacity, human_bytes(capacity), t.name)});
@@ -166,10 +176,13 @@ inline void check_block(const Graph& g, const Target& t, ViewId vmem, ViewId hbm
     if (b0 == a0 || b0 % chunk == 0 || (b0 >= least && (b0 & (b0 - 1)) == 0)) return;
     r.violations.push_back(
         {TargetViolation::Rule::tiling, loc,
-         target_message(loc, hint("make the block the whole array, or {} elements or a power of 2 above it", chunk),
-                        "the rank-1 Vmem block {} of {} breaks the tiling rule of {}: its extent {} is not the "
-                        "array's {}, not a multiple of {} and not a power of 2 of at least {}",
-                        what, whose, t.name, b0, a0, chunk, least)});
+         target_message(
+             loc,
+             hint("make the block the whole array, a multiple of {} elements, or a power of 2 of at least {}", chunk,
+                  least),
+             "the rank-1 Vmem block {} of {} breaks the tiling rule of {}: its extent {} is not the "
+             "array's {}, not a multiple of {} and not a power of 2 of at least {}",
+             what, whose, t.name, b0, a0, chunk, least)});
     return;
   }
   const std::int64_t b1 = block[block.rank() - 2], a1 = array[array.rank() - 2];

@@ -478,13 +478,18 @@ inline void PredictEnv::before_op(ExecContext&, const Op& op) { model_->before_o
 namespace refx {
 
 REFX_DECL Prediction predict(const Executable& exe, const Target& t, const TorusLayout& layout,
-                             const std::vector<Array>& args) {
+                             const std::vector<Array>& args, refx::source_location loc) {
   validate(t);
-  if (exe.mesh().cores() > 1)
-    throw Error(
-        fmt::format("refx: predict: kernel '{}' runs on {} cores per device, which the model does not step "
-                    "(predict the kernel compiled for the mesh with one core per device)",
-                    exe.program().name, exe.mesh().cores()));
+  if (exe.mesh().cores() > 1) {
+    const Hint h = hint(
+        "predict the kernel compiled for the same mesh with one core per device (without "
+        ".with_cores({}))",
+        exe.mesh().cores());
+    throw Error(detail::located_message(SourceLoc(loc), &h,
+                                        "predict: kernel '{}' runs on {} cores per device, and the model of {} "
+                                        "steps devices of one core each",
+                                        exe.program().name, exe.mesh().cores(), t.name));
+  }
   detail::PlacedMesh placed = detail::place_mesh(exe.mesh(), t, layout);
   const auto& params = exe.params();
   if (args.size() != params.size())

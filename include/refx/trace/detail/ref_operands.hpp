@@ -42,6 +42,14 @@ using ref_operand_result_t = loaded_t<std::conditional_t<is_ref_v<A>, A, B>>;
   }
 #define REFX_REF_CATCH_ALL(name) REFX_REF_CATCH_ALL_CALLED(name, "(x.load())", )
 #define REFX_REF_CATCH_ALL_AXIS(name) REFX_REF_CATCH_ALL_CALLED(name, "<axis>(x.load())", auto Axis, )
+#define REFX_REF_CATCH_ALL_BINARY(name)                                                                  \
+  template <class A, class B>                                                                            \
+    requires detail::ref_operands<A, B>                                                                  \
+  detail::ref_operand_result_t<A, B> name(const A&, const B&) {                                          \
+    static_assert(detail::dependent_false<A>,                                                            \
+                  "refx: " #name " takes Values, not Refs; read the Ref first: " #name "(x.load(), y)"); \
+    return {};                                                                                           \
+  }
 #define REFX_REF_CATCH_ALL_OPERATOR(op)                                                                           \
   template <class A, class B>                                                                                     \
     requires detail::ref_operands<A, B>                                                                           \
@@ -63,6 +71,26 @@ REFX_REF_CATCH_ALL(transpose)
 REFX_REF_CATCH_ALL_AXIS(reduce_sum)
 REFX_REF_CATCH_ALL_AXIS(reduce_max)
 REFX_REF_CATCH_ALL_AXIS(reduce_min)
+REFX_REF_CATCH_ALL_BINARY(min)
+REFX_REF_CATCH_ALL_BINARY(max)
+REFX_REF_CATCH_ALL_BINARY(pow)
+
+// expand_dims and broadcast_to change the rank: their catch-alls return the
+// Value the call would have made, so the expression around them checks.
+template <auto Axis, class R, class... Rest>
+  requires is_ref_v<R>
+auto expand_dims(const R&, Rest&&...) {
+  static_assert(detail::dependent_false<R>,
+                "refx: expand_dims takes a Value, not a Ref; read the Ref first: expand_dims<axis>(x.load())");
+  return expand_dims<Axis>(detail::loaded_t<R>{});
+}
+template <std::int64_t... Dims, class R, class... Rest>
+  requires is_ref_v<R>
+Value<typename detail::loaded_t<R>::element_type, extents<Dims...>> broadcast_to(const R&, Rest&&...) {
+  static_assert(detail::dependent_false<R>,
+                "refx: broadcast_to takes a Value, not a Ref; read the Ref first: broadcast_to<Dims...>(x.load())");
+  return {};
+}
 
 template <class U, class R, class... Rest>
   requires is_ref_v<R>
@@ -107,6 +135,7 @@ REFX_REF_CATCH_ALL_OPERATOR(!=)
 #undef REFX_REF_CATCH_ALL_CALLED
 #undef REFX_REF_CATCH_ALL
 #undef REFX_REF_CATCH_ALL_AXIS
+#undef REFX_REF_CATCH_ALL_BINARY
 #undef REFX_REF_CATCH_ALL_OPERATOR
 
 namespace detail {

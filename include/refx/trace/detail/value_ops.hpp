@@ -45,6 +45,24 @@ template <class A, class B>
 auto max(const A& a, const B& b) {
   return detail::binary<false>(prim::max, a, b);
 }
+/// The minimum / maximum of two integers, an integer of their common type
+/// (not recorded): an index map's clamp, `min(i, n - 1)`, then compiles with
+/// the integer grid indices of an unrolled grid as with the traced ones of a
+/// rolled grid. Integers of mixed signedness must have a signed common type.
+template <std::integral A, std::integral B>
+  requires(!std::is_same_v<A, bool> && !std::is_same_v<B, bool> &&
+           (std::is_signed_v<std::common_type_t<A, B>> || (std::is_unsigned_v<A> && std::is_unsigned_v<B>)))
+constexpr std::common_type_t<A, B> min(A a, B b) noexcept {
+  using C = std::common_type_t<A, B>;
+  return static_cast<C>(b) < static_cast<C>(a) ? static_cast<C>(b) : static_cast<C>(a);
+}
+template <std::integral A, std::integral B>
+  requires(!std::is_same_v<A, bool> && !std::is_same_v<B, bool> &&
+           (std::is_signed_v<std::common_type_t<A, B>> || (std::is_unsigned_v<A> && std::is_unsigned_v<B>)))
+constexpr std::common_type_t<A, B> max(A a, B b) noexcept {
+  using C = std::common_type_t<A, B>;
+  return static_cast<C>(a) < static_cast<C>(b) ? static_cast<C>(b) : static_cast<C>(a);
+}
 
 template <class T, class E>
 Value<T, E> operator-(const Value<T, E>& a) {
