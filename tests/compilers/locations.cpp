@@ -1,7 +1,8 @@
 // Every refx entry that records the user's line, misused from a user file:
 // each error must name this file and the line of the misuse, and no refx
-// header. Built header-only and run by each supported compiler (ctests
-// compilers.<compiler>.locations, tests/compile_fail/CMakeLists.txt): g++,
+// header. Built and run by each supported compiler (ctests
+// compilers.<compiler>.locations, header-only, tests/compile_fail/; the
+// build's own compiler's run is compiled.locations, tests/compiled/): g++,
 // clang++ 15 (whose std::source_location::current() in a default argument
 // names the declaration, so refx takes its __builtin_LINE stand-in there) and
 // clang++ 14 (no std::source_location with libstdc++). Prints one line per
