@@ -242,6 +242,49 @@ TEST(Views, StoresThroughEveryKindOfView) {
   EXPECT_TRUE(elements_match(contents<float>(by), want));
 }
 
+// x_ref[...] -= v, *= v, /= v as a Pallas kernel writes them: a load, the
+// op and a store through the view, on the user's line.
+TEST(Views, CompoundAssignmentsThroughViews) {
+  int line = 0;
+  Graph g = trace([&](VmemRef<const float, 4, 8> x, VmemRef<float, 4, 8> y) {
+    y.store(x.load());
+    y *= 2.0f;                                   // a literal, whole view
+    y.at(1) -= x.at(1).load();                   // a Value, one row
+    y.at(ds(2, 2), ds(0, 4, 2)) /= full<float, 2, 4>(4.0f);  // strided columns
+    line = __LINE__; y.at(3, 7) *= Scalar<float>(-1.0f);     // one element, a scalar Value
+  });
+  Buffer bx = make_buffer_fn<float>(base48, [](std::int64_t i) { return i; }), by = filled<float>(base48, 0.0f);
+  interpret(g, bx, by);
+  std::vector<float> want;
+  for (std::int64_t i = 0; i < 32; ++i) {
+    const std::int64_t r = i / 8, c = i % 8;
+    float v = 2.0f * static_cast<float>(i);
+    if (r == 1) v -= static_cast<float>(i);
+    if (r >= 2 && c % 2 == 0 && c < 8) v /= 4.0f;
+    if (r == 3 && c == 7) v = -v;
+    want.push_back(v);
+  }
+  EXPECT_TRUE(elements_match(contents<float>(by), want));
+  // The last update's load, multiply and store carry the line it was written on.
+  std::size_t on_line = 0;
+  for (std::size_t o = 0; o < g.num_ops(); ++o)
+    if (g.op(static_cast<OpId>(o)).loc.line == static_cast<std::uint32_t>(line)) ++on_line;
+  EXPECT_GE(on_line, 3u);
+}
+
+TEST(Views, CompoundAssignmentOfIntegers) {
+  Graph g = trace([](VmemRef<std::int32_t, 8> y) {
+    y *= 3;
+    y -= 1;
+    y /= 2;
+  });
+  Buffer by = make_buffer_fn<std::int32_t>(Shape{8}, [](std::int64_t i) { return i; });
+  interpret(g, by);
+  std::vector<std::int32_t> want;
+  for (std::int32_t i = 0; i < 8; ++i) want.push_back((3 * i - 1) / 2);
+  EXPECT_EQ(contents<std::int32_t>(by), want);
+}
+
 TEST(Views, AccumThroughEveryKindOfView) {
   Graph g = trace([](VmemRef<std::int64_t, 4, 8> y) {
     y.at(0) += full<std::int64_t, 8>(1);

@@ -284,6 +284,13 @@ class Ref : public detail::ref_base {
   /// Adds a Value into the view: one Accum effect.
   void accum(detail::StoreArg<T, E> v) const { write(prim::accum, v); }
   void operator+=(detail::StoreArg<T, E> v) const { write(prim::accum, v); }
+  /// `x -= v`, `x *= v`, `x /= v` (Pallas' `x_ref[...] *= v`): the view's
+  /// contents combined with `v` (a Value or a number) and stored back, as a
+  /// load, the elementwise op and a store on the caller's line. Only `+=` is
+  /// one accumulate effect.
+  void operator-=(detail::StoreArg<T, E> v) const { update(prim::sub, v); }
+  void operator*=(detail::StoreArg<T, E> v) const { update(prim::mul, v); }
+  void operator/=(detail::StoreArg<T, E> v) const { update(prim::div, v); }
   /// `y = v` with a Value or number: a Ref is a handle, so this would not
   /// write its memory; rejected with the spelling that does.
   template <class V>
@@ -318,6 +325,8 @@ class Ref : public detail::ref_base {
 
  private:
   void write(const Primitive& p, const detail::StoreArg<T, E>& v) const;
+  void update(const Primitive& p, const detail::StoreArg<T, E>& v) const;
+  ValueId operand(const detail::StoreArg<T, E>& v) const;
 
   ViewId view_ = no_id;
   std::uint64_t trace_ = 0;  // the trace that made it (Tracer::serial)
@@ -389,17 +398,33 @@ class StoreArg {
 };
 }  // namespace detail
 
+/// The stored Value, a scalar broadcast to the view's shape.
+template <class T, class E, class Space>
+ValueId Ref<T, E, Space>::operand(const detail::StoreArg<T, E>& v) const {
+  return v.scalar() && rank != 0 ? detail::broadcast_to(v.id(), shape(), v.loc()) : v.id();
+}
+
 template <class T, class E, class Space>
 void Ref<T, E, Space>::write(const Primitive& p, const detail::StoreArg<T, E>& v) const {
   static_assert(space != MemorySpace::hbm,
                 "refx: compute cannot write an Hbm Ref; write a Vmem Ref and copy it (make_async_copy or sync_copy)");
   auto& t = detail::Tracer::current(v.loc());
   t.note(v.loc());
-  ValueId id = v.id();
-  if (v.scalar() && rank != 0) id = detail::broadcast_to(id, shape(), v.loc());
-  const ValueId ins[] = {id};
+  const ValueId ins[] = {operand(v)};
   const ViewId views[] = {view()};
   t.bind(p, ins, views, {}, v.loc());
+}
+
+template <class T, class E, class Space>
+void Ref<T, E, Space>::update(const Primitive& p, const detail::StoreArg<T, E>& v) const {
+  static_assert(space != MemorySpace::hbm,
+                "refx: compute cannot write an Hbm Ref; write a Vmem Ref and copy it (make_async_copy or sync_copy)");
+  auto& t = detail::Tracer::current(v.loc());
+  t.note(v.loc());
+  const ViewId views[] = {view()};
+  const ValueId ins[] = {t.bind1(prim::load, {}, views, {}, v.loc()), operand(v)};
+  const ValueId out[] = {t.bind1(p, ins, {}, {}, v.loc())};
+  t.bind(prim::store, out, views, {}, v.loc());
 }
 
 /// Aliases for the common memory spaces.
