@@ -197,4 +197,43 @@ TEST(TargetHints, RankOneBlockHintSaysAMultiple) {
       << m;
 }
 
+// A page index read from the page table that lies past the pool (Pallas'
+// paged attention with a stale table): the run-time error names the
+// pipeline_kernel, the operand, its shape and block, the step and the line of
+// the operand's BlockSpec, unrolled and rolled.
+template <class Grid>
+std::string page_past_the_pool(Grid g, int& line) {
+  using Pages = SmemRef<const i32, 4>;
+  line = __LINE__ + 3;
+  const auto k = pipeline_kernel<Pages, HbmRef<const float, 32>, HbmRef<float, 32>>(
+      g, [](Pages, VmemRef<const float, 8> x, VmemRef<float, 8> z) { z.store(x.load()); },
+      block<8>([](auto i, Pages pages) { return pages.at(i).load(); }), block<8>([](auto i, Pages) { return i; }));
+  const Executable exe = kernel(k).compile(Mesh{{"x", 1}});
+  const Array pages = Array::from_shards<i32>({{0, 1, 9, 3}}, Shape{4});
+  const Array x = Array::generate<float>(1, Shape{32}, [](int, std::int64_t e) { return static_cast<float>(e); });
+  try {
+    (void)exe(pages, x)[0].to_host<float>(0);
+  } catch (const RuntimeError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RunTimeBlockIndex, PagePastThePoolNamesTheOperandAndTheStep) {
+  int line = 0;
+  const std::string m = page_past_the_pool(grid(4).unrolled(), line);
+  EXPECT_NE(m.find("refx: device 0: pipeline_kernel: operand 0 (input, shape [32], block [8]): the block index at "
+                   "step 2 of the grid puts the block outside the array: index 72 (covering 72..79) is out of bounds "
+                   "for dimension 0 of size 32"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find(at_line("diagnostics_test.cpp", line)), std::string::npos) << m;
+  const std::string r = page_past_the_pool(grid(4).rolled(), line);
+  EXPECT_NE(r.find("pipeline_kernel: operand 0 (input, shape [32], block [8]): the block index at a step of the "
+                   "rolled grid puts the block outside the array: index 72"),
+            std::string::npos)
+      << r;
+  EXPECT_NE(r.find(at_line("diagnostics_test.cpp", line)), std::string::npos) << r;
+}
+
 }  // namespace

@@ -121,6 +121,7 @@ REFX_DECL AsyncCopy RolledSchedule::copy(std::size_t k, const std::vector<DynInd
                                          ValueId sem) const {
   const PipeOperand& op = ops_[k];
   Tracer& t = Tracer::current(loc_);
+  const Shape shape = t.graph().view_shape(op.hbm);
   std::vector<IndexEntry> hbm, win;
   for (std::size_t d = 0; d < op.block.size(); ++d) {
     const std::int64_t B = op.block[d];
@@ -138,6 +139,7 @@ REFX_DECL AsyncCopy RolledSchedule::copy(std::size_t k, const std::vector<DynInd
         });
         v = op2(prim::mul, v, c);
       }
+      v = checked_block_start(t, op, k, d, v, shape, "a step of the rolled grid", op.loc);
       start = DynIndex{0, v};
     }
     hbm.push_back(IndexEntry{dyn, start, B, 1});

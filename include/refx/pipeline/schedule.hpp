@@ -232,6 +232,21 @@ inline void poison_slot(Tracer& t, ViewId slot_view, const std::vector<std::int6
   t.bind(prim::store, ins, views, {}, loc);
 }
 
+/// The element start `v` of operand k's block along dimension d, checked at
+/// run time against the array: a block index read from data that puts the
+/// block past the array's end is an error naming the operand and `step`
+/// (e.g. "step 5 of the grid"), before the copy's own bounds check would
+/// name only the index.
+inline ValueId checked_block_start(Tracer& t, const PipeOperand& op, std::size_t k, std::size_t d, ValueId v,
+                                   const Shape& shape, const std::string& step, SourceLoc loc) {
+  const std::int64_t attrs[] = {static_cast<std::int64_t>(d), op.block[d], 1, shape[d],
+                                t.graph().add_string(fmt::format(
+                                    "{}: operand {} ({}, shape {}, block [{}]): the block index at {} puts the "
+                                    "block outside the array",
+                                    pipeline_entry(), k, role_name(op.role), shape, fmt::join(op.block, ", "), step))};
+  return t.bind1(prim::index_check, std::span<const ValueId>(&v, 1), {}, attrs, loc);
+}
+
 /// Starts the copy of operand k's event e: Hbm block -> window slot for an
 /// input, window slot -> Hbm block for an output; only the block's part
 /// inside the array moves (a partial last block).
@@ -275,6 +290,7 @@ REFX_DECL void PipelineSchedule::start(std::size_t k, int e) {
         });
         v = apply(prim::mul, {v, c});
       }
+      v = checked_block_start(t, op, k, d, v, shape, fmt::format("step {} of the grid", first), op.loc);
       start = DynIndex{0, v};
     }
     hbm.push_back(IndexEntry{dyn, start, size, 1});
