@@ -4,7 +4,7 @@
 // members built from __builtin_FILE, __builtin_LINE, __builtin_COLUMN and
 // __builtin_FUNCTION. The stand-in serves
 //   - clang 14 with libstdc++, which lacks __builtin_source_location;
-//   - clang 15, whose std::source_location::current() in a default argument
+//   - clang 15, whose std::source_location (its current(), as a default argument)
 //     names the function's declaration, not its caller (fixed in clang 16),
 //     while __builtin_LINE there names the caller.
 // Every refx entry point that records the user's line takes a
@@ -50,8 +50,8 @@ struct source_location {
   }
   constexpr source_location() noexcept = default;
 #if REFX_HAS_STD_SOURCE_LOCATION_TYPE
-  /// A location the user took with std::source_location::current() (on
-  /// clang 15 right where it is not a default argument).
+  /// A std::source_location the user took themselves (clang 15 records it
+  /// right where it is not a default argument).
   constexpr source_location(const std::source_location& l) noexcept  // NOLINT: implicit on purpose
       : file_(l.file_name()), function_(l.function_name()), line_(l.line()), column_(l.column()) {}
 #endif

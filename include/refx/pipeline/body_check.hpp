@@ -100,15 +100,16 @@ constexpr bool pipeline_body_check<Body, std::tuple<S...>, A...>::ok() {
                   "refx: the pipeline body takes a different number of parameters than the pipeline has operands; "
                   "give it one per in(...) and out(...) block and one per scratch<H>(), in the operands' order (a "
                   "scratch forgotten?)");
-    if constexpr (n == sizeof...(S) + sizeof...(A)) {
-      constexpr bool scalars_first = body_takes_scalars_first<Params, S...>(std::make_index_sequence<sizeof...(S)>{});
-      static_assert(scalars_first,
-                    "refx: pipeline_kernel's body takes its scalar operands (the Smem Refs) first, then one block per "
-                    "BlockSpec and the scratch<H>() handles, in order: (SmemRef<const std::int32_t, N> table, "
-                    "VmemRef<const T, block...> x, ...), as Pallas' kernel(table_ref, x_ref, o_ref)");
-    }
-    if constexpr (n == sizeof...(S) + sizeof...(A) &&
-                  body_takes_scalars_first<Params, S...>(std::make_index_sequence<sizeof...(S)>{})) {
+    constexpr bool scalars_first = [] {
+      if constexpr (n == sizeof...(S) + sizeof...(A))
+        return body_takes_scalars_first<Params, S...>(std::make_index_sequence<sizeof...(S)>{});
+      else return true;  // the count is reported above
+    }();
+    static_assert(scalars_first,
+                  "refx: pipeline_kernel's body takes its scalar operands (the Smem Refs) first, then one block per "
+                  "BlockSpec and the scratch<H>() handles, in order: (SmemRef<const std::int32_t, N> table, "
+                  "VmemRef<const T, block...> x, ...), as Pallas' kernel(table_ref, x_ref, o_ref)");
+    if constexpr (n == sizeof...(S) + sizeof...(A) && scalars_first) {
       constexpr BodyParamFault f =
           first_body_param_fault<Params, sizeof...(S), A...>(std::make_index_sequence<sizeof...(A)>{});
       static_assert(f != BodyParamFault::hbm_ref,

@@ -228,14 +228,14 @@ constexpr bool takes_scalars_before_grid_indices() {
     return false;
   }
 }
-/// Whether `map` takes R traced grid indices (Scalar<std::int32_t>), then the
-/// scalar operands: the form a rolled grid calls (pipeline/rolled.hpp asks
-/// the same before an automatic grid is traced, so this compiles no map body
-/// that was not compiled already).
+/// Whether `map` can be called with one traced grid index
+/// (Scalar<std::int32_t>) per I, then the scalar operands: the form a rolled
+/// grid calls (rolls(), pipeline/rolled.hpp, asks it before an automatic grid
+/// is traced, so describe() asking it compiles no map body anew).
 template <class Map, class Scalars, class Seq>
-struct map_takes_traced_indices;
+struct map_takes_traced;
 template <class Map, class... S, std::size_t... I>
-struct map_takes_traced_indices<Map, std::tuple<S...>, std::index_sequence<I...>>
+struct map_takes_traced<Map, std::tuple<S...>, std::index_sequence<I...>>
     : std::bool_constant<
           std::is_invocable_v<const Map&, decltype((void)I, std::declval<Scalar<std::int32_t>>())..., const S&...>> {};
 
@@ -250,7 +250,7 @@ constexpr IndexMapFault index_map_fault() {
     return IndexMapFault::scalars_first;
   } else if constexpr (takes_other_grid_index_count<Map, R, Scalars>()) {
     return IndexMapFault::grid_index_count;
-  } else if constexpr (map_takes_traced_indices<Map, Scalars, std::make_index_sequence<R>>::value) {
+  } else if constexpr (map_takes_traced<Map, Scalars, std::make_index_sequence<R>>::value) {
     return IndexMapFault::traced_only;
   } else {
     return IndexMapFault::body;
@@ -337,30 +337,7 @@ class SmemIndexContextScope {
 /// core, which reads Smem only (pipeline_kernel's scalar operands, or a Smem
 /// Ref the map captured). Names the user's line of the access (`fallback`
 /// when the op has none).
-inline void check_index_map_memory(const IndexMapCall& call, std::size_t ops_before, SourceLoc fallback) {
-  const Graph& g = Tracer::current(fallback).graph();
-  for (std::size_t o = ops_before; o < g.num_ops(); ++o) {
-    const Op& op = g.op(static_cast<OpId>(o));
-    for (const ViewId v : g.views(op)) {
-      const ValueType& type = g.type(g.view(v).ref);
-      if (type.space == MemorySpace::smem) continue;
-      const char* space = type.space == MemorySpace::vmem  ? "Vmem"
-                          : type.space == MemorySpace::hbm ? "Hbm"
-                                                           : "semaphore";
-      const char* role = call.role == PipeRole::in ? "input" : call.role == PipeRole::out ? "output" : "scratch";
-      std::string step = call.point.empty() ? "at a step of a rolled grid" : "at grid step (";
-      for (std::size_t d = 0; d < call.point.size(); ++d)
-        step += fmt::format("{}{}", d == 0 ? "" : ", ", call.point[d]);
-      if (!call.point.empty()) step += ")";
-      trace_error(op.loc.known() ? op.loc : fallback,
-                  hint("pass the table as a pipeline_kernel scalar operand (SmemRef<const std::int32_t, N>, "
-                       "Pallas' scalar prefetch), or copy it into a Smem Ref the map reads"),
-                  "{}: the index map of operand {} ({}) reads a {} Ref ({}{}) {}; an index map runs on the scalar "
-                  "core, which reads Smem only",
-                  pipeline_entry(), call.k, role, space, type.dtype, type.shape, step);
-    }
-  }
-}
+REFX_DECL void check_index_map_memory(const IndexMapCall& call, std::size_t ops_before, SourceLoc fallback);
 
 /// What every trace records of an operand with a BlockSpec (in or out):
 /// role, Hbm view, block shape, ring size, line.

@@ -30,15 +30,6 @@
 
 namespace refx::detail {
 
-/// Whether `map` can be called with one traced grid index
-/// (Scalar<std::int32_t>) per I, then the scalar operands.
-template <class Map, class Scalars, class Seq>
-struct map_takes_traced;
-template <class Map, class... S, std::size_t... I>
-struct map_takes_traced<Map, std::tuple<S...>, std::index_sequence<I...>>
-    : std::bool_constant<
-          std::is_invocable_v<const Map&, decltype((void)I, std::declval<Scalar<std::int32_t>>())..., const S&...>> {};
-
 /// Whether operand A can be part of a rolled grid of rank R: a scratch
 /// operand, or one whose index map takes traced grid indices.
 template <class A, class Scalars, std::size_t R>

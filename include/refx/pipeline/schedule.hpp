@@ -73,6 +73,28 @@ REFX_DECL void index_map_failed(const TraceError& e, const IndexMapCall& call, s
   throw TraceError(fmt::format("refx: {}: {}", index_map_reads(&call, ref), what));
 }
 
+REFX_DECL void check_index_map_memory(const IndexMapCall& call, std::size_t ops_before, SourceLoc fallback) {
+  const Graph& g = Tracer::current(fallback).graph();
+  for (std::size_t o = ops_before; o < g.num_ops(); ++o) {
+    const Op& op = g.op(static_cast<OpId>(o));
+    for (const ViewId v : g.views(op)) {
+      const ValueType& type = g.type(g.view(v).ref);
+      if (type.space == MemorySpace::smem) continue;
+      const char* space = type.space == MemorySpace::vmem  ? "Vmem"
+                          : type.space == MemorySpace::hbm ? "Hbm"
+                                                           : "semaphore";
+      const std::string step = call.point.empty() ? std::string("at a step of a rolled grid")
+                                                  : fmt::format("at grid step ({})", fmt::join(call.point, ", "));
+      trace_error(op.loc.known() ? op.loc : fallback,
+                  hint("pass the table as a pipeline_kernel scalar operand (SmemRef<const std::int32_t, N>, "
+                       "Pallas' scalar prefetch), or copy it into a Smem Ref the map reads"),
+                  "{}: the index map of operand {} ({}) reads a {} Ref ({}{}) {}; an index map runs on the scalar "
+                  "core, which reads Smem only",
+                  pipeline_entry(), call.k, role_name(call.role), space, type.dtype, type.shape, step);
+    }
+  }
+}
+
 REFX_DECL void check_pipeline_operands(const std::vector<PipeOperand>& ops, std::span<const std::int64_t> grid,
                                        SourceLoc loc) {
   const Graph& g = Tracer::current(loc).graph();

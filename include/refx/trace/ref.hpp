@@ -324,9 +324,11 @@ class Ref : public detail::ref_base {
   }
 
  private:
-  void write(const Primitive& p, const detail::StoreArg<T, E>& v) const;
+  void write(const Primitive& p, const detail::StoreArg<T, E>& v) const { put(p, operand(v), v.loc()); }
   void update(const Primitive& p, const detail::StoreArg<T, E>& v) const;
   ValueId operand(const detail::StoreArg<T, E>& v) const;
+  /// Records `p` writing the Value `id` into the view.
+  void put(const Primitive& p, ValueId id, SourceLoc loc) const;
 
   ViewId view_ = no_id;
   std::uint64_t trace_ = 0;  // the trace that made it (Tracer::serial)
@@ -405,26 +407,22 @@ ValueId Ref<T, E, Space>::operand(const detail::StoreArg<T, E>& v) const {
 }
 
 template <class T, class E, class Space>
-void Ref<T, E, Space>::write(const Primitive& p, const detail::StoreArg<T, E>& v) const {
+void Ref<T, E, Space>::put(const Primitive& p, ValueId id, SourceLoc loc) const {
   static_assert(space != MemorySpace::hbm,
                 "refx: compute cannot write an Hbm Ref; write a Vmem Ref and copy it (make_async_copy or sync_copy)");
-  auto& t = detail::Tracer::current(v.loc());
-  t.note(v.loc());
-  const ValueId ins[] = {operand(v)};
+  auto& t = detail::Tracer::current(loc);
+  t.note(loc);
+  const ValueId ins[] = {id};
   const ViewId views[] = {view()};
-  t.bind(p, ins, views, {}, v.loc());
+  t.bind(p, ins, views, {}, loc);
 }
 
 template <class T, class E, class Space>
 void Ref<T, E, Space>::update(const Primitive& p, const detail::StoreArg<T, E>& v) const {
-  static_assert(space != MemorySpace::hbm,
-                "refx: compute cannot write an Hbm Ref; write a Vmem Ref and copy it (make_async_copy or sync_copy)");
   auto& t = detail::Tracer::current(v.loc());
-  t.note(v.loc());
   const ViewId views[] = {view()};
   const ValueId ins[] = {t.bind1(prim::load, {}, views, {}, v.loc()), operand(v)};
-  const ValueId out[] = {t.bind1(p, ins, {}, {}, v.loc())};
-  t.bind(prim::store, out, views, {}, v.loc());
+  put(prim::store, t.bind1(p, ins, {}, {}, v.loc()), v.loc());
 }
 
 /// Aliases for the common memory spaces.
