@@ -102,7 +102,8 @@ constexpr Grid<sizeof...(I)> grid(I... extents) {
 template <class Map, std::int64_t... B>
 struct BlockSpec {
   static_assert(sizeof...(B) >= 1, "refx: a BlockSpec needs a block shape of rank >= 1");
-  static_assert(((B >= 1) && ...), "refx: a BlockSpec's block extents must be >= 1");
+  static_assert(((B >= 1 || B == squeezed) && ...),
+                "refx: a BlockSpec's block extents must be >= 1, or `squeezed` (Pallas' None)");
   static constexpr std::size_t rank = sizeof...(B);
   static constexpr std::array<std::int64_t, sizeof...(B)> block_extents{B...};
   Map map;
@@ -120,6 +121,13 @@ template <std::int64_t... B, class Map>
 BlockSpec<Map, B...> block(Map map, refx::source_location loc = refx::source_location::current()) {
   return BlockSpec<Map, B...>{std::move(map), 2, loc};
 }
+
+/// pipeline_kernel's spec for an Hbm parameter the body gets as it is, unblocked
+/// (Pallas' BlockSpec(memory_space=pl.ANY)): the body copies from it itself.
+struct AnySpec {
+  refx::source_location loc{};  ///< where any() was written
+};
+inline AnySpec any(refx::source_location loc = refx::source_location::current()) { return {loc}; }
 
 /// An input operand: `ref`'s blocks are copied into Vmem before the body sees them.
 template <class RefT, class Spec>
@@ -321,16 +329,20 @@ constexpr std::size_t leading_true() {
 /// The top-level form (Pallas' pallas_call): a kernel over `Params...`
 /// whose body sees one block per Hbm parameter.
 ///  - Smem parameters come first: the scalar operands (Pallas'
-///    PrefetchScalarGridSpec), read-only integer arrays in Smem before the
-///    first step. Every index map gets them after its grid indices, the body
-///    before its blocks; block indices read from them are compared at run
-///    time (an unchanged block is not fetched again).
+///    PrefetchScalarGridSpec), in Smem before the first step: integer tables
+///    (page indices, group offsets), float scalars (an fp8 scale), and
+///    writable state the body keeps across steps (a buffer index). Every
+///    index map gets them after its grid indices, the body before its
+///    blocks; block indices read from them are compared at run time (an
+///    unchanged block is not fetched again).
 ///  - Hbm parameters: read-only ones are inputs, writable ones outputs.
-///  - `operands`: one BlockSpec per Hbm parameter, in order, then any
-///    scratch<H>() operands (an accumulator living across all steps), which
-///    the body gets last.
-/// Its messages name the user's lines: an operand's, where its block<...>()
-/// or scratch<H>() was written; the pipeline's, where the first operand was.
+///  - `operands`: one spec per Hbm parameter, in order: a BlockSpec, or
+///    any() for a parameter the body gets unblocked (pl.ANY: the body copies
+///    from it, e.g. pages picked by a table); then any scratch<H>() operands
+///    (an accumulator, Vmem buffers, DMA semaphores, Smem flags) living
+///    across all steps, which the body gets last.
+/// Its messages name the user's lines: an operand's, where its block<...>(),
+/// any() or scratch<H>() was written; the pipeline's, where the first operand was.
 template <class... Params, std::size_t R, GridRolling M, class Body, class... Operands>
 auto pipeline_kernel(Grid<R, M> g, Body body, Operands... operands) {
   constexpr std::size_t n_scalars = detail::leading_true<detail::is_smem_ref_v<Params>...>();
@@ -341,24 +353,13 @@ auto pipeline_kernel(Grid<R, M> g, Body body, Operands... operands) {
   static_assert(kinds,
                 "refx: pipeline_kernel's parameters are Smem Refs (scalar operands, first) then Hbm Refs "
                 "(HbmRef<const T, ...> inputs, HbmRef<T, ...> outputs)");
-  constexpr bool integers = [] {
-    if constexpr (kinds)
-      return (
-          (!detail::is_smem_ref_v<Params> || (Params::read_only && std::is_integral_v<typename Params::value_type>)) &&
-          ...);
-    else return true;
-  }();
-  static_assert(integers,
-                "refx: pipeline_kernel's scalar operands are read-only integer Smem Refs (SmemRef<const std::int32_t, "
-                "N>)");
   constexpr bool scratch_last =
       ((detail::is_pipe_scratch_v<Operands> ? 1 : 0) + ... + 0) == sizeof...(Operands) - n_specs;
-  static_assert(!kinds || !integers || scratch_last,
-                "refx: pipeline_kernel's scratch<H>() operands come after all its BlockSpecs");
-  static_assert(!kinds || !integers || !scratch_last || n_specs == n_blocks,
-                "refx: pipeline_kernel needs one BlockSpec per Hbm parameter, in order (then its scratch<H>() "
-                "operands)");
-  if constexpr (!(kinds && integers && scratch_last && n_specs == n_blocks)) {
+  static_assert(!kinds || scratch_last, "refx: pipeline_kernel's scratch<H>() operands come after all its BlockSpecs");
+  static_assert(!kinds || !scratch_last || n_specs == n_blocks,
+                "refx: pipeline_kernel needs one BlockSpec (or any()) per Hbm parameter, in order (then its "
+                "scratch<H>() operands)");
+  if constexpr (!(kinds && scratch_last && n_specs == n_blocks)) {
     return 0;  // not reached: a check above failed to compile
   } else {
     struct K {
@@ -374,7 +375,9 @@ auto pipeline_kernel(Grid<R, M> g, Body body, Operands... operands) {
             const auto& ref = std::get<n_scalars + I>(all);
             const auto& spec = std::get<I>(operands);
             using P = std::remove_cvref_t<decltype(ref)>;
-            if constexpr (P::read_only) return in(ref, spec, spec.loc);
+            if constexpr (std::is_same_v<std::remove_cvref_t<decltype(spec)>, AnySpec>)
+              return detail::PipeAny<P>{ref, spec.loc};
+            else if constexpr (P::read_only) return in(ref, spec, spec.loc);
             else return out(ref, spec, spec.loc);
           }
         };

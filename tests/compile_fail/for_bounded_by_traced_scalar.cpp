@@ -2,6 +2,7 @@
 // when the kernel runs on a mesh); `i < n - 1` is a Value<bool>.
 // refx-expect: refx: a traced value has no value while the kernel is traced, so it cannot steer C++ control flow
 // refx-expect: fori_loop(lo, hi, [&](Scalar<std::int32_t> i) { ... })
+// refx-expect: mesh_axis_size("x")
 #include <cstdint>
 
 #include <refx/refx.hpp>

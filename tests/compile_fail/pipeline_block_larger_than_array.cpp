@@ -1,8 +1,9 @@
 // Misuse: a column max ported from a kernel tuned for 128-row tiles, run over
 // an array of 96 rows: a 128 x 128 block would be padded past the array's end
 // on every step (32 rows of whatever the slot held in the max).
-// refx-expect: refx: a BlockSpec's block is larger than its operand along a dimension (every block there would be
-// padded past the array's end); give a block extent at most the operand's extent there (the whole dimension at most)
+// refx-expect: refx: a BlockSpec's block is larger than its input operand along a dimension (every block there
+// would read padding past the array's end); give a block extent at most the operand's extent there (the whole
+// dimension at most)
 #include <array>
 #include <cstdint>
 

@@ -1,6 +1,7 @@
 // Misuse: a BlockSpec given for the scalar operand too (BlockSpecs are for
 // the Hbm parameters only; the scalar operand reaches every index map).
-// refx-expect: refx: pipeline_kernel needs one BlockSpec per Hbm parameter, in order (then its scratch<H>() operands)
+// refx-expect: refx: pipeline_kernel needs one BlockSpec (or any()) per Hbm parameter, in order (then its scratch<H>()
+// operands)
 #include <refx/refx.hpp>
 
 using namespace refx;

@@ -1,6 +1,7 @@
 // Misuse: a when body that returns a Value (there is no value where the
-// condition is false); write results into Refs instead.
-// refx-expect: refx: a when body returns nothing; write results into Refs
+// condition is false); cond(pred, then_fn, else_fn) returns one.
+// refx-expect: refx: a when body returns nothing; for a result, write cond(pred, then_fn, else_fn) (Pallas' lax.cond),
+// or write it into a Ref
 #include <refx/refx.hpp>
 
 using namespace refx;

@@ -439,6 +439,44 @@ TEST(Verify, LoopsWithStaticTripCountsBalance) {
   EXPECT_NO_THROW(passes::verify(g));
 }
 
+TEST(Verify, EachCondBranchIsCheckedFromTheStateBeforeIt) {
+  // Both branches copy into y and wait: balanced. The else branch then reads
+  // y before its copy is waited: reported, with its lines, though the then
+  // branch (simulated first) is correct.
+  int start = 0, read = 0;
+  auto g = trace([&](VmemRef<const float, 8> a, VmemRef<const float, 8> b, VmemRef<float, 8> y, VmemRef<float, 8> z,
+                     SmemRef<const std::int32_t> k) {
+    run_scoped([&](DmaSemaphore sem) {
+      cond(k.load() == 0, [&] {
+        auto c = make_async_copy(a, y, sem);
+        c.start();
+        c.wait();
+      }, [&] {
+        auto c = make_async_copy(b, y, sem);
+        c.start(); start = __LINE__;
+        z.store(y.load()); read = __LINE__;
+        c.wait();
+      });
+    });
+  });
+  EXPECT_TRUE(verify_rejects(g, {LINE_OF(start), LINE_OF(read)}));
+  auto ok = trace([&](VmemRef<const float, 8> a, VmemRef<const float, 8> b, VmemRef<float, 8> y,
+                      SmemRef<const std::int32_t> k) {
+    run_scoped([&](DmaSemaphore sem) {
+      const auto src = cond(k.load() == 0, [&] {
+        make_async_copy(a, y, sem).start();
+        return Scalar<std::int32_t>(0);
+      }, [&] {
+        make_async_copy(b, y, sem).start();
+        return Scalar<std::int32_t>(1);
+      });
+      make_async_copy(a, y, sem).wait();  // the same byte count either way
+      y.at(0).store(cast<float>(src));
+    });
+  });
+  EXPECT_NO_THROW(passes::verify(ok));
+}
+
 TEST(Verify, UnprovableCountsAreNotReported) {
   // Traced trip counts and conditional signals: nothing is provable.
   auto g = trace_for(ring4, [&](VmemRef<float, 4> x, SmemRef<const std::int32_t> n) {

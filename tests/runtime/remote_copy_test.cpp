@@ -351,4 +351,51 @@ TEST(StridedLocalCopy, LandsWhereBothViewsSay) {
       }
 }
 
+
+// Pallas' one-call forms: pltpu.async_copy / async_remote_copy start the copy
+// and return its descriptor; lax.psum(1, "x") is mesh_axis_size("x"), a C++
+// integer that unrolls a plain loop (one remote copy per other device here:
+// every device's y ends as the sum of the others' tags plus its own).
+TEST(RemoteCopyForms, AsyncCopyAndMeshAxisSizeUnrollALoopOverTheDevices) {
+  for (int devices : {2, 3, 5}) {
+    std::int64_t traced_size = 0;
+    const Executable exe = kernel([&](In x, Out y) {
+                             const std::int64_t n = mesh_axis_size("x");
+                             traced_size = n;
+                             const auto me = axis_index("x");
+                             run_scoped([&](VmemRef<float, kBlock> acc, VmemRef<float, 8, kBlock> got,
+                                            DmaSemaphore local, DmaSemaphores<8> send, DmaSemaphores<8> recv) {
+                               async_copy(x, acc, local).wait();
+                               // Enter together: nobody writes into a device still outside the kernel.
+                               const auto barrier = get_barrier_semaphore();
+                               for (std::int64_t s = 1; s < n; ++s)
+                                 semaphore_signal(barrier, 1, (me + static_cast<std::int32_t>(s)) % static_cast<std::int32_t>(n));
+                               semaphore_wait(barrier, static_cast<std::int32_t>(n - 1));
+                               // Step s sends to me + s into its slot s; one slot and semaphore per step.
+                               for (std::int64_t s = 1; s < n; ++s) {
+                                 const auto target = (me + static_cast<std::int32_t>(s)) % static_cast<std::int32_t>(n);
+                                 async_remote_copy(x, got.at(s - 1), send.at(s - 1), recv.at(s - 1), target).wait();
+                                 acc += got.at(s - 1).load();
+                               }
+                               async_copy(acc, y, local).wait();
+                             });
+                           })
+                               .collective_id(0)
+                               .compile(Mesh{{"x", devices}});
+    EXPECT_EQ(traced_size, devices);
+    const Array x = tagged(devices);
+    const Array y = exe(x)[0];
+    std::vector<float> want(kBlock, 0.0f);
+    for (int d = 0; d < devices; ++d) {
+      const std::vector<float> xd = x.to_host<float>(d);
+      for (std::int64_t i = 0; i < kBlock; ++i) want[static_cast<std::size_t>(i)] += xd[static_cast<std::size_t>(i)];
+    }
+    for (int d = 0; d < devices; ++d) EXPECT_EQ(y.to_host<float>(d), want) << "device " << d << " of " << devices;
+  }
+}
+
+TEST(RemoteCopyForms, MeshAxisSizeWithoutAMeshIsATraceError) {
+  EXPECT_TRUE(throws_with<TraceError>([] { (void)trace([](In, Out) { (void)mesh_axis_size("x"); }); },
+                                      {"mesh_axis_size(\"x\") needs the mesh", "remote_copy_test.cpp"}));
+}
 }  // namespace

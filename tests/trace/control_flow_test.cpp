@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -303,6 +304,115 @@ TEST(When, ConditionFromBoolRefAndLogic) {
     interpret(g, bc, by);
     const std::vector<I32> want{a && b, a || b, !a, a != b};
     EXPECT_EQ(contents<I32>(by), want) << a << b;
+  }
+}
+
+// ---------------------------------------------------------------- cond, switch_
+
+TEST(Cond, ReturnsTheTakenBranchsValue) {
+  // y = x > 0 ? x * 2 : -x (lax.cond with one result).
+  Graph g = trace([](SmemRef<const I32> x, SmemRef<I32> y) {
+    const auto v = x.load();
+    y.store(cond(v > 0, [&] { return v * 2; }, [&] { return -v; }));
+  });
+  for (I32 x : {5, 0, -7}) {
+    Buffer bx = Buffer::scalar<I32>(x), by = Buffer::scalar<I32>(-99);
+    interpret(g, bx, by);
+    EXPECT_EQ(contents<I32>(by)[0], x > 0 ? x * 2 : -x) << "x " << x;
+  }
+}
+
+TEST(Cond, TupleResultsArraysAndNesting) {
+  // Paged attention's compute_block_indices: nested conds returning a tuple.
+  Graph g = trace([](SmemRef<const I32, 3> in, VmemRef<float, 4> row, SmemRef<I32, 3> out, VmemRef<float, 4> r) {
+    const auto b = in.at(0).load(), h = in.at(1).load(), i = in.at(2).load();
+    using T = std::tuple<Scalar<I32>, Scalar<I32>, Scalar<I32>>;
+    const auto advance_h = [&] {
+      return cond(
+          h + 1 < 4, [&] { return T{b, h + 1, Scalar<I32>(0)}; }, [&] { return T{b + 1, Scalar<I32>(0), Scalar<I32>(0)}; });
+    };
+    const auto [nb, nh, ni] = cond(i < 2, [&] { return T{b, h, i}; }, advance_h);
+    out.at(0).store(nb);
+    out.at(1).store(nh);
+    out.at(2).store(ni);
+    // An array result: the row doubled or negated.
+    r.store(cond(b == 0, [&] { return row.load() * 2.0f; }, [&] { return -row.load(); }));
+  });
+  struct Case {
+    I32 b, h, i, nb, nh, ni;
+  };
+  for (const Case c : {Case{0, 1, 1, 0, 1, 1}, Case{0, 1, 2, 0, 2, 0}, Case{2, 3, 5, 3, 0, 0}}) {
+    Buffer bin = make_buffer<I32>(Shape{3}, {c.b, c.h, c.i}), brow = make_buffer<float>(Shape{4}, {1, 2, 3, 4});
+    Buffer bout = filled<I32>(Shape{3}, -1), br = filled<float>(Shape{4}, 0.0f);
+    interpret(g, bin, brow, bout, br);
+    EXPECT_EQ(contents<I32>(bout), (std::vector<I32>{c.nb, c.nh, c.ni})) << c.b << c.h << c.i;
+    const std::vector<float> want = c.b == 0 ? std::vector<float>{2, 4, 6, 8} : std::vector<float>{-1, -2, -3, -4};
+    EXPECT_EQ(contents<float>(br), want);
+  }
+}
+
+TEST(Cond, TheUntakenBranchDoesNotRun) {
+  // The untaken branch's load is out of range (and its store would clobber y):
+  // neither happens, in checked mode too.
+  Graph g = trace([](SmemRef<const I32, 4> table, SmemRef<const I32> k, SmemRef<I32, 2> y) {
+    const auto i = k.load();
+    const auto v = cond(i < 4, [&] { return table.at(i).load(); }, [&] {
+      y.at(1).store(-1);
+      return Scalar<I32>(0);
+    });
+    y.at(0).store(v);
+  });
+  Buffer bt = make_buffer<I32>(Shape{4}, {10, 11, 12, 13}), bk = Buffer::scalar<I32>(2), by = filled<I32>(Shape{2}, 7);
+  interpret(g, bt, bk, by);
+  EXPECT_EQ(contents<I32>(by), (std::vector<I32>{12, 7}));
+  bk = Buffer::scalar<I32>(9);
+  interpret(g, bt, bk, by);
+  EXPECT_EQ(contents<I32>(by), (std::vector<I32>{0, -1}));
+}
+
+TEST(Cond, InsideAForiLoopWithACarry) {
+  // Collatz steps from 6: the loop carries n, a cond picks the update.
+  Graph g = trace([](SmemRef<I32, 9> y) {
+    fori_loop(0, 9, [&](Scalar<I32> i, Scalar<I32> n) {
+      y.at(i).store(n);
+      return cond(n % 2 == 0, [&] { return n / 2; }, [&] { return n * 3 + 1; });
+    }, Scalar<I32>(6));
+  });
+  Buffer by = filled<I32>(Shape{9}, 0);
+  interpret(g, by);
+  EXPECT_EQ(contents<I32>(by), (std::vector<I32>{6, 3, 10, 5, 16, 8, 4, 2, 1}));
+}
+
+TEST(Cond, WhenWithOtherwise) {
+  Graph g = trace([](SmemRef<const I32> x, VmemRef<float, 2> y) {
+    when(x.load() > 0, [&] { y.at(0).store(1.0f); }, [&] { y.at(1).store(2.0f); });
+  });
+  for (I32 x : {1, -1}) {
+    Buffer bx = Buffer::scalar<I32>(x), by = filled<float>(Shape{2}, 0.0f);
+    interpret(g, bx, by);
+    EXPECT_EQ(contents<float>(by), x > 0 ? (std::vector<float>{1, 0}) : (std::vector<float>{0, 2}));
+  }
+}
+
+TEST(Cond, BranchesOfDifferentShapesAreATraceError) {
+  EXPECT_TRUE(throws_with<TraceError>(
+      [] {
+        (void)trace([](VmemRef<const float, dyn> a, VmemRef<const float, dyn> b, SmemRef<const I32> k) {
+          (void)cond(k.load() > 0, [&] { return a.load(); }, [&] { return b.load(); });
+        }, {Shape{4}, Shape{5}, Shape{}});
+      },
+      {"cond's branches return result 0 as f32[4] and f32[5]", "control_flow_test.cpp"}));
+}
+
+TEST(Switch, ClampsTheIndexLikeLaxSwitch) {
+  Graph g = trace([](SmemRef<const I32> k, SmemRef<I32> y) {
+    y.store(switch_(k.load(), [] { return Scalar<I32>(10); }, [] { return Scalar<I32>(11); },
+                    [] { return Scalar<I32>(12); }));
+  });
+  for (I32 k : {-3, 0, 1, 2, 3, 40}) {
+    Buffer bk = Buffer::scalar<I32>(k), by = Buffer::scalar<I32>(0);
+    interpret(g, bk, by);
+    EXPECT_EQ(contents<I32>(by)[0], 10 + std::clamp(k, 0, 2)) << "k " << k;
   }
 }
 

@@ -403,8 +403,11 @@ inline void ExecContext::enter(const Op& op) {
       return;
     }
     case ControlKind::cond: {
+      // when: one body, run where the predicate holds; cond: the second body otherwise.
       if (scalar(ins[0]) != 0) {
         frames_.push_back(Frame{bodies[0], 0, 0, 0, self});
+      } else if (bodies.size() > 1) {
+        frames_.push_back(Frame{bodies[1], 0, 0, 0, self});
       } else {
         ++frames_.back().pc;
       }

@@ -7,6 +7,7 @@
 // these; pipeline.hpp includes this header (the definitions of what is
 // declared here are in pipeline/schedule.hpp).
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -30,12 +31,21 @@ namespace refx {
 template <class Map, std::int64_t... B>
 struct BlockSpec;  // pipeline.hpp
 
+/// A BlockSpec extent that squeezes its dimension (Pallas' `None` /
+/// `pl.squeezed`): the block is one element thick there, the body's block
+/// drops the dimension, and the index map's index along it is an element
+/// index. `block<squeezed, 128, 64>(map)` gives the body a (128, 64) block.
+inline constexpr std::int64_t squeezed = -1;
+
 namespace detail {
 enum class PipeRole { in, out, scratch };
 /// Whether a step's block index differs from the previous step's: known
 /// while tracing (integers, or one traced value), or decided at run time (a
 /// traced comparison: indices read from scalar operands).
 enum class BlockChange { same, differs, run_time };
+
+/// A block extent as copied: a squeezed dimension is one element thick.
+constexpr std::int64_t copied_extent(std::int64_t b) { return b == squeezed ? 1 : b; }
 
 /// No block extent exceeds a static extent of the operand (a dynamic one is
 /// checked while tracing, check_pipeline_operands).
@@ -45,10 +55,19 @@ constexpr bool block_within_extents(const std::array<std::int64_t, N>& block) {
     return true;  // the rank check reports this
   } else {
     for (std::size_t d = 0; d < N; ++d)
-      if (E::values[d] != dyn && block[d] > E::values[d]) return false;
+      if (E::values[d] != dyn && copied_extent(block[d]) > E::values[d]) return false;
     return true;
   }
 }
+
+/// The extents `B...` without the squeezed ones (the body's block shape).
+template <class E, std::int64_t... B>
+struct drop_squeezed {
+  using type = E;
+};
+template <std::int64_t... K, std::int64_t B0, std::int64_t... B>
+struct drop_squeezed<extents<K...>, B0, B...>
+    : drop_squeezed<std::conditional_t<B0 == squeezed, extents<K...>, extents<K..., B0>>, B...> {};
 
 template <class RefT, class Spec, PipeRole Role>
 struct PipeArg {
@@ -58,15 +77,26 @@ struct PipeArg {
   static_assert(Spec::rank == RefT::rank,
                 "refx: a BlockSpec's rank differs from its operand's rank; give one block extent per dimension "
                 "of the Hbm Ref");
-  static_assert(block_within_extents<typename RefT::extents_type>(Spec::block_extents),
-                "refx: a BlockSpec's block is larger than its operand along a dimension (every block there would "
-                "be padded past the array's end); give a block extent at most the operand's extent there (the whole "
-                "dimension at most)");
+  static_assert(Role != PipeRole::in || block_within_extents<typename RefT::extents_type>(Spec::block_extents),
+                "refx: a BlockSpec's block is larger than its input operand along a dimension (every block there "
+                "would read padding past the array's end); give a block extent at most the operand's extent there "
+                "(the whole dimension at most)");
   static_assert(Role != PipeRole::out || !RefT::read_only,
                 "refx: out(...) needs a writable Hbm Ref; a Ref<const T> can only be an in(...) operand");
   static constexpr PipeRole role = Role;
   RefT ref;
   Spec spec;
+  refx::source_location loc;
+};
+/// An Hbm operand the pipeline hands the body as it is (Pallas'
+/// BlockSpec(memory_space=pl.ANY)): no blocks, no copies; the body copies
+/// what it needs itself.
+template <class RefT>
+struct PipeAny {
+  static_assert(is_ref_v<RefT> && RefT::space == MemorySpace::hbm,
+                "refx: any() stands for an Hbm parameter, which the body gets unblocked");
+  using type = RefT;
+  RefT ref;
   refx::source_location loc;
 };
 template <class H>
@@ -80,7 +110,8 @@ struct PipeScratch {
 struct PipeOperand {
   PipeRole role = PipeRole::in;
   ViewId hbm = no_id;
-  std::vector<std::int64_t> block;
+  std::vector<std::int64_t> block;  ///< as copied (a squeezed dimension: 1)
+  std::vector<bool> squeezed;       ///< per dimension: dropped from the body's block
   int buffers = 2;
   refx::source_location loc;                 ///< of its in(...) / out(...)
   std::vector<std::vector<DynIndex>> index;  ///< block index per step
@@ -261,11 +292,12 @@ template <class Spec>
 struct spec_shape;
 template <class Map, std::int64_t... B>
 struct spec_shape<BlockSpec<Map, B...>> {
-  static std::vector<std::int64_t> dims() { return {B...}; }
+  static std::vector<std::int64_t> dims() { return {copied_extent(B)...}; }
+  static std::vector<bool> squeezed_dims() { return {(B == squeezed)...}; }
   template <class T, bool Const>
-  using block_ref = Ref<std::conditional_t<Const, const T, T>, extents<B...>, Vmem>;
+  using block_ref = Ref<std::conditional_t<Const, const T, T>, typename drop_squeezed<extents<>, B...>::type, Vmem>;
   template <class T>
-  using window_ref = Ref<T, extents<dyn, B...>, Vmem>;
+  using window_ref = Ref<T, extents<dyn, copied_extent(B)...>, Vmem>;
 };
 
 template <class A>
@@ -298,6 +330,14 @@ template <class H>
 struct handle_of<PipeScratch<H>> {
   using type = H;
 };
+template <class RefT>
+struct handle_of<PipeAny<RefT>> {
+  using type = RefT;
+};
+template <class A>
+inline constexpr bool is_pipe_any_v = false;
+template <class RefT>
+inline constexpr bool is_pipe_any_v<PipeAny<RefT>> = true;
 
 /// One call of operand k's index map at grid point `point`.
 struct IndexMapCall {
@@ -346,6 +386,7 @@ void describe_block_operand(const A& a, PipeOperand& op) {
   op.role = std::remove_cvref_t<A>::role;
   op.hbm = a.ref.view();
   op.block = spec_shape<std::remove_cvref_t<decltype(a.spec)>>::dims();
+  op.squeezed = spec_shape<std::remove_cvref_t<decltype(a.spec)>>::squeezed_dims();
   op.buffers = a.spec.buffers;
   op.loc = a.loc;
 }
@@ -421,6 +462,9 @@ void allocate_all(const Args& args, std::vector<PipeOperand>& ops, Handles& hand
       wdims.insert(wdims.end(), ops[I].block.begin(), ops[I].block.end());
       run_scoped(std::vector<Shape>{Shape(std::span<const std::int64_t>(wdims)), Shape{ops[I].buffers}},
                  WindowScope<W, S, decltype(next)>{&next}, loc);
+    } else if constexpr (is_pipe_any_v<A>) {
+      std::get<I>(handles) = std::get<I>(args).ref;
+      allocate_all<I + 1>(args, ops, handles, done, loc);
     } else {
       using H = typename A::type;
       auto next = [&](H h) {
@@ -437,7 +481,11 @@ template <class A, class Handle>
 auto body_arg(const PipeOperand& op, const Handle& h, DynIndex slot) {
   if constexpr (requires { std::declval<A>().spec; }) {
     using B = typename pipe_traits<A>::block;
-    const IndexEntry e[] = {IndexEntry{squeeze_dim, slot, 1, 1}};
+    // The slot, then each block dimension up to the last squeezed one.
+    std::vector<IndexEntry> e{IndexEntry{squeeze_dim, slot, 1, 1}};
+    const auto last = std::find(op.squeezed.rbegin(), op.squeezed.rend(), true);
+    for (std::size_t d = 0; d < static_cast<std::size_t>(op.squeezed.rend() - last); ++d)
+      e.push_back(op.squeezed[d] ? IndexEntry{squeeze_dim, DynIndex{0, -1}, 1, 1} : IndexEntry{keep_dim, {}, 0, 1});
     return B::from_view(make_view(op.window, std::span<const IndexEntry>(e)));
   } else {
     return h;

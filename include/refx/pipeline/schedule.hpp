@@ -108,7 +108,9 @@ REFX_DECL void check_pipeline_operands(const std::vector<PipeOperand>& ops, std:
     if (op.buffers < 1 || (op.role == PipeRole::out && op.buffers > 2))
       trace_error(op.loc, "{}: operand {} ({}) asks for {} buffers; inputs take 1 or more, outputs 1 or 2",
                   pipeline_entry(), k, role_name(op.role), op.buffers);
-    for (std::size_t d = 0; d < op.block.size(); ++d)
+    // An output block may pad past the array (its padding is dropped when
+    // written back: paged attention's m and l); an input's would be read.
+    for (std::size_t d = 0; d < op.block.size() && op.role == PipeRole::in; ++d)
       if (op.block[d] > shape[d])
         trace_error(op.loc, hint("give a block extent at most {} there (the whole dimension at most)", shape[d]),
                     "{}: operand {} ({}, shape {}, block [{}]): the block is larger than the array along "

@@ -239,6 +239,28 @@ auto make_async_remote_copy(const Src& src, const Dst& dst, const SendSem& send,
   }
 }
 
+/// Pallas' pltpu.async_copy: make_async_copy(src, dst, sem), started; returns
+/// the descriptor to wait on.
+template <class Src, class Dst, class Sem>
+auto async_copy(const Src& src, const Dst& dst, const Sem& sem,
+                refx::source_location loc = refx::source_location::current()) {
+  auto c = make_async_copy(src, dst, sem, loc);
+  if constexpr (detail::check_copy_types<Src, Dst>() && detail::check_dma_semaphore<Sem>()) c.start(loc);
+  return c;
+}
+
+/// Pallas' pltpu.async_remote_copy: make_async_remote_copy(...), started;
+/// returns the descriptor to wait on.
+template <class Src, class Dst, class SendSem, class RecvSem, class Device = DeviceId>
+auto async_remote_copy(const Src& src, const Dst& dst, const SendSem& send, const RecvSem& recv, const Device& device,
+                       refx::source_location loc = refx::source_location::current()) {
+  auto c = make_async_remote_copy(src, dst, send, recv, device, loc);
+  if constexpr (detail::check_copy_types<Src, Dst>() && detail::check_dma_semaphore<SendSem>() &&
+                detail::check_dma_semaphore<RecvSem>() && detail::check_device_id<Device>())
+    c.start(loc);
+  return c;
+}
+
 /// Copies `src` into `dst` and waits for it.
 template <class Src, class Dst>
 void sync_copy(const Src& src, const Dst& dst, refx::source_location loc = refx::source_location::current()) {

@@ -147,9 +147,10 @@ class Value : public detail::value_base {
   explicit operator B() const {
     static_assert(detail::dependent_false<B>,
                   "refx: a traced value has no value while the kernel is traced, so it cannot steer C++ control "
-                  "flow (if, for, while, ?:, &&, ||); branch with when(cond, [&] { ... }), loop with fori_loop(lo, "
-                  "hi, [&](Scalar<std::int32_t> i) { ... }), choose between values with select(cond, a, b), and "
-                  "combine conditions with & and |");
+                  "flow (if, for, while, ?:, &&, ||); branch with when(cond, [&] { ... }) or cond(pred, then_fn, "
+                  "else_fn), loop with fori_loop(lo, hi, [&](Scalar<std::int32_t> i) { ... }), choose between values "
+                  "with select(cond, a, b), and combine conditions with & and |; a mesh axis's size as a C++ integer "
+                  "is mesh_axis_size(\"x\")");
     return false;
   }
 

@@ -5,6 +5,9 @@
 //          (run_state / run_scoped); outputs = body results.
 //   fori_loop: inputs = lo, hi, carries; body params = i, carries.
 //   when: input = predicate; body has no params or results.
+//   cond: input = predicate; two bodies (taken where it is true / false),
+//          neither with params, both with results of the same types; outputs
+//          = the taken body's results (lax.cond).
 //   allocate: no inputs; outputs = Refs (buffers or semaphores) that live for
 //          the whole kernel, allocated statically like scope storage.
 
@@ -29,12 +32,14 @@ inline constexpr Primitive scope = Primitive{"scope", nullptr, nullptr, nullptr,
 inline constexpr Primitive fori_loop =
     Primitive{"fori_loop", nullptr, nullptr, nullptr, nullptr, ControlKind::loop, nullptr};
 inline constexpr Primitive when = Primitive{"when", nullptr, nullptr, nullptr, nullptr, ControlKind::cond, nullptr};
+inline constexpr Primitive cond = Primitive{"cond", nullptr, nullptr, nullptr, nullptr, ControlKind::cond, nullptr};
 inline constexpr Primitive allocate =
     Primitive{"allocate", nullptr, detail::allocate_impl, nullptr, nullptr, ControlKind::none, nullptr, true};
 }  // namespace defs
 REFX_DECL constinit const Primitive& scope = defs::scope;
 REFX_DECL constinit const Primitive& fori_loop = defs::fori_loop;
 REFX_DECL constinit const Primitive& when = defs::when;
+REFX_DECL constinit const Primitive& cond = defs::cond;
 REFX_DECL constinit const Primitive& allocate = defs::allocate;
 #endif  // REFX_DEFINITIONS
 

@@ -21,6 +21,7 @@ namespace refx::prim {
 extern const Primitive& scope;
 extern const Primitive& fori_loop;
 extern const Primitive& when;
+extern const Primitive& cond;
 extern const Primitive& allocate;
 // ref_ops.hpp
 extern const Primitive& load;

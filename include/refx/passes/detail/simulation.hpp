@@ -139,8 +139,16 @@ class Simulator {
   }
 
   void cond(OpId o, const Op& op) {
-    block(g_.bodies(op)[0]);                                   // the path where the body runs
-    for (ValueId s : facts_.summary(o).semaphores) forget(s);  // ... merged with the one where it does not
+    const auto bodies = g_.bodies(op);
+    if (bodies.size() > 1) {  // cond: each branch from the same state
+      auto sems = sems_;
+      auto inflight = inflight_;
+      block(bodies[0]);
+      std::swap(sems, sems_);
+      std::swap(inflight, inflight_);
+    }
+    block(bodies.back());                                      // the path where a body runs
+    for (ValueId s : facts_.summary(o).semaphores) forget(s);  // ... merged with the other one
   }
 
   void loop(OpId o, const Op& op) {

@@ -442,6 +442,20 @@ inline Scalar<std::int32_t> axis_index(AxisName axis, refx::source_location loc 
 inline Scalar<std::int32_t> axis_size(AxisName axis, refx::source_location loc = refx::source_location::current()) {
   return detail::axis_scalar(prim::axis_size, axis, loc);
 }
+/// The size of mesh axis `axis` as a C++ integer, known while the kernel is
+/// traced for its mesh (Pallas' lax.psum(1, axis), a Python int under
+/// shard_map): a plain C++ loop over the devices unrolls with it.
+REFX_DECL std::int64_t mesh_axis_size(AxisName axis, refx::source_location loc = refx::source_location::current());
+#if REFX_DEFINITIONS
+REFX_DECL std::int64_t mesh_axis_size(AxisName axis, refx::source_location loc) {
+  const Mesh* m = detail::Tracer::current(loc).mesh();
+  if (m == nullptr)
+    trace_error(loc, hint("compile the kernel for a mesh (kernel(f).compile(mesh)), or use axis_size, a traced value"),
+                "mesh_axis_size(\"{}\") needs the mesh the kernel is traced for, and this trace has none",
+                std::string_view(axis));
+  return detail::traced_mesh_axis(*m, axis, loc).size;
+}
+#endif
 
 /// True while the kernel being traced has done nothing with an effect yet
 /// (no Ref read or written, no semaphore or copy, no host effect) and the

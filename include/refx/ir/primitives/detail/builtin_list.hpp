@@ -35,6 +35,7 @@ inline constexpr const Primitive* builtin_primitive_array[] = {
     &prim::defs::scope,
     &prim::defs::fori_loop,
     &prim::defs::when,
+    &prim::defs::cond,
     &prim::defs::allocate,
     &prim::defs::dot,
     &prim::defs::debug_print,

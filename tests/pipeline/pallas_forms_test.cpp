@@ -1,0 +1,139 @@
+// The Pallas forms of a pallas_call that published TPU kernels use, as
+// pipeline_kernel takes them (issue 60): squeezed block dimensions (`None`),
+// unblocked Hbm operands (`memory_space=pl.ANY`) the body copies from
+// itself, scalar operands that are floats or that the body writes (state kept
+// across steps), and output blocks larger than their array (padding dropped).
+// Each is run through the runtime against a host computation, with the race
+// detector and lazy copies on.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include <refx/pipeline.hpp>
+#include <refx/refx.hpp>
+#include <refx/runtime/runtime.hpp>
+
+namespace {
+using namespace refx;
+using I = std::int64_t;
+using i32 = std::int32_t;
+
+const RuntimeOptions kModes[] = {RuntimeOptions{}, RuntimeOptions{.detect_races = true},
+                                 RuntimeOptions{.lazy_copies = true}};
+
+float xval(std::int64_t e) { return float(e % 89) - 30.0f; }
+
+// Pallas' block (None, 8, 128): the body's block is (8, 128), and the index
+// map's first index is an element index. A squeezed middle dimension too:
+// (2, None, 64) over (4, 3, 64) visits every (row pair, plane).
+TEST(Squeezed, LeadingAndMiddleDimensionsDropFromTheBodysBlock) {
+  const auto k = pipeline_kernel<HbmRef<const float, 4, 8, 128>, HbmRef<const float, 4, 3, 64>, HbmRef<float, 4, 8, 128>,
+                                 HbmRef<float, 4, 3, 64>>(
+      grid(4, 3),
+      [](VmemRef<const float, 8, 128> a, VmemRef<const float, 2, 64> b, VmemRef<float, 8, 128> za,
+         VmemRef<float, 2, 64> zb) {
+        za.store(a.load() * 2.0f);
+        zb.store(b.load() + 1.0f);
+      },
+      block<squeezed, 8, 128>([](I i, I) { return std::array<I, 3>{i, 0, 0}; }),
+      block<2, squeezed, 64>([](I i, I j) { return std::array<I, 3>{i / 2, j, 0}; }),
+      block<squeezed, 8, 128>([](I i, I) { return std::array<I, 3>{i, 0, 0}; }),
+      block<2, squeezed, 64>([](I i, I j) { return std::array<I, 3>{i / 2, j, 0}; }));
+  for (const RuntimeOptions& o : kModes) {
+    Runtime rt(o);
+    const Executable exe = kernel(k).compile(Mesh{{"x", 1}}, {}, rt);
+    const Array a = Array::generate<float>(1, Shape{4, 8, 128}, [](int, I e) { return xval(e); }, rt);
+    const Array b = Array::generate<float>(1, Shape{4, 3, 64}, [](int, I e) { return xval(3 * e); }, rt);
+    const auto out = exe(a, b);
+    const auto za = out[0].to_host<float>(0), zb = out[1].to_host<float>(0);
+    for (I e = 0; e < 4 * 8 * 128; ++e) ASSERT_EQ(za[static_cast<std::size_t>(e)], 2.0f * xval(e)) << e;
+    for (I e = 0; e < 4 * 3 * 64; ++e) ASSERT_EQ(zb[static_cast<std::size_t>(e)], xval(3 * e) + 1.0f) << e;
+  }
+}
+
+// Paged attention's pattern: a table (read-only Smem), a float scale (Smem),
+// a step counter and a buffer index the body writes (writable Smem scalar
+// operands), an unblocked Hbm operand (any()) whose rows the body copies
+// into a double-buffered Vmem scratch itself, prefetching the next step's.
+// Row i of z = scale * x[table[i]] + (number of steps before i).
+constexpr I kRows = 6, kCols = 128, kSteps = 5;
+const auto gather_scaled =
+    pipeline_kernel<SmemRef<const i32, kSteps>, SmemRef<const float, 1>, SmemRef<i32, 1>, SmemRef<i32, 1>,
+                    HbmRef<const float, kRows, kCols>, HbmRef<float, kSteps, kCols>>(
+        grid(kSteps),
+        [](SmemRef<const i32, kSteps> table, SmemRef<const float, 1> scale, SmemRef<i32, 1> step,
+           SmemRef<i32, 1> buffer, HbmRef<const float, kRows, kCols> x, VmemRef<float, 1, kCols> zb,
+           VmemRef<float, 2, kCols> rows, DmaSemaphores<2> sems) {
+          const auto i = traced_program_id(0);
+          const auto fetch = [&](Scalar<i32> at, Scalar<i32> slot) {
+            return make_async_copy(x.at(table.at(at).load()), rows.at(slot), sems.at(slot));
+          };
+          when(i == 0, [&] {
+            step.at(0).store(0);
+            buffer.at(0).store(0);
+            fetch(i, Scalar<i32>(0)).start();
+          });
+          const auto slot = buffer.at(0).load();
+          when(i + 1 < kSteps, [&] {
+            const auto next = cond(slot == 0, [] { return Scalar<i32>(1); }, [] { return Scalar<i32>(0); });
+            fetch(i + 1, next).start();
+            buffer.at(0).store(next);
+          });
+          fetch(i, slot).wait();
+          zb.at(0).store(rows.at(slot).load() * scale.at(0).load() + cast<float>(step.at(0).load()));
+          step.at(0).store(step.at(0).load() + 1);
+        },
+        any(), block<1, kCols>([](I i, auto&&...) { return std::array<I, 2>{i, 0}; }),
+        scratch<VmemRef<float, 2, kCols>>(), scratch<DmaSemaphores<2>>());
+
+TEST(AnyOperand, TheBodyCopiesFromAnUnblockedHbmOperandWithWritableSmemState) {
+  const std::vector<i32> table{4, 0, 0, 5, 2};
+  for (const RuntimeOptions& o : kModes) {
+    Runtime rt(o);
+    const Executable exe = kernel(gather_scaled).compile(Mesh{{"x", 1}}, {}, rt);
+    // Only z has blocks: one write-back per step, no fetches by the pipeline.
+    EXPECT_EQ(exe.pipeline_report().copies, (std::vector<int>{0, kSteps, 0, 0}));
+    const Array t = Array::from_shards<i32>({table}, Shape{kSteps}, rt);
+    const Array scale = Array::from_shards<float>({{0.5f}}, Shape{1}, rt);
+    const Array x = Array::generate<float>(1, Shape{kRows, kCols}, [](int, I e) { return xval(e); }, rt);
+    const auto out = exe(t, scale, x);
+    ASSERT_EQ(out.size(), 3u);  // the writable Smem operands, then z
+    EXPECT_EQ(out[0].to_host<i32>(0), (std::vector<i32>{kSteps}));
+    const auto z = out[2].to_host<float>(0);
+    for (I r = 0; r < kSteps; ++r)
+      for (I c = 0; c < kCols; ++c)
+        ASSERT_EQ(z[static_cast<std::size_t>(r * kCols + c)],
+                  0.5f * xval(table[static_cast<std::size_t>(r)] * kCols + c) + float(r))
+            << r << "," << c;
+  }
+}
+
+// Paged attention's m and l outputs, [B, H, 1], reuse q's (None, H, 128)
+// block: each step writes a (H, 128) block of which lane 0 lies in the array;
+// the write-back drops the rest. An input block that large is still refused
+// (it would read padding): tests/pipeline/operands_test.cpp, Partial.*.
+TEST(PaddedOutput, ABlockLargerThanItsOutputWritesOnlyWhatLiesInTheArray) {
+  constexpr I kB = 3, kH = 8, kD = 128;
+  const auto k = pipeline_kernel<HbmRef<const float, kB, kH, kD>, HbmRef<float, kB, kH, 1>>(
+      grid(kB),
+      [](VmemRef<const float, kH, kD> q, VmemRef<float, kH, kD> m) {
+        m.store(broadcast_to<kH, kD>(reduce_max<1>(q.load(), keepdims)));
+      },
+      block<squeezed, kH, kD>([](I b) { return std::array<I, 3>{b, 0, 0}; }),
+      block<squeezed, kH, kD>([](I b) { return std::array<I, 3>{b, 0, 0}; }));
+  for (const RuntimeOptions& o : kModes) {
+    Runtime rt(o);
+    const Executable exe = kernel(k).compile(Mesh{{"x", 1}}, {}, rt);
+    const Array q = Array::generate<float>(1, Shape{kB, kH, kD}, [](int, I e) { return xval(7 * e); }, rt);
+    const auto m = exe(q)[0].to_host<float>(0);
+    ASSERT_EQ(m.size(), std::size_t(kB * kH));
+    for (I r = 0; r < kB * kH; ++r) {
+      float want = xval(7 * r * kD);
+      for (I c = 0; c < kD; ++c) want = std::max(want, xval(7 * (r * kD + c)));
+      ASSERT_EQ(m[static_cast<std::size_t>(r)], want) << r;
+    }
+  }
+}
+}  // namespace
