@@ -316,6 +316,38 @@ inline constexpr bool is_pipe_scratch_v = false;
 template <class H>
 inline constexpr bool is_pipe_scratch_v<PipeScratch<H>> = true;
 
+/// A pipeline_kernel parameter as the kernel takes it: a writable Smem
+/// scalar operand is an input (Pallas' scalar prefetch), whose copy in Smem
+/// the body may write.
+template <class P>
+struct kernel_param {
+  using type = P;
+};
+template <class P>
+  requires(is_smem_ref_v<P> && !P::read_only)
+struct kernel_param<P> {
+  using type = Ref<const typename P::value_type, typename P::extents_type, Smem>;
+};
+
+/// Calls f(std::tuple<P...>) with `given`'s Refs, a writable Smem operand
+/// replaced by a scoped Smem copy of its input (written before the first step).
+template <class Params, std::size_t I = 0, class Given, class F, class... Done>
+void with_smem_state(const Given& given, F& f, const Done&... done) {
+  if constexpr (I == std::tuple_size_v<Given>) {
+    f(Params{done...});
+  } else {
+    using P = std::tuple_element_t<I, Params>;
+    if constexpr (is_smem_ref_v<P> && !P::read_only) {
+      run_scoped([&](P state) {
+        state.store(std::get<I>(given).load());
+        with_smem_state<Params, I + 1>(given, f, done..., state);
+      });
+    } else {
+      with_smem_state<Params, I + 1>(given, f, done..., std::get<I>(given));
+    }
+  }
+}
+
 /// How many of `B...` are true before the first false.
 template <bool... B>
 constexpr std::size_t leading_true() {
@@ -329,9 +361,11 @@ constexpr std::size_t leading_true() {
 /// The top-level form (Pallas' pallas_call): a kernel over `Params...`
 /// whose body sees one block per Hbm parameter.
 ///  - Smem parameters come first: the scalar operands (Pallas'
-///    PrefetchScalarGridSpec), in Smem before the first step: integer tables
-///    (page indices, group offsets), float scalars (an fp8 scale), and
-///    writable state the body keeps across steps (a buffer index). Every
+///    PrefetchScalarGridSpec), inputs in Smem before the first step: integer
+///    tables (page indices, group offsets), float scalars (an fp8 scale), and
+///    state the body keeps across steps (a buffer index): a writable one is
+///    still an input, passed like the others, whose Smem copy the body
+///    writes (it is not returned). Every
 ///    index map gets them after its grid indices, the body before its
 ///    blocks; block indices read from them are compared at run time (an
 ///    unchanged block is not fetched again).
@@ -366,8 +400,12 @@ auto pipeline_kernel(Grid<R, M> g, Body body, Operands... operands) {
       Grid<R, M> g;
       Body body;
       std::tuple<Operands...> operands;
-      void operator()(Params... refs) const {
-        const std::tuple<Params...> all{refs...};
+      void operator()(typename detail::kernel_param<Params>::type... refs) const {
+        const std::tuple<typename detail::kernel_param<Params>::type...> given{refs...};
+        auto run = [&](const std::tuple<Params...>& all) { trace(all); };
+        detail::with_smem_state<std::tuple<Params...>>(given, run);
+      }
+      void trace(const std::tuple<Params...>& all) const {
         const auto one = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
           if constexpr (I >= n_blocks) {
             return std::get<I>(operands);  // scratch<H>()

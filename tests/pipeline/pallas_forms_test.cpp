@@ -57,7 +57,7 @@ TEST(Squeezed, LeadingAndMiddleDimensionsDropFromTheBodysBlock) {
 // a step counter and a buffer index the body writes (writable Smem scalar
 // operands), an unblocked Hbm operand (any()) whose rows the body copies
 // into a double-buffered Vmem scratch itself, prefetching the next step's.
-// Row i of z = scale * x[table[i]] + (number of steps before i).
+// Row i of z = scale * x[table[i]] + (the step counter's initial value + i).
 constexpr I kRows = 6, kCols = 128, kSteps = 5;
 const auto gather_scaled =
     pipeline_kernel<SmemRef<const i32, kSteps>, SmemRef<const float, 1>, SmemRef<i32, 1>, SmemRef<i32, 1>,
@@ -70,11 +70,8 @@ const auto gather_scaled =
           const auto fetch = [&](Scalar<i32> at, Scalar<i32> slot) {
             return make_async_copy(x.at(table.at(at).load()), rows.at(slot), sems.at(slot));
           };
-          when(i == 0, [&] {
-            step.at(0).store(0);
-            buffer.at(0).store(0);
-            fetch(i, Scalar<i32>(0)).start();
-          });
+          // step and buffer start as the caller passed them.
+          when(i == 0, [&] { fetch(i, buffer.at(0).load()).start(); });
           const auto slot = buffer.at(0).load();
           when(i + 1 < kSteps, [&] {
             const auto next = cond(slot == 0, [] { return Scalar<i32>(1); }, [] { return Scalar<i32>(0); });
@@ -98,14 +95,18 @@ TEST(AnyOperand, TheBodyCopiesFromAnUnblockedHbmOperandWithWritableSmemState) {
     const Array t = Array::from_shards<i32>({table}, Shape{kSteps}, rt);
     const Array scale = Array::from_shards<float>({{0.5f}}, Shape{1}, rt);
     const Array x = Array::generate<float>(1, Shape{kRows, kCols}, [](int, I e) { return xval(e); }, rt);
-    const auto out = exe(t, scale, x);
-    ASSERT_EQ(out.size(), 3u);  // the writable Smem operands, then z
-    EXPECT_EQ(out[0].to_host<i32>(0), (std::vector<i32>{kSteps}));
-    const auto z = out[2].to_host<float>(0);
+    // The writable Smem operands are inputs too (Pallas passes zeros); the
+    // body's writes stay in its Smem copy: z is the only output.
+    const Array step0 = Array::from_shards<i32>({{10}}, Shape{1}, rt);
+    const Array buffer0 = Array::from_shards<i32>({{1}}, Shape{1}, rt);
+    const auto out = exe(t, scale, step0, buffer0, x);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(step0.to_host<i32>(0), (std::vector<i32>{10}));
+    const auto z = out[0].to_host<float>(0);
     for (I r = 0; r < kSteps; ++r)
       for (I c = 0; c < kCols; ++c)
         ASSERT_EQ(z[static_cast<std::size_t>(r * kCols + c)],
-                  0.5f * xval(table[static_cast<std::size_t>(r)] * kCols + c) + float(r))
+                  0.5f * xval(table[static_cast<std::size_t>(r)] * kCols + c) + float(10 + r))
             << r << "," << c;
   }
 }

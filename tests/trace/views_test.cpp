@@ -285,6 +285,26 @@ TEST(Views, CompoundAssignmentOfIntegers) {
   EXPECT_EQ(contents<std::int32_t>(by), want);
 }
 
+// Pallas' ref[i]: on a rank-1 Ref the element's value (a Scalar, usable as
+// an index and in arithmetic) or, assigned to, a store; on rank 2 the row
+// view, so ref[i][j] is an element.
+TEST(Views, SubscriptReadsAndWritesElements) {
+  Graph g = trace([](SmemRef<const std::int32_t, 4> lengths, SmemRef<std::int32_t, 3> state,
+                     VmemRef<float, 2, 4> m, VmemRef<const float, 4> row) {
+    const auto b = lengths[1];                // a load
+    state[0] = b * 2;                         // a store
+    state[1] = lengths[lengths[3]];           // an element as an index
+    state[2] = state[0];                      // element to element
+    m[1][2] = row[3] + 1.0f;                  // rank 2: the row, then the element
+    m[0].store(row.load() * cast<float>(lengths[0]));
+  });
+  Buffer bl = make_buffer<std::int32_t>(Shape{4}, {3, 7, 9, 2}), bs = filled<std::int32_t>(Shape{3}, -1);
+  Buffer bm = filled<float>(Shape{2, 4}, 0.0f), br = make_buffer<float>(Shape{4}, {1, 2, 3, 4});
+  interpret(g, bl, bs, bm, br);
+  EXPECT_EQ(contents<std::int32_t>(bs), (std::vector<std::int32_t>{14, 9, 14}));
+  EXPECT_EQ(contents<float>(bm), (std::vector<float>{3, 6, 9, 12, 0, 0, 5, 0}));
+}
+
 TEST(Views, AccumThroughEveryKindOfView) {
   Graph g = trace([](VmemRef<std::int64_t, 4, 8> y) {
     y.at(0) += full<std::int64_t, 8>(1);

@@ -55,6 +55,11 @@ template <std::integral I>
 inline constexpr std::int64_t index_kind<I> = squeeze_dim;
 template <std::integral I>
 inline constexpr std::int64_t index_kind<Value<I, extents<>>> = squeeze_dim;
+template <class T, class Space>
+class ElementRef;  // ref[i] of a rank-1 Ref, below
+template <class T, class Space>
+  requires std::integral<std::remove_const_t<T>>
+inline constexpr std::int64_t index_kind<ElementRef<T, Space>> = squeeze_dim;
 template <>
 inline constexpr std::int64_t index_kind<Slice> = dyn;
 template <std::int64_t N>
@@ -107,6 +112,16 @@ IndexEntry index_entry(const I& i) {
   else if constexpr (std::is_same_v<I, All>) return {keep_dim, {}, 0, 1};
   else return {index_kind<I>, i.start, index_kind<I>, i.stride};
 }
+/// `ref[i]`'s index (an integer or an integer Scalar), with the line it was
+/// written on.
+struct ElementIndex {
+  template <class I>
+    requires(std::is_integral_v<I> || (is_value_v<I> && index_kind<I> == squeeze_dim))
+  ElementIndex(const I& i, refx::source_location l = refx::source_location::current())  // NOLINT: implicit
+      : entry(index_entry(i)), loc(l) {}
+  IndexEntry entry;
+  refx::source_location loc;
+};
 /// While set (emit_pipeline, calling an index map): says, for the Smem Ref
 /// `ref`, what a run-time index_check of a traced index into it names in its
 /// error (the pipeline operand, the scalar operand and the grid step).
@@ -217,6 +232,20 @@ class Ref : public detail::ref_base {
     } else {
       using NE = typename detail::view_extents<E, I...>::type;
       return Ref<T, NE, Space>::from_view(detail::make_view(view(), {detail::index_entry(idx)...}));
+    }
+  }
+
+  /// Pallas' `ref[i]`. On a rank-1 Vmem or Smem Ref, the element: a Scalar
+  /// loaded here, which `ref[i] = v` stores into instead (`lengths[b]`,
+  /// `buffer_index[0] = next`). Otherwise the view at(i) (`pages[h]`), so
+  /// `ref[i][j]` is the element (i, j).
+  auto operator[](detail::ElementIndex i) const {
+    static_assert(rank >= 1, "refx: ref[i] indexes a Ref of rank >= 1; a rank-0 Ref is read with load()");
+    if constexpr (rank >= 1) {
+      using NE = typename detail::view_extents<E, std::int64_t>::type;
+      const auto v = Ref<T, NE, Space>::from_view(detail::make_view(view(), {i.entry}));
+      if constexpr (rank == 1 && space != MemorySpace::hbm) return detail::ElementRef<T, Space>(v, i.loc);
+      else return v;
     }
   }
 
@@ -397,6 +426,52 @@ class StoreArg {
   ValueId id_ = no_id;
   SourceLoc loc_;
   bool scalar_ = false;
+};
+}  // namespace detail
+
+namespace detail {
+/// `ref[i]` of a rank-1 Ref: the element's value, loaded where `ref[i]` was
+/// written, and a handle to it: `ref[i] = v` stores v into it (the load is
+/// then unused and removed). Only a temporary is assigned to: `auto e =
+/// ref[i]; e = v;` does not compile (e is a value, not the element).
+template <class T, class Space>
+class ElementRef : public Value<std::remove_const_t<T>, extents<>> {
+  using V = Value<std::remove_const_t<T>, extents<>>;
+
+ public:
+  ElementRef(const Ref<T, extents<>, Space>& r, refx::source_location loc) : V(r.load(loc)), ref_(r), loc_(loc) {}
+  ElementRef(const ElementRef&) = default;
+  /// ref[i] = v
+  void operator=(StoreArg<T, extents<>> v) &&
+    requires(!std::is_const_v<T>)
+  {
+    ref_.store(v);
+  }
+  /// ref[i] = other[j]: the other element's value (on its line).
+  void operator=(const ElementRef& other) &&
+    requires(!std::is_const_v<T>)
+  {
+    ref_.store(StoreArg<T, extents<>>(static_cast<const V&>(other), other.loc_));
+  }
+  /// `auto e = ref[i]; e = v;`: e is the value read, not the element.
+  ElementRef& operator=(const ElementRef&) & {
+    static_assert(dependent_false<T>,
+                  "refx: a variable holding ref[i] holds the value read there, not the element: assigning to it "
+                  "writes nothing; write ref[i] = v where you index");
+    return *this;
+  }
+  template <class U>
+  void operator=(const U&) & {
+    static_assert(dependent_false<U>,
+                  "refx: a variable holding ref[i] holds the value read there, not the element: assigning to it "
+                  "writes nothing; write ref[i] = v where you index");
+  }
+  /// The element as a Ref (a rank-0 view).
+  const Ref<T, extents<>, Space>& ref() const noexcept { return ref_; }
+
+ private:
+  Ref<T, extents<>, Space> ref_;
+  refx::source_location loc_;  ///< where ref[i] was written
 };
 }  // namespace detail
 
