@@ -329,6 +329,12 @@ struct kernel_param<P> {
   using type = Ref<const typename P::value_type, typename P::extents_type, Smem>;
 };
 
+template <class P>
+inline constexpr bool is_writable_smem_v = false;
+template <class P>
+  requires(is_smem_ref_v<P>)
+inline constexpr bool is_writable_smem_v<P> = !P::read_only;
+
 /// Calls f(std::tuple<P...>) with `given`'s Refs, a writable Smem operand
 /// replaced by a scoped Smem copy of its input (written before the first step).
 template <class Params, std::size_t I = 0, class Given, class F, class... Done>
@@ -337,7 +343,7 @@ void with_smem_state(const Given& given, F& f, const Done&... done) {
     f(Params{done...});
   } else {
     using P = std::tuple_element_t<I, Params>;
-    if constexpr (is_smem_ref_v<P> && !P::read_only) {
+    if constexpr (is_writable_smem_v<P>) {
       run_scoped([&](P state) {
         state.store(std::get<I>(given).load());
         with_smem_state<Params, I + 1>(given, f, done..., state);
@@ -346,6 +352,40 @@ void with_smem_state(const Given& given, F& f, const Done&... done) {
       with_smem_state<Params, I + 1>(given, f, done..., std::get<I>(given));
     }
   }
+}
+
+/// `Ts...` without its None types, as a std::tuple.
+template <class... Ts>
+struct without_none {
+  using type = std::tuple<>;
+};
+template <class T, class... Ts>
+struct without_none<T, Ts...> {
+  using rest = typename without_none<Ts...>::type;
+  using type = std::conditional_t<is_none_v<T>, rest,
+                                  decltype(std::tuple_cat(std::declval<std::tuple<T>>(), std::declval<rest>()))>;
+};
+/// `given` (the kernel's parameters) as a tuple `Full`, a None in each of
+/// Full's None places.
+template <class Full, std::size_t I = 0, std::size_t J = 0, class Given, class... Done>
+Full with_nones(const Given& given, const Done&... done) {
+  if constexpr (I == std::tuple_size_v<Full>) return Full{done...};
+  else if constexpr (is_none_v<std::tuple_element_t<I, Full>>) return with_nones<Full, I + 1, J>(given, done..., none);
+  else return with_nones<Full, I + 1, J + 1>(given, done..., std::get<J>(given));
+}
+/// The kernel a pipeline_kernel is: one parameter per non-None Param.
+template <class Impl, class KernelParams>
+struct PipelineKernelFn;
+template <class Impl, class... KP>
+struct PipelineKernelFn<Impl, std::tuple<KP...>> {
+  Impl impl;
+  void operator()(KP... refs) const { impl(std::tuple<KP...>{refs...}); }
+};
+/// The line a pipeline_kernel operand was written on (none for `none`).
+template <class O>
+refx::source_location operand_loc(const O& o) {
+  if constexpr (is_none_v<O>) return {};
+  else return o.loc;
 }
 
 /// How many of `B...` are true before the first false.
@@ -382,28 +422,38 @@ auto pipeline_kernel(Grid<R, M> g, Body body, Operands... operands) {
   constexpr std::size_t n_scalars = detail::leading_true<detail::is_smem_ref_v<Params>...>();
   constexpr std::size_t n_blocks = sizeof...(Params) - n_scalars;
   constexpr std::size_t n_specs = detail::leading_true<!detail::is_pipe_scratch_v<Operands>...>();
-  constexpr bool kinds = ((detail::is_smem_ref_v<Params> || detail::is_hbm_ref_v<Params>)&&...) &&
-                         ((detail::is_hbm_ref_v<Params> ? 1 : 0) + ... + 0) == n_blocks;
+  constexpr bool kinds = ((detail::is_smem_ref_v<Params> || detail::is_hbm_ref_v<Params> || is_none_v<Params>)&&...) &&
+                         ((detail::is_hbm_ref_v<Params> || is_none_v<Params> ? 1 : 0) + ... + 0) == n_blocks;
   static_assert(kinds,
                 "refx: pipeline_kernel's parameters are Smem Refs (scalar operands, first) then Hbm Refs "
-                "(HbmRef<const T, ...> inputs, HbmRef<T, ...> outputs)");
+                "(HbmRef<const T, ...> inputs, HbmRef<T, ...> outputs) or None (an optional operand not given)");
   constexpr bool scratch_last =
       ((detail::is_pipe_scratch_v<Operands> ? 1 : 0) + ... + 0) == sizeof...(Operands) - n_specs;
   static_assert(!kinds || scratch_last, "refx: pipeline_kernel's scratch<H>() operands come after all its BlockSpecs");
   static_assert(!kinds || !scratch_last || n_specs == n_blocks,
                 "refx: pipeline_kernel needs one BlockSpec (or any()) per Hbm parameter, in order (then its "
                 "scratch<H>() operands)");
-  if constexpr (!(kinds && scratch_last && n_specs == n_blocks)) {
+  constexpr bool nones = [] {
+    if constexpr (kinds && scratch_last && n_specs == n_blocks) return []<std::size_t... I>(std::index_sequence<I...>) {
+        return ((is_none_v<std::tuple_element_t<n_scalars + I, std::tuple<Params...>>> ==
+                 is_none_v<std::tuple_element_t<I, std::tuple<Operands...>>>)&&...);
+      }
+    (std::make_index_sequence<n_blocks>{});
+    else return true;
+  }();
+  static_assert(nones, "refx: pipeline_kernel takes the spec `none` for a None parameter, and for no other");
+  if constexpr (!(kinds && scratch_last && n_specs == n_blocks && nones)) {
     return 0;  // not reached: a check above failed to compile
   } else {
     struct K {
       Grid<R, M> g;
       Body body;
       std::tuple<Operands...> operands;
-      void operator()(typename detail::kernel_param<Params>::type... refs) const {
-        const std::tuple<typename detail::kernel_param<Params>::type...> given{refs...};
+      void operator()(
+          const typename detail::without_none<typename detail::kernel_param<Params>::type...>::type& given) const {
         auto run = [&](const std::tuple<Params...>& all) { trace(all); };
-        detail::with_smem_state<std::tuple<Params...>>(given, run);
+        detail::with_smem_state<std::tuple<Params...>>(
+            detail::with_nones<std::tuple<typename detail::kernel_param<Params>::type...>>(given), run);
       }
       void trace(const std::tuple<Params...>& all) const {
         const auto one = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
@@ -413,7 +463,8 @@ auto pipeline_kernel(Grid<R, M> g, Body body, Operands... operands) {
             const auto& ref = std::get<n_scalars + I>(all);
             const auto& spec = std::get<I>(operands);
             using P = std::remove_cvref_t<decltype(ref)>;
-            if constexpr (std::is_same_v<std::remove_cvref_t<decltype(spec)>, AnySpec>)
+            if constexpr (is_none_v<P>) return detail::PipeNone{};
+            else if constexpr (std::is_same_v<std::remove_cvref_t<decltype(spec)>, AnySpec>)
               return detail::PipeAny<P>{ref, spec.loc};
             else if constexpr (P::read_only) return in(ref, spec, spec.loc);
             else return out(ref, spec, spec.loc);
@@ -425,13 +476,15 @@ auto pipeline_kernel(Grid<R, M> g, Body body, Operands... operands) {
         (std::make_index_sequence<n_scalars>{});
         [&]<std::size_t... I>(std::index_sequence<I...>) {
           Pipeline<R, Body, std::remove_const_t<decltype(scalars)>, M>(
-              g, body, std::get<0>(operands).loc, scalars,
+              g, body, detail::operand_loc(std::get<0>(operands)), scalars,
               "pipeline_kernel")(one(std::integral_constant<std::size_t, I>{})...);
         }
         (std::index_sequence_for<Operands...>{});
       }
     };
-    return K{g, std::move(body), std::tuple<Operands...>{std::move(operands)...}};
+    using KernelParams = typename detail::without_none<typename detail::kernel_param<Params>::type...>::type;
+    return detail::PipelineKernelFn<K, KernelParams>{
+        K{g, std::move(body), std::tuple<Operands...>{std::move(operands)...}}};
   }
 }
 

@@ -48,6 +48,7 @@
 #include <refx/trace/semaphore.hpp>
 #include <refx/trace/trace.hpp>
 #include <refx/trace/value.hpp>
+#include <refx/trace/value_slicing.hpp>
 
 #include <refx/runtime/array.hpp>
 #include <refx/runtime/effect_info.hpp>

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include <refx/pipeline.hpp>
@@ -135,6 +136,50 @@ TEST(PaddedOutput, ABlockLargerThanItsOutputWritesOnlyWhatLiesInTheArray) {
       for (I c = 0; c < kD; ++c) want = std::max(want, xval(7 * (r * kD + c)));
       ASSERT_EQ(m[static_cast<std::size_t>(r)], want) << r;
     }
+  }
+}
+}  // namespace
+
+namespace {
+// Pallas' None among the operands (flash attention's ab=None, the l and m
+// outputs without save_residuals): the kernel has no parameter for it, the
+// body gets refx::None and tests it at compile time.
+template <bool kWithBias>
+std::vector<float> biased_double(const std::vector<float>& x, const std::vector<float>& bias) {
+  using Bias = std::conditional_t<kWithBias, HbmRef<const float, 4, 128>, None>;
+  const auto map = [](I i) { return std::array<I, 2>{i, 0}; };
+  const auto bias_spec = [&] {
+    if constexpr (kWithBias) return block<1, 128>(map);
+    else return none;
+  }();
+  const auto k = pipeline_kernel<HbmRef<const float, 4, 128>, Bias, HbmRef<float, 4, 128>, None>(
+      grid(4),
+      [](VmemRef<const float, 1, 128> xb, auto bias_ref, VmemRef<float, 1, 128> zb, auto residual) {
+        static_assert(is_none_v<decltype(residual)>);
+        if constexpr (is_none_v<decltype(bias_ref)>) zb.store(xb.load() * 2.0f);
+        else zb.store(xb.load() * 2.0f + bias_ref.load());
+      },
+      block<1, 128>(map), bias_spec, block<1, 128>(map), none);
+  Runtime rt(RuntimeOptions{.detect_races = true});
+  const Executable exe = kernel(k).compile(Mesh{{"x", 1}}, {}, rt);
+  EXPECT_EQ(exe.num_inputs(), kWithBias ? 2u : 1u);
+  std::vector<Array> in{Array::from_shards<float>({x}, Shape{4, 128}, rt)};
+  if (kWithBias) in.push_back(Array::from_shards<float>({bias}, Shape{4, 128}, rt));
+  const auto out = exe(in);
+  EXPECT_EQ(out.size(), 1u);  // the None output is not returned
+  return out[0].to_host<float>(0);
+}
+
+TEST(OptionalOperands, ANoneParameterIsNoKernelParameterAndTheBodyGetsNone) {
+  std::vector<float> x(4 * 128), bias(4 * 128);
+  for (std::size_t e = 0; e < x.size(); ++e) {
+    x[e] = xval(static_cast<I>(e));
+    bias[e] = float(e % 7);
+  }
+  const auto plain = biased_double<false>(x, bias), biased = biased_double<true>(x, bias);
+  for (std::size_t e = 0; e < x.size(); ++e) {
+    ASSERT_EQ(plain[e], 2.0f * x[e]) << e;
+    ASSERT_EQ(biased[e], 2.0f * x[e] + bias[e]) << e;
   }
 }
 }  // namespace

@@ -326,4 +326,26 @@ TEST(Shapes, TransposeOfADynamicMatrix) {
   EXPECT_EQ(contents<std::int32_t>(by), (std::vector<std::int32_t>{1, 4, 2, 5, 3, 6}));
 }
 
+// jnp.tile and lax.slice_in_dim (flash attention's tile(m, (1, n)) and
+// l[:, :head_dim]), against the same indexing written out on the host.
+TEST(Shapes, TileAndSliceInDim) {
+  Graph g = trace([](VmemRef<const std::int32_t, 2, 3> x, VmemRef<const std::int32_t, 4> r, VmemRef<std::int32_t, 4, 6> t,
+                     VmemRef<std::int32_t, 12> t1, VmemRef<std::int32_t, 2, 2> s, VmemRef<std::int32_t, 1, 3> s0) {
+    t.store(tile<2, 2>(x.load()));
+    t1.store(tile<3>(r.load()));
+    s.store(slice_in_dim<1, 1, 2>(x.load()));
+    s0.store(slice_in_dim<0, 1, 1>(x.load()));
+  });
+  Buffer bx = make_buffer<std::int32_t>(Shape{2, 3}, {1, 2, 3, 4, 5, 6}), br = make_buffer<std::int32_t>(Shape{4}, {7, 8, 9, 10});
+  Buffer bt(DType::i32, Shape{4, 6}), bt1(DType::i32, Shape{12}), bs(DType::i32, Shape{2, 2}), bs0(DType::i32, Shape{1, 3});
+  interpret(g, bx, br, bt, bt1, bs, bs0);
+  std::vector<std::int32_t> want;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 6; ++j) want.push_back((i % 2) * 3 + j % 3 + 1);
+  EXPECT_EQ(contents<std::int32_t>(bt), want);
+  EXPECT_EQ(contents<std::int32_t>(bt1), (std::vector<std::int32_t>{7, 8, 9, 10, 7, 8, 9, 10, 7, 8, 9, 10}));
+  EXPECT_EQ(contents<std::int32_t>(bs), (std::vector<std::int32_t>{2, 3, 5, 6}));
+  EXPECT_EQ(contents<std::int32_t>(bs0), (std::vector<std::int32_t>{4, 5, 6}));
+}
+
 }  // namespace

@@ -31,6 +31,16 @@ namespace refx {
 template <class Map, std::int64_t... B>
 struct BlockSpec;  // pipeline.hpp
 
+/// Pallas' None in a pallas_call's operand list: an optional operand not
+/// given (an attention bias, segment ids, a residual output). As a
+/// pipeline_kernel parameter type it is not a parameter of the kernel; its
+/// spec is `none`, and the body gets a None in its place, which it tests
+/// with `if constexpr (is_none_v<decltype(ab_ref)>)`.
+struct None {};
+inline constexpr None none{};
+template <class T>
+inline constexpr bool is_none_v = std::is_same_v<std::remove_cvref_t<T>, None>;
+
 /// A BlockSpec extent that squeezes its dimension (Pallas' `None` /
 /// `pl.squeezed`): the block is one element thick there, the body's block
 /// drops the dimension, and the index map's index along it is an element
@@ -97,6 +107,12 @@ struct PipeAny {
                 "refx: any() stands for an Hbm parameter, which the body gets unblocked");
   using type = RefT;
   RefT ref;
+  refx::source_location loc;
+};
+/// An optional operand not given (pipeline_kernel's None): the body gets None.
+struct PipeNone {
+  using type = None;
+  type ref;
   refx::source_location loc;
 };
 template <class H>
@@ -338,6 +354,12 @@ template <class A>
 inline constexpr bool is_pipe_any_v = false;
 template <class RefT>
 inline constexpr bool is_pipe_any_v<PipeAny<RefT>> = true;
+template <>
+inline constexpr bool is_pipe_any_v<PipeNone> = true;  // handed on as it is, like any()
+template <>
+struct handle_of<PipeNone> {
+  using type = None;
+};
 
 /// One call of operand k's index map at grid point `point`.
 struct IndexMapCall {

@@ -123,7 +123,9 @@ void when(const Scalar<bool>& cond, F&& body, refx::source_location loc = refx::
   if constexpr (ok) {
     using R = std::invoke_result_t<F&>;
     static_assert(!detail::returns_ref<R>, "refx: a when body must not return a Ref (or anything holding one)");
-    static_assert(std::is_void_v<R>, "refx: a when body returns nothing; for a result, write cond(pred, then_fn, else_fn) (Pallas' lax.cond), or write it into a Ref");
+    static_assert(std::is_void_v<R>,
+                  "refx: a when body returns nothing; for a result, write cond(pred, then_fn, else_fn) (Pallas' "
+                  "lax.cond), or write it into a Ref");
     auto& t = detail::Tracer::current(loc);
     t.note(loc);
     t.check_value(cond.id(), loc);
@@ -242,7 +244,8 @@ auto switch_(const detail::SwitchIndex& index, F&&... branches) {
   static_assert(sizeof...(F) >= 1, "refx: switch_ needs at least one branch");
   static_assert((std::is_invocable_v<F&> && ...),
                 "refx: switch_'s branches are callables taking no arguments: switch_(i, [&] { ... }, [&] { ... })");
-  if constexpr (sizeof...(F) >= 1 && (std::is_invocable_v<F&> && ...)) return detail::switch_from<0>(index, branches...);
+  if constexpr (sizeof...(F) >= 1 && (std::is_invocable_v<F&> && ...))
+    return detail::switch_from<0>(index, branches...);
 }
 
 /// A condition that is not a bool Scalar: one sentence instead of "no

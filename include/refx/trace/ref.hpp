@@ -443,13 +443,13 @@ class ElementRef : public Value<std::remove_const_t<T>, extents<>> {
   ElementRef(const ElementRef&) = default;
   /// ref[i] = v
   void operator=(StoreArg<T, extents<>> v) &&
-    requires(!std::is_const_v<T>)
+        requires(!std::is_const_v<T>)
   {
     ref_.store(v);
   }
   /// ref[i] = other[j]: the other element's value (on its line).
   void operator=(const ElementRef& other) &&
-    requires(!std::is_const_v<T>)
+        requires(!std::is_const_v<T>)
   {
     ref_.store(StoreArg<T, extents<>>(static_cast<const V&>(other), other.loc_));
   }
