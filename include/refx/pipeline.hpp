@@ -59,22 +59,53 @@ enum class GridRolling { automatic, rolled, unrolled };
 /// Above this many steps an automatic grid is rolled (when it can be).
 inline constexpr std::int64_t rolled_grid_threshold = 256;
 
+/// A grid extent known only when the kernel runs (Pallas' grid=(n, num_tiles,
+/// k) with num_tiles traced): at most `bound`; read from element `element` of
+/// pipeline_kernel's scalar operand `operand` (scalar_extent), or a traced
+/// scalar of the kernel being traced (traced_extent, for emit_pipeline). A
+/// grid with one is rolled; an extent below 0 or above its bound is a
+/// run-time error naming the dimension.
+struct DynamicExtent {
+  std::int64_t bound = 0;
+  int operand = -1;          ///< scalar_extent's scalar operand
+  std::int64_t element = 0;  ///< ... and its element
+  ValueId value = no_id;     ///< traced_extent's value
+  constexpr bool dynamic() const noexcept { return operand >= 0 || value != no_id; }
+};
+/// The extent at element `element` of pipeline_kernel's scalar operand
+/// number `operand` (counting from 0), at most `bound`.
+constexpr DynamicExtent scalar_extent(int operand, std::int64_t element, std::int64_t bound) {
+  return DynamicExtent{bound, operand, element, no_id};
+}
+/// The extent `value` (a traced integer of the kernel being traced), at most `bound`.
+inline DynamicExtent traced_extent(const Scalar<std::int32_t>& value, std::int64_t bound) {
+  return DynamicExtent{bound, -1, 0, value.id()};
+}
+
 /// The iteration space of a pipeline: one extent per dimension, visited in
 /// row-major order (last dimension fastest), as Pallas' grid.
 template <std::size_t R, GridRolling M = GridRolling::automatic>
 struct Grid {
   static_assert(R >= 1 && R <= 4, "refx: a pipeline grid has 1 to 4 dimensions");
   static constexpr GridRolling rolling = M;
-  std::array<std::int64_t, R> dims{};
+  std::array<std::int64_t, R> dims{};  ///< a dynamic extent's bound
   /// Per dimension: parallel or arbitrary (default); see pipeline/cores.hpp.
   std::array<DimensionSemantics, R> semantics{};
+  /// Per dimension: where an extent known only at run time comes from.
+  std::array<DynamicExtent, R> dynamic{};
 
   /// The same grid traced as one loop (a graph whose size does not depend on
   /// the step count): index maps take `auto` indices, the body reads its grid
   /// point with traced_program_id.
-  constexpr Grid<R, GridRolling::rolled> rolled() const { return {dims, semantics}; }
+  constexpr Grid<R, GridRolling::rolled> rolled() const { return {dims, semantics, dynamic}; }
   /// The same grid with every step traced (integer program_id in the body).
-  constexpr Grid<R, GridRolling::unrolled> unrolled() const { return {dims, semantics}; }
+  constexpr Grid<R, GridRolling::unrolled> unrolled() const { return {dims, semantics, dynamic}; }
+  /// Whether an extent is known only at run time.
+  constexpr bool has_dynamic_extent() const {
+    for (const DynamicExtent& d : dynamic)
+      if (d.dynamic()) return true;
+    return false;
+  }
 
   /// The same grid with one of `parallel` / `arbitrary` per dimension
   /// (Pallas' dimension_semantics): the cores of a device share out the
@@ -91,6 +122,24 @@ struct Grid {
 template <std::integral... I>
 constexpr Grid<sizeof...(I)> grid(I... extents) {
   return Grid<sizeof...(I)>{{static_cast<std::int64_t>(extents)...}};
+}
+/// A grid with extents known only at run time among its integers.
+template <class... X>
+  requires(((std::integral<X> || std::same_as<X, DynamicExtent>)&&...) && (std::same_as<X, DynamicExtent> || ...))
+constexpr Grid<sizeof...(X)> grid(X... extents) {
+  Grid<sizeof...(X)> g;
+  std::size_t d = 0;
+  const auto one = [&](auto x) {
+    if constexpr (std::same_as<decltype(x), DynamicExtent>) {
+      g.dims[d] = x.bound;
+      g.dynamic[d] = x;
+    } else {
+      g.dims[d] = static_cast<std::int64_t>(x);
+    }
+    ++d;
+  };
+  (one(extents), ...);
+  return g;
 }
 
 /// Block shape `B...` of an Hbm operand and the index map from grid indices
@@ -177,6 +226,16 @@ class Pipeline {
       const detail::PipelineEntryScope entry(entry_);
       if constexpr (detail::check_pipeline_body<Body, Scalars, A...>()) {
         constexpr bool can_roll = (detail::rolls<A, Scalars, R>() && ...);
+        if (grid_.has_dynamic_extent()) {
+          if constexpr (can_roll && M != GridRolling::unrolled) return trace_dynamic(args...);
+          else
+            trace_error(loc_,
+                        hint("write each index map as a generic lambda taking auto indices ([](auto i, auto j) "
+                             "{{ ... }}), and do not unroll the grid"),
+                        "{}: a grid extent known only at run time needs a rolled grid, whose index maps are "
+                        "called with traced grid indices",
+                        entry_);
+        }
         static_assert(M != GridRolling::rolled || can_roll,
                       "refx: a rolled grid calls its index maps with traced grid indices (Scalar<std::int32_t>); "
                       "write each map as a generic lambda taking auto indices ([](auto i, auto j) { ... }), or keep "
@@ -187,7 +246,7 @@ class Pipeline {
               detail::roll_grid(ops, grid_.dims, M == GridRolling::rolled, loc_)) {
             // This core's share of the steps, as one range (pipeline/cores.hpp).
             const auto range = detail::core_step_range(grid_.dims, grid_.semantics, core_index(), num_cores());
-            if (range) return range->count == 0 ? PipelineReport{} : trace_rolled(ops, *range, args...);
+            if (range) return range->count == 0 ? PipelineReport{} : trace_rolled(ops, *range, {}, args...);
             if constexpr (M == GridRolling::rolled)
               trace_error(loc_,
                           hint("put the parallel dimensions first, or unroll the grid "
@@ -264,15 +323,65 @@ class Pipeline {
     return ops;
   }
 
+  /// A grid with extents known only at run time: rolled, on one core.
   template <class... A>
-  PipelineReport trace_rolled(std::vector<detail::PipeOperand> ops, detail::StepRange range, const A&... args) const {
+  PipelineReport trace_dynamic(const A&... args) const {
+    if (num_cores() > 1)
+      trace_error(loc_, hint("run it on a mesh with one core per device"),
+                  "{}: a grid extent known only at run time is not shared out over a device's {} cores", entry_,
+                  num_cores());
+    const auto ops = roll_operands(args...);
+    (void)detail::roll_grid(ops, grid_.dims, true, loc_);
+    std::vector<ValueId> extents(R, no_id);
+    for (std::size_t d = 0; d < R; ++d) {
+      const DynamicExtent& e = grid_.dynamic[d];
+      if (!e.dynamic()) continue;
+      ValueId v = e.value;
+      if (e.operand >= 0) {
+        if (static_cast<std::size_t>(e.operand) >= std::tuple_size_v<Scalars>)
+          trace_error(loc_, "{}: grid dimension {} reads its extent from scalar operand {}, and there are {}", entry_,
+                      d, e.operand, std::tuple_size_v<Scalars>);
+        std::size_t k = 0;
+        std::apply(
+            [&](const auto&... sc) {
+              ((v = k++ == static_cast<std::size_t>(e.operand) ? extent_of(sc, e, d) : v), ...);
+            },
+            scalars_);
+      }
+      extents[d] = detail::checked_extent(v, d, e.bound, entry_, loc_);
+    }
+    std::int64_t steps = 1;
+    for (const std::int64_t b : grid_.dims) steps *= b;
+    return trace_rolled(ops, detail::StepRange{0, steps}, extents, args...);
+  }
+  /// Element e.element of a scalar operand, as the int32 extent of dimension d.
+  template <class S>
+  ValueId extent_of(const S& sc, const DynamicExtent& e, std::size_t d) const {
+    if constexpr (std::is_integral_v<typename S::value_type> && S::rank == 1) {
+      return cast<std::int32_t>(sc.at(e.element).load(loc_), loc_).id();
+    } else {
+      trace_error(loc_,
+                  "{}: grid dimension {} reads its extent from scalar operand {}, which is not a rank-1 "
+                  "integer Smem Ref",
+                  entry_, d, e.operand);
+    }
+  }
+
+  /// `extents`: per dimension, a traced extent (no_id: the static one), or empty.
+  template <class... A>
+  PipelineReport trace_rolled(std::vector<detail::PipeOperand> ops, detail::StepRange range,
+                              const std::vector<ValueId>& extents, const A&... args) const {
     const std::tuple<A...> as{args...};
     std::tuple<typename detail::handle_of<A>::type...> handles;
     PipelineReport report;
+    // The frame's extents: a dynamic one is -1 (num_programs has no integer for it).
+    std::array<std::int64_t, R> frame_dims = grid_.dims;
+    for (std::size_t d = 0; d < extents.size(); ++d)
+      if (extents[d] != no_id) frame_dims[d] = -1;
     auto done = [&] {
-      detail::RolledSchedule sched(ops, grid_.dims, range, loc_);
+      detail::RolledSchedule sched(ops, grid_.dims, range, loc_, extents);
       report = sched.trace([&](std::span<const ValueId> point, std::span<const DynIndex> slots) {
-        detail::FrameGuard frame(point, grid_.dims);
+        detail::FrameGuard frame(point, frame_dims);
         [&]<std::size_t... I>(std::index_sequence<I...>) {
           std::apply(
               [&](const auto&... sc) { body_(sc..., detail::body_arg<A>(ops[I], std::get<I>(handles), slots[I])...); },

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -181,5 +182,82 @@ TEST(OptionalOperands, ANoneParameterIsNoKernelParameterAndTheBodyGetsNone) {
     ASSERT_EQ(plain[e], 2.0f * x[e]) << e;
     ASSERT_EQ(biased[e], 2.0f * x[e] + bias[e]) << e;
   }
+}
+}  // namespace
+
+namespace {
+// gmm's grid=(tiles_n, num_active_tiles, tiles_k): an extent read from a
+// scalar operand when the kernel runs, through one compiled kernel: every
+// step below it runs (rows 0 .. n-1 doubled), none past it; 0 runs none;
+// above the bound it is a run-time error naming the dimension.
+TEST(DynamicGrid, AnExtentReadFromDataBoundsTheStepsAtRunTime) {
+  const auto k = pipeline_kernel<SmemRef<const i32, 1>, HbmRef<const float, 8, 128>, HbmRef<float, 8, 128>>(
+      grid(2, scalar_extent(0, 0, 4)),
+      [](SmemRef<const i32, 1>, VmemRef<const float, 1, 128> xb, VmemRef<float, 1, 128> zb) {
+        zb.store(xb.load() * 2.0f);
+      },
+      block<1, 128>([](auto i, auto j, auto&&...) { return std::tuple{i * 4 + j, I{0}}; }),
+      block<1, 128>([](auto i, auto j, auto&&...) { return std::tuple{i * 4 + j, I{0}}; }));
+  for (const RuntimeOptions& o : kModes) {
+    Runtime rt(o);
+    const Executable exe = kernel(k).compile(Mesh{{"x", 1}}, {}, rt);
+    EXPECT_TRUE(exe.pipeline_report().rolled);
+    const Array x = Array::generate<float>(1, Shape{8, 128}, [](int, I e) { return xval(e); }, rt);
+    for (i32 n : {0, 1, 3, 4}) {
+      Array z = Array::generate<float>(1, Shape{8, 128}, [](int, I) { return -7.0f; }, rt);
+      exe.call_in_place({Array::from_shards<i32>({{n}}, Shape{1}, rt), x, z});
+      const auto got = z.to_host<float>(0);
+      for (I r = 0; r < 8; ++r)
+        for (I c = 0; c < 128; ++c) {
+          const bool ran = r % 4 < n;  // grid point (r / 4, r % 4)
+          ASSERT_EQ(got[static_cast<std::size_t>(r * 128 + c)], ran ? 2.0f * xval(r * 128 + c) : -7.0f)
+              << "n " << n << " row " << r;
+        }
+    }
+    std::string msg = "no error";
+    try {
+      exe(Array::from_shards<i32>({{5}}, Shape{1}, rt), x)[0].block_until_ready();
+    } catch (const Error& e) {
+      msg = e.what();
+    }
+    EXPECT_NE(msg.find("pipeline_kernel: the extent of grid dimension 1, read from data, must lie in [0, 4]"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("pallas_forms_test.cpp"), std::string::npos) << msg;
+  }
+}
+
+// The same grid in an emit_pipeline: the extent is a traced value of the
+// kernel (traced_extent); a grid whose maps take integers only cannot roll,
+// and an extent from data needs a rolled grid: a trace-time error.
+TEST(DynamicGrid, TracedExtentInAnEmitPipeline) {
+  const auto k = [](SmemRef<const i32, 1> n, HbmRef<const float, 4, 128> x, HbmRef<float, 4, 128> z) {
+    emit_pipeline(grid(traced_extent(n[0], 4)), [](VmemRef<const float, 1, 128> xb, VmemRef<float, 1, 128> zb) {
+      zb.store(xb.load() + 1.0f);
+    })(in(x, block<1, 128>([](auto i) { return std::tuple{i, I{0}}; })),
+       out(z, block<1, 128>([](auto i) { return std::tuple{i, I{0}}; })));
+  };
+  Runtime rt;
+  const Executable exe = kernel(k).compile(Mesh{{"x", 1}}, {}, rt);
+  const Array x = Array::generate<float>(1, Shape{4, 128}, [](int, I e) { return xval(e); }, rt);
+  Array z = Array::generate<float>(1, Shape{4, 128}, [](int, I) { return 0.5f; }, rt);
+  exe.call_in_place({Array::from_shards<i32>({{2}}, Shape{1}, rt), x, z});
+  const auto got = z.to_host<float>(0);
+  for (I e = 0; e < 4 * 128; ++e) ASSERT_EQ(got[static_cast<std::size_t>(e)], e < 256 ? xval(e) + 1.0f : 0.5f) << e;
+
+  const auto integer_maps = [](SmemRef<const i32, 1> n, HbmRef<const float, 4, 128> x, HbmRef<float, 4, 128> z) {
+    emit_pipeline(grid(traced_extent(n[0], 4)), [](VmemRef<const float, 1, 128> xb, VmemRef<float, 1, 128> zb) {
+      zb.store(xb.load());
+    })(in(x, block<1, 128>([](I i) { return std::array<I, 2>{i, 0}; })),
+       out(z, block<1, 128>([](I i) { return std::array<I, 2>{i, 0}; })));
+  };
+  std::string msg = "no error";
+  try {
+    (void)trace(integer_maps);
+  } catch (const TraceError& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("emit_pipeline: a grid extent known only at run time needs a rolled grid"), std::string::npos)
+      << msg;
 }
 }  // namespace

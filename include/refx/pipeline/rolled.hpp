@@ -26,6 +26,7 @@
 #include <refx/pipeline/cores.hpp>
 #include <refx/pipeline/operands.hpp>
 #include <refx/pipeline/report.hpp>
+#include <refx/trace/control_flow.hpp>
 #include <refx/trace/value.hpp>
 
 namespace refx::detail {
@@ -83,6 +84,11 @@ void describe_rolled(const A& a, PipeOperand& op, const Scalars& scalars, std::s
 REFX_DECL bool roll_grid(const std::vector<PipeOperand>& ops, std::span<const std::int64_t> dims, bool asked,
                          SourceLoc loc = {});
 
+/// `extent` (a traced integer) checked at run time to lie in [0, bound]: the
+/// extent of grid dimension `d` read from data; `entry` names the pipeline.
+REFX_DECL ValueId checked_extent(ValueId extent, std::size_t d, std::int64_t bound, const char* entry,
+                                 refx::source_location loc);
+
 /// Traces a rolled grid (see the top of this header).
 class RolledSchedule {
  public:
@@ -90,8 +96,10 @@ class RolledSchedule {
   using StepBody = std::function<void(std::span<const ValueId> point, std::span<const DynIndex> slots)>;
   /// Over steps [range.first, range.first + range.count) of the grid `dims`
   /// (this core's share; pipeline/cores.hpp), count >= 1.
+  /// `extents`: per dimension, its extent traced (known only at run time;
+  /// `dims` holds its bound) or no_id; empty when all are static.
   REFX_DECL RolledSchedule(std::vector<PipeOperand>& ops, std::span<const std::int64_t> dims, StepRange range,
-                           refx::source_location loc);
+                           refx::source_location loc, std::span<const ValueId> extents = {});
   /// Records the prologue, the loop (calling `body` once) and the epilogue.
   REFX_DECL PipelineReport trace(const StepBody& body);
 
@@ -106,6 +114,10 @@ class RolledSchedule {
   REFX_DECL ValueId changed(std::size_t k, ValueId before, ValueId step) const;
   REFX_DECL AsyncCopy copy(std::size_t k, const std::vector<DynIndex>& block, DynIndex slot, ValueId sem) const;
   REFX_DECL void fetch_ahead(std::size_t k, ValueId step, ValueId run, std::int64_t ahead);
+  /// The loop's step count and its last step (traced when an extent is).
+  REFX_DECL ValueId count() const;
+  REFX_DECL ValueId last() const;
+  REFX_DECL void trace_steps(const StepBody& body);
   std::vector<PipeOperand>& ops_;
   std::vector<std::int64_t> dims_;
   std::int64_t grid_steps_ = 1;  ///< the whole grid's
@@ -114,6 +126,10 @@ class RolledSchedule {
   refx::source_location loc_;
   std::vector<std::pair<std::int64_t, ValueId>> constants_;  ///< made before the loop
   ValueId no_ = no_id, yes_ = no_id;                         ///< bool constants, made before the loop
+  std::vector<ValueId> extents_;  ///< per dimension: traced, or no_id (all no_id: a static grid)
+  bool dynamic_ = false;
+  ValueId count_ = no_id, last_ = no_id;  ///< traced step count and last step, when dynamic
+  std::vector<ValueId> strides_;          ///< traced strides of the grid point, when dynamic
 };
 
 }  // namespace refx::detail

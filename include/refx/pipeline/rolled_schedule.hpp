@@ -50,12 +50,32 @@ REFX_DECL bool roll_grid(const std::vector<PipeOperand>& ops, std::span<const st
   return true;
 }
 
+REFX_DECL ValueId checked_extent(ValueId extent, std::size_t d, std::int64_t bound, const char* entry,
+                                 refx::source_location loc) {
+  Tracer& t = Tracer::current(loc);
+  const std::int64_t attrs[] = {
+      0, 1, 1, bound + 1,
+      t.graph().add_string(
+          fmt::format("{}: the extent of grid dimension {}, read from data, must lie in [0, {}]", entry, d, bound))};
+  return t.bind1(prim::index_check, std::span<const ValueId>(&extent, 1), {}, attrs, loc);
+}
+
 REFX_DECL RolledSchedule::RolledSchedule(std::vector<PipeOperand>& ops, std::span<const std::int64_t> dims,
-                                         StepRange range, refx::source_location loc)
-    : ops_(ops), dims_(dims.begin(), dims.end()), first_(range.first), steps_(range.count), loc_(loc) {
+                                         StepRange range, refx::source_location loc, std::span<const ValueId> extents)
+    : ops_(ops),
+      dims_(dims.begin(), dims.end()),
+      first_(range.first),
+      steps_(range.count),
+      loc_(loc),
+      extents_(extents.begin(), extents.end()) {
   check_pipeline_operands(ops_, dims, loc_);
   for (const std::int64_t d : dims_) grid_steps_ *= d;
+  extents_.resize(dims_.size(), no_id);
+  dynamic_ = std::any_of(extents_.begin(), extents_.end(), [](ValueId v) { return v != no_id; });
 }
+
+REFX_DECL ValueId RolledSchedule::count() const { return dynamic_ ? count_ : i32(steps_); }
+REFX_DECL ValueId RolledSchedule::last() const { return dynamic_ ? last_ : i32(steps_ - 1); }
 
 REFX_DECL ValueId RolledSchedule::i32(std::int64_t v) const {
   // The loop body's constants are made before the loop (hoist_constants),
@@ -87,6 +107,14 @@ REFX_DECL ValueId RolledSchedule::op2(const Primitive& p, ValueId a, ValueId b) 
 REFX_DECL std::vector<ValueId> RolledSchedule::point_of(ValueId step) const {
   if (first_ != 0) step = op2(prim::add, step, i32(first_));  // the loop's step -> the grid's
   std::vector<ValueId> p;
+  if (dynamic_) {  // strides and extents traced (made before the loop)
+    for (std::size_t d = 0; d < dims_.size(); ++d) {
+      ValueId i = d + 1 == dims_.size() ? step : op2(prim::div, step, strides_[d]);
+      if (d > 0) i = op2(prim::rem, i, extents_[d] != no_id ? extents_[d] : i32(dims_[d]));
+      p.push_back(i);
+    }
+    return p;
+  }
   std::int64_t stride = grid_steps_;
   for (std::size_t d = 0; d < dims_.size(); ++d) {
     stride /= dims_[d];
@@ -99,7 +127,7 @@ REFX_DECL std::vector<ValueId> RolledSchedule::point_of(ValueId step) const {
 
 REFX_DECL ValueId RolledSchedule::clamped(ValueId step, bool below, bool above) const {
   if (below) step = op2(prim::max, step, i32(0));
-  if (above) step = op2(prim::min, step, i32(steps_ - 1));
+  if (above) step = op2(prim::min, step, last());
   return step;
 }
 
@@ -176,10 +204,38 @@ REFX_DECL void RolledSchedule::fetch_ahead(std::size_t k, ValueId step, ValueId 
 }
 
 REFX_DECL PipelineReport RolledSchedule::trace(const StepBody& body) {
+  hoist_constants();
+  if (dynamic_) {
+    // The step count and the grid point's strides, traced; no step at all
+    // when an extent is 0 (nothing fetched, nothing written back).
+    strides_.assign(dims_.size(), no_id);
+    ValueId run = i32(1);
+    for (std::size_t d = dims_.size(); d-- > 0;) {
+      strides_[d] = run;
+      run = op2(prim::mul, run, extents_[d] != no_id ? extents_[d] : i32(dims_[d]));
+    }
+    count_ = run;
+    last_ = op2(prim::sub, count_, i32(1));
+    when(
+        wrap<bool, extents<>>(op2(prim::lt, i32(0), count_)), [&] { trace_steps(body); }, loc_);
+  } else {
+    trace_steps(body);
+  }
+  PipelineReport report;
+  report.steps = static_cast<std::size_t>(steps_);
+  report.rolled = true;
+  for (const PipeOperand& op : ops_) {
+    const int n = op.role == PipeRole::scratch ? 0 : static_cast<int>(steps_);
+    report.copies.push_back(n);
+    report.run_time_copies.push_back(n);
+  }
+  return report;
+}
+
+REFX_DECL void RolledSchedule::trace_steps(const StepBody& body) {
   Tracer& t = Tracer::current(loc_);
   const std::int64_t to_i32[] = {static_cast<std::int64_t>(DType::i32)};
   const auto as_i32 = [&](ValueId b) { return apply(prim::cast, {b}, to_i32, loc_); };
-  hoist_constants();
   std::vector<std::size_t> blocks;  // the operands with blocks (not scratch)
   for (std::size_t k = 0; k < ops_.size(); ++k)
     if (ops_[k].role != PipeRole::scratch) blocks.push_back(k);
@@ -196,7 +252,7 @@ REFX_DECL PipelineReport RolledSchedule::trace(const StepBody& body) {
   // The loop: one step per iteration, carrying each operand's window slot
   // at the step before (0 before step 0).
   t.note(loc_);
-  std::vector<ValueId> ins{i32(0), i32(steps_)};
+  std::vector<ValueId> ins{i32(0), count()};
   for (std::size_t i = 0; i < blocks.size(); ++i) ins.push_back(i32(0));
   const BlockId loop_block = t.open_block();
   std::vector<ValueId> out;
@@ -254,9 +310,9 @@ REFX_DECL PipelineReport RolledSchedule::trace(const StepBody& body) {
         write_back[k]->wait(loc_);
       } else {  // synchronous, at the last step of a run
         const ValueId next = clamped(op2(prim::add, s, i32(1)), false, true);
-        const ValueId last = op2(prim::logical_or, op2(prim::eq, s, i32(steps_ - 1)), changed(k, s, next));
+        const ValueId last_of_run = op2(prim::logical_or, op2(prim::eq, s, last()), changed(k, s, next));
         const AsyncCopy c = copy(k, index[k], slots[k], i32(0));
-        c.start_if(last, loc_);
+        c.start_if(last_of_run, loc_);
         c.wait(loc_);
       }
     }
@@ -270,29 +326,22 @@ REFX_DECL PipelineReport RolledSchedule::trace(const StepBody& body) {
 
   // Epilogue: the last output run's write-back; the waits for the fetches
   // issued past the grid's end (moving nothing, they signalled).
-  const ValueId last = i32(steps_ - 1);
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     const std::size_t k = blocks[i];
     const PipeOperand& op = ops_[k];
     if (op.role == PipeRole::out && op.buffers > 1) {
-      const AsyncCopy c = copy(k, index_at(k, last), DynIndex{0, final_slot[i]}, i32((steps_ - 1) % 2));
+      const AsyncCopy c = copy(k, index_at(k, last()), DynIndex{0, final_slot[i]},
+                               dynamic_ ? op2(prim::rem, last(), i32(2)) : i32((steps_ - 1) % 2));
       c.start(loc_);
       c.wait(loc_);
     } else if (op.role == PipeRole::in) {
-      for (std::int64_t e = steps_; e + 1 < steps_ + op.buffers; ++e)
-        copy(k, index_at(k, last), DynIndex{0, -1}, i32(e % op.buffers)).wait(loc_);
+      for (std::int64_t j = 0; j + 1 < op.buffers; ++j)
+        copy(k, index_at(k, last()), DynIndex{0, -1},
+             dynamic_ ? op2(prim::rem, op2(prim::add, count(), i32(j)), i32(op.buffers))
+                      : i32((steps_ + j) % op.buffers))
+            .wait(loc_);
     }
   }
-
-  PipelineReport report;
-  report.steps = static_cast<std::size_t>(steps_);
-  report.rolled = true;
-  for (const PipeOperand& op : ops_) {
-    const int n = op.role == PipeRole::scratch ? 0 : static_cast<int>(steps_);
-    report.copies.push_back(n);
-    report.run_time_copies.push_back(n);
-  }
-  return report;
 }
 
 }  // namespace refx::detail

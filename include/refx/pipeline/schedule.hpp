@@ -459,7 +459,13 @@ REFX_DECL Scalar<std::int32_t> traced_program_id(std::size_t axis, refx::source_
   return Scalar<std::int32_t>(static_cast<std::int32_t>(f.point[axis]), loc);
 }
 REFX_DECL std::int64_t num_programs(std::size_t axis, refx::source_location loc) {
-  return detail::current_frame("num_programs", axis, loc).dims[axis];
+  const std::int64_t n = detail::current_frame("num_programs", axis, loc).dims[axis];
+  if (n < 0)  // an extent read from data (pipeline.hpp, DynamicExtent)
+    trace_error(loc, hint("pass the extent to the body as a scalar operand and read it there"),
+                "num_programs({}) of a grid dimension whose extent is read from data: it has no integer value "
+                "while tracing",
+                axis);
+  return n;
 }
 
 }  // namespace refx

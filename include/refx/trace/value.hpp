@@ -200,6 +200,20 @@ struct value_traits<Value<T, E>> {
   using element = T;
   using ext = E;
 };
+/// A class derived from a Value (ref[i]'s element, trace/ref.hpp): its
+/// traits are its Value's.
+template <class A>
+inline constexpr bool is_derived_value_v = false;
+template <class A>
+  requires(is_value_v<A> && requires { typename A::extents_type; })
+inline constexpr bool is_derived_value_v<A> =
+    !std::is_same_v<A, Value<typename A::element_type, typename A::extents_type>>;
+template <class A>
+  requires is_derived_value_v<A>
+struct value_traits<A> : value_traits<Value<typename A::element_type, typename A::extents_type>> {};
+template <class A>
+  requires is_derived_value_v<A>
+inline constexpr bool is_scalar_value_v<A> = A::extents_type::rank == 0;
 
 inline ValueId broadcast_to(ValueId scalar, const Shape& shape, SourceLoc loc = {}) {
   std::vector<std::int64_t> attrs{static_cast<std::int64_t>(shape.rank())};
@@ -270,6 +284,9 @@ struct operand_traits<Value<T, E>> {
   using ext = E;
   static constexpr bool is_value = true;
 };
+template <class A>
+  requires is_derived_value_v<A>
+struct operand_traits<A> : operand_traits<Value<typename A::element_type, typename A::extents_type>> {};
 
 template <class A, class B>
 concept binary_operands = (is_value_v<A> || is_value_v<B>) && (is_value_v<A> || is_number_v<A>) &&
