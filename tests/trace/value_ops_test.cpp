@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cstring>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -346,6 +349,32 @@ TEST(Shapes, TileAndSliceInDim) {
   EXPECT_EQ(contents<std::int32_t>(bt1), (std::vector<std::int32_t>{7, 8, 9, 10, 7, 8, 9, 10, 7, 8, 9, 10}));
   EXPECT_EQ(contents<std::int32_t>(bs), (std::vector<std::int32_t>{2, 3, 5, 6}));
   EXPECT_EQ(contents<std::int32_t>(bs0), (std::vector<std::int32_t>{4, 5, 6}));
+}
+
+// jnp.roll / pltpu.roll with a static shift, and pltpu.bitcast on a Value.
+TEST(Shapes, RollAndBitcast) {
+  Graph g = trace([](VmemRef<const std::int32_t, 2, 4> x, VmemRef<std::int32_t, 2, 4> r1, VmemRef<std::int32_t, 2, 4> r0,
+                     VmemRef<std::int32_t, 2, 4> rn, VmemRef<const float, 2> f, VmemRef<std::uint32_t, 2> bits,
+                     VmemRef<std::uint8_t, 8> bytes) {
+    r1.store(roll<1, 1>(x.load()));    // columns one to the right
+    r0.store(roll<0, 3>(x.load()));    // 3 mod 2 = 1 row down
+    rn.store(roll<1, -1>(x.load()));   // one to the left
+    bits.store(bitcast<std::uint32_t>(f.load()));
+    bytes.store(bitcast<std::uint8_t>(f.load()));
+  });
+  Buffer bx = make_buffer<std::int32_t>(Shape{2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), bf = make_buffer<float>(Shape{2}, {1.0f, -2.5f});
+  Buffer b1(DType::i32, Shape{2, 4}), b0(DType::i32, Shape{2, 4}), bn(DType::i32, Shape{2, 4}), bb(DType::u32, Shape{2}),
+      b8(DType::u8, Shape{8});
+  interpret(g, bx, b1, b0, bn, bf, bb, b8);
+  EXPECT_EQ(contents<std::int32_t>(b1), (std::vector<std::int32_t>{4, 1, 2, 3, 8, 5, 6, 7}));
+  EXPECT_EQ(contents<std::int32_t>(b0), (std::vector<std::int32_t>{5, 6, 7, 8, 1, 2, 3, 4}));
+  EXPECT_EQ(contents<std::int32_t>(bn), (std::vector<std::int32_t>{2, 3, 4, 1, 6, 7, 8, 5}));
+  EXPECT_EQ(contents<std::uint32_t>(bb), (std::vector<std::uint32_t>{std::bit_cast<std::uint32_t>(1.0f),
+                                                                     std::bit_cast<std::uint32_t>(-2.5f)}));
+  std::vector<std::uint8_t> want(8);
+  const float fs[] = {1.0f, -2.5f};
+  std::memcpy(want.data(), fs, 8);
+  EXPECT_EQ(contents<std::uint8_t>(b8), want);
 }
 
 }  // namespace

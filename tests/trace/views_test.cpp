@@ -305,6 +305,21 @@ TEST(Views, SubscriptReadsAndWritesElements) {
   EXPECT_EQ(contents<float>(bm), (std::vector<float>{3, 6, 9, 12, 0, 0, 5, 0}));
 }
 
+// pl.load(ref, mask=, other=) and pl.store(ref, v, mask=): the masked-off
+// elements read `other` and keep the Ref's.
+TEST(Views, MaskedLoadAndStore) {
+  Graph g = trace([](VmemRef<const float, 8> x, VmemRef<float, 8> y, VmemRef<float, 8> z) {
+    const auto mask = iota<std::int32_t, 8>(0) % 3 == 0;  // elements 0, 3, 6
+    y.store(load(x, mask, -1.0f));
+    store(z, x.load() * 10.0f, mask);
+  });
+  Buffer bx = make_buffer<float>(Shape{8}, {1, 2, 3, 4, 5, 6, 7, 8}), by = filled<float>(Shape{8}, 0.0f),
+         bz = filled<float>(Shape{8}, 0.5f);
+  interpret(g, bx, by, bz);
+  EXPECT_EQ(contents<float>(by), (std::vector<float>{1, -1, -1, 4, -1, -1, 7, -1}));
+  EXPECT_EQ(contents<float>(bz), (std::vector<float>{10, 0.5f, 0.5f, 40, 0.5f, 0.5f, 70, 0.5f}));
+}
+
 TEST(Views, AccumThroughEveryKindOfView) {
   Graph g = trace([](VmemRef<std::int64_t, 4, 8> y) {
     y.at(0) += full<std::int64_t, 8>(1);

@@ -1,11 +1,16 @@
 #pragma once
-// Values cut and repeated, as published Pallas kernels write them:
+// Values cut, repeated, rotated and reinterpreted, and masked loads and
+// stores, as published Pallas kernels write them:
 //   tile<R0, R1>(x)                    jnp.tile(x, (R0, R1)): copies side by side
 //   slice_in_dim<Axis, Start, Size>(x) x[..., Start:Start + Size, ...] along Axis
-// (lax.slice_in_dim; flash attention's l[:, :head_dim]). tile is a
-// broadcast and a reshape; a slice goes through a scoped Vmem buffer (a
-// store and a load of the view), as a TPU kernel's value slice is a copy
-// between vector registers.
+//                                      (lax.slice_in_dim; flash attention's l[:, :head_dim])
+//   roll<Axis, Shift>(x)               jnp.roll(x, Shift, Axis) / pltpu.roll with a static shift
+//   bitcast<U>(x)                      pltpu.bitcast / lax.bitcast_convert_type on a Value
+//   load(ref, mask, other)             pl.load(ref, mask=m, other=o): other where the mask is false
+//   store(ref, v, mask)                pl.store(ref, v, mask=m): only where the mask is true
+// tile is a broadcast and a reshape; the others go through a scoped Vmem
+// buffer (a store and a load of views), as a TPU kernel's value slice is a
+// copy between vector registers.
 
 #include <cstddef>
 #include <cstdint>
@@ -86,6 +91,67 @@ auto slice_in_dim(const Value<T, E>& x, refx::source_location loc = refx::source
         (std::make_index_sequence<E::rank>{});
       },
       loc);
+}
+
+/// jnp.roll(x, Shift, axis=Axis) with a static shift: element i moves to
+/// (i + Shift) mod n along Axis (a negative Shift rolls the other way).
+template <std::size_t Axis, std::int64_t Shift, class T, class E>
+auto roll(const Value<T, E>& x, refx::source_location loc = refx::source_location::current()) {
+  static_assert(detail::all_static_extents<E>(), "refx: roll takes a Value of static extents");
+  static_assert(Axis < E::rank, "refx: roll's axis is past the Value's rank");
+  if constexpr (detail::all_static_extents<E>() && Axis < E::rank) {
+    constexpr std::int64_t n = E::values[Axis];
+    constexpr std::int64_t s = ((Shift % n) + n) % n;
+    if constexpr (s == 0) {
+      return x;
+    } else {
+      return run_scoped(
+          [&](Ref<T, E, Vmem> tmp) {
+            const auto at = [&]<std::int64_t Start, std::int64_t Size>() {
+              return [&]<std::size_t... I>(std::index_sequence<I...>) {
+                return tmp.at(detail::slice_index<I, Axis, Start, Size>()...);
+              }
+              (std::make_index_sequence<E::rank>{});
+            };
+            at.template operator()<s, n - s>().store(slice_in_dim<Axis, 0, n - s>(x, loc));
+            at.template operator()<0, s>().store(slice_in_dim<Axis, n - s, s>(x, loc));
+            return tmp.load(loc);
+          },
+          loc);
+    }
+  }
+}
+
+/// pltpu.bitcast on a Value: the same bytes as elements of U; the last
+/// extent scales by sizeof(T) / sizeof(U) (as Ref::bitcast).
+template <class U, class T, class E>
+auto bitcast(const Value<T, E>& x, refx::source_location loc = refx::source_location::current()) {
+  static_assert(detail::all_static_extents<E>(), "refx: bitcast<U> of a Value takes static extents");
+  return run_scoped(
+      [&](Ref<T, E, Vmem> tmp) {
+        tmp.store(x);
+        return tmp.template bitcast<U>(loc).load(loc);
+      },
+      loc);
+}
+
+/// pl.load(ref, mask=mask, other=other): ref's elements where `mask` holds,
+/// `other` (a Value of the same shape, or a number) elsewhere.
+template <class T, class E, class S, class F, class O>
+auto load(const Ref<T, E, S>& ref, const Value<bool, F>& mask, const O& other,
+          refx::source_location loc = refx::source_location::current()) {
+  static_assert(std::is_same_v<E, F>,
+                "refx: a masked load's mask has the Ref view's shape (a bool Value of its extents)");
+  return select(mask, ref.load(loc), other, loc);
+}
+/// pl.store(ref, v, mask=mask): writes v's elements where `mask` holds and
+/// keeps ref's elsewhere (a load, a select and a store).
+template <class T, class E, class S, class V, class F>
+void store(const Ref<T, E, S>& ref, const V& v, const Value<bool, F>& mask,
+           refx::source_location loc = refx::source_location::current()) {
+  static_assert(std::is_same_v<E, F>,
+                "refx: a masked store's mask has the Ref view's shape (a bool Value of its extents)");
+  ref.store(detail::StoreArg<T, E>(select(mask, v, ref.load(loc), loc), loc));
 }
 
 }  // namespace refx
