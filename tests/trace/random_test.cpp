@@ -109,6 +109,37 @@ TEST(RandomBits, SameSeedSameBitsOnEveryRunAndEveryTrace) {
   EXPECT_EQ(std::set<U32>(first.begin(), first.end()).size(), first.size()) << "128 words, no repeats expected";
 }
 
+// Pallas' stateful samplers: in range, with the distribution's moments
+// (1024 draws each, deterministic for the seed, so the bounds cannot flake).
+TEST(RandomBits, StatefulSamplers) {
+  constexpr std::int64_t N = 8, W = 128;
+  Graph g = trace([](VmemRef<float, N, W> u, VmemRef<float, N, W> z, VmemRef<bool, N, W> b) {
+    prng_seed(2026);
+    u.store(stateful_uniform<N, W>(2.0f, 5.0f));
+    z.store(stateful_normal<N, W>());
+    b.store(stateful_bernoulli<N, W>(0.25f));
+  });
+  Buffer bu(DType::f32, Shape{N, W}), bz(DType::f32, Shape{N, W}), bb(DType::pred, Shape{N, W});
+  interpret(g, bu, bz, bb);
+  const auto us = contents<float>(bu), zs = contents<float>(bz);
+  const auto bs = contents<bool>(bb);
+  double su = 0, sz = 0, szz = 0, sb = 0;
+  for (std::size_t i = 0; i < us.size(); ++i) {
+    ASSERT_GE(us[i], 2.0f);
+    ASSERT_LT(us[i], 5.0f);
+    ASSERT_TRUE(std::isfinite(zs[i]));
+    su += us[i];
+    sz += zs[i];
+    szz += double(zs[i]) * zs[i];
+    sb += bs[i] ? 1 : 0;
+  }
+  const double n = static_cast<double>(us.size());
+  EXPECT_NEAR(su / n, 3.5, 0.1);
+  EXPECT_NEAR(sz / n, 0.0, 0.12);
+  EXPECT_NEAR(szz / n - (sz / n) * (sz / n), 1.0, 0.15);
+  EXPECT_NEAR(sb / n, 0.25, 0.05);
+}
+
 TEST(RandomBits, EveryCallAndIterationIsFreshAndReseedingRepeats) {
   constexpr std::int64_t W = 32;
   Graph g = trace([](VmemRef<U32, 6, W> out) {

@@ -111,6 +111,34 @@ Value<std::uint32_t, extents<Dims...>> prng_random_bits(refx::source_location lo
                 "run-time Shape)");
   return detail::wrap<std::uint32_t, extents<Dims...>>(detail::prng_random_bits_id(Shape{Dims...}, loc));
 }
+/// Pallas' stateful samplers, drawn from prng_random_bits (the distribution
+/// of JAX's, not its bits). stateful_bits: the bits themselves.
+template <std::int64_t... Dims>
+Value<std::uint32_t, extents<Dims...>> stateful_bits(refx::source_location loc = refx::source_location::current()) {
+  return prng_random_bits<Dims...>(loc);
+}
+/// stateful_uniform: floats in [minval, maxval), from 24 random bits each.
+template <std::int64_t... Dims>
+Value<float, extents<Dims...>> stateful_uniform(float minval = 0.0f, float maxval = 1.0f,
+                                                refx::source_location loc = refx::source_location::current()) {
+  const auto unit =
+      cast<float>(shift_right_logical(prng_random_bits<Dims...>(loc), std::uint32_t{8}), loc) * (1.0f / 16777216.0f);
+  return unit * (maxval - minval) + minval;
+}
+/// stateful_normal: standard normal floats (Box-Muller over two uniform draws).
+template <std::int64_t... Dims>
+Value<float, extents<Dims...>> stateful_normal(refx::source_location loc = refx::source_location::current()) {
+  const auto u1 = 1.0f - stateful_uniform<Dims...>(0.0f, 1.0f, loc);  // in (0, 1]: its log is finite
+  const auto u2 = stateful_uniform<Dims...>(0.0f, 1.0f, loc);
+  return sqrt(log(u1) * -2.0f) * cos(u2 * 6.28318530717958647692f);
+}
+/// stateful_bernoulli: true with probability p.
+template <std::int64_t... Dims>
+Value<bool, extents<Dims...>> stateful_bernoulli(float p = 0.5f,
+                                                 refx::source_location loc = refx::source_location::current()) {
+  return stateful_uniform<Dims...>(0.0f, 1.0f, loc) < p;
+}
+
 /// A shape given as an argument (Pallas' prng_random_bits(shape)): rejected.
 template <class S>
 void prng_random_bits(const S&, refx::source_location = refx::source_location::current()) {
