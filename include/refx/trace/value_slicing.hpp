@@ -72,6 +72,17 @@ auto slice_index() {
   if constexpr (I == Axis) return ds<Size>(Start);
   else return all;
 }
+/// The view of `ref` at [Start, Start + Size) along Axis, all of the others.
+template <std::size_t Axis, std::int64_t Start, std::int64_t Size, class R>
+auto axis_view(const R& ref) {
+  return [&]<std::size_t... I>(std::index_sequence<I...>) { return ref.at(slice_index<I, Axis, Start, Size>()...); }
+  (std::make_index_sequence<R::rank>{});
+}
+/// ref.store(v) on the user's line.
+template <class R, class V>
+void store_on(const R& ref, const V& v, refx::source_location loc) {
+  ref.store(StoreArg<typename R::element_type, typename R::extents_type>(v, loc));
+}
 }  // namespace detail
 
 /// lax.slice_in_dim(x, Start, Start + Size, axis=Axis) with static bounds:
@@ -84,11 +95,8 @@ auto slice_in_dim(const Value<T, E>& x, refx::source_location loc = refx::source
                 "refx: slice_in_dim's [Start, Start + Size) lies outside the Value along its axis");
   return run_scoped(
       [&](Ref<T, E, Vmem> tmp) {
-        tmp.store(x);
-        return [&]<std::size_t... I>(std::index_sequence<I...>) {
-          return tmp.at(detail::slice_index<I, Axis, Start, Size>()...).load(loc);
-        }
-        (std::make_index_sequence<E::rank>{});
+        detail::store_on(tmp, x, loc);
+        return detail::axis_view<Axis, Start, Size>(tmp).load(loc);
       },
       loc);
 }
@@ -106,16 +114,12 @@ auto roll(const Value<T, E>& x, refx::source_location loc = refx::source_locatio
       return x;
     } else {
       return run_scoped(
-          [&](Ref<T, E, Vmem> tmp) {
-            const auto at = [&]<std::int64_t Start, std::int64_t Size>() {
-              return [&]<std::size_t... I>(std::index_sequence<I...>) {
-                return tmp.at(detail::slice_index<I, Axis, Start, Size>()...);
-              }
-              (std::make_index_sequence<E::rank>{});
-            };
-            at.template operator()<s, n - s>().store(slice_in_dim<Axis, 0, n - s>(x, loc));
-            at.template operator()<0, s>().store(slice_in_dim<Axis, n - s, s>(x, loc));
-            return tmp.load(loc);
+          [&](Ref<T, E, Vmem> src, Ref<T, E, Vmem> dst) {
+            detail::store_on(src, x, loc);
+            detail::store_on(detail::axis_view<Axis, s, n - s>(dst), detail::axis_view<Axis, 0, n - s>(src).load(loc),
+                             loc);
+            detail::store_on(detail::axis_view<Axis, 0, s>(dst), detail::axis_view<Axis, n - s, s>(src).load(loc), loc);
+            return dst.load(loc);
           },
           loc);
     }
@@ -129,7 +133,7 @@ auto bitcast(const Value<T, E>& x, refx::source_location loc = refx::source_loca
   static_assert(detail::all_static_extents<E>(), "refx: bitcast<U> of a Value takes static extents");
   return run_scoped(
       [&](Ref<T, E, Vmem> tmp) {
-        tmp.store(x);
+        detail::store_on(tmp, x, loc);
         return tmp.template bitcast<U>(loc).load(loc);
       },
       loc);
@@ -151,7 +155,7 @@ void store(const Ref<T, E, S>& ref, const V& v, const Value<bool, F>& mask,
            refx::source_location loc = refx::source_location::current()) {
   static_assert(std::is_same_v<E, F>,
                 "refx: a masked store's mask has the Ref view's shape (a bool Value of its extents)");
-  ref.store(detail::StoreArg<T, E>(select(mask, v, ref.load(loc), loc), loc));
+  detail::store_on(ref, select(mask, v, ref.load(loc), loc), loc);
 }
 
 }  // namespace refx
