@@ -146,7 +146,8 @@ auto load(const Ref<T, E, S>& ref, const Value<bool, F>& mask, const O& other,
           refx::source_location loc = refx::source_location::current()) {
   static_assert(std::is_same_v<E, F>,
                 "refx: a masked load's mask has the Ref view's shape (a bool Value of its extents)");
-  return select(mask, ref.load(loc), other, loc);
+  if constexpr (std::is_same_v<E, F>) return select(mask, ref.load(loc), other, loc);
+  else return ref.load(loc);  // not reached: the check above failed to compile
 }
 /// pl.store(ref, v, mask=mask): writes v's elements where `mask` holds and
 /// keeps ref's elsewhere (a load, a select and a store).
@@ -155,7 +156,7 @@ void store(const Ref<T, E, S>& ref, const V& v, const Value<bool, F>& mask,
            refx::source_location loc = refx::source_location::current()) {
   static_assert(std::is_same_v<E, F>,
                 "refx: a masked store's mask has the Ref view's shape (a bool Value of its extents)");
-  detail::store_on(ref, select(mask, v, ref.load(loc), loc), loc);
+  if constexpr (std::is_same_v<E, F>) detail::store_on(ref, select(mask, v, ref.load(loc), loc), loc);
 }
 
 }  // namespace refx
