@@ -14,24 +14,17 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <vector>
 
 #include <Eigen/Core>
 
 #include "../examples/flash_attention.hpp"
+#include "timing.hpp"
 
 namespace {
 using namespace flash;
-using Clock = std::chrono::steady_clock;
 using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
 
 /// The same algorithm as the kernel, block by block, in f32 with Eigen.
 void eigen_attention(const Matrix& q, const Matrix& k, const Matrix& v, Matrix& o) {
@@ -84,22 +77,7 @@ void run(benchmark::State& state) {
     benchmark::DoNotOptimize(ho.data());
     benchmark::ClobberMemory();
   };
-  refx_call();
-  base();
-  std::vector<double> tr, tb;
-  for (auto _ : state) {
-    auto t0 = Clock::now();
-    refx_call();
-    const double r = seconds_since(t0);
-    t0 = Clock::now();
-    base();
-    tb.push_back(seconds_since(t0));
-    tr.push_back(r);
-    state.SetIterationTime(r);
-  }
-  state.counters["refx_us"] = median(tr) * 1e6;
-  state.counters["base_us"] = median(tb) * 1e6;
-  state.counters["ratio"] = median(tr) / median(tb);
+  refx_bench::alternate(state, refx_call, base);
   // The two must agree to the precision of T.
   const std::vector<T> got = exe(q, k, v)[0].to_host<T>(0);
   float worst = 0;

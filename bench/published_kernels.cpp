@@ -21,7 +21,6 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -32,6 +31,8 @@
 
 #include <refx/runtime/runtime.hpp>
 
+#include "timing.hpp"
+
 #include "../examples/jax_all_gather.hpp"
 #include "../examples/jax_flash_attention.hpp"
 #include "../examples/jax_megablox_gmm.hpp"
@@ -39,38 +40,12 @@
 
 namespace {
 using namespace refx;
+using refx_bench::alternate;
 using I = std::int64_t;
 using i32 = std::int32_t;
-using Clock = std::chrono::steady_clock;
 using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
 float input(int which, I e) { return static_cast<float>(((e * 2654435761u + which * 7919) % 2003) / 1001.0 - 1.0); }
-
-/// Times `refx_call` and `base` alternately; sets the counters.
-template <class R, class B>
-void alternate(benchmark::State& state, R&& refx_call, B&& base) {
-  refx_call();
-  base();
-  std::vector<double> tr, tb;
-  for (auto _ : state) {
-    auto t0 = Clock::now();
-    refx_call();
-    const double r = seconds_since(t0);
-    t0 = Clock::now();
-    base();
-    tb.push_back(seconds_since(t0));
-    tr.push_back(r);
-    state.SetIterationTime(r);
-  }
-  state.counters["refx_us"] = median(tr) * 1e6;
-  state.counters["base_us"] = median(tb) * 1e6;
-  state.counters["ratio"] = median(tr) / median(tb);
-}
 
 /// Rows [r, r + n) of a host copy of `a` (device 0) as an f32 matrix of `cols` columns.
 template <class T>
