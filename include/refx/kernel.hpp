@@ -150,6 +150,14 @@ class Kernel {
     target_mode_ = mode;
     return *this;
   }
+  /// The kernel's scoped Vmem limit on the target (Pallas' `vmem_limit_bytes`
+  /// compiler parameter): its Vmem peak is checked against `bytes` instead
+  /// of the target's default scoped limit; at most the TensorCore's Vmem.
+  /// Needs target().
+  Kernel& vmem_limit_bytes(std::int64_t bytes) {
+    vmem_limit_ = bytes;
+    return *this;
+  }
 
   /// Traces the kernel for `mesh` (shapes: none if all static, else one per parameter).
   Executable compile(const Mesh& mesh, const std::vector<Shape>& shapes = {}, Runtime& rt = detail::global_runtime(),
@@ -168,8 +176,16 @@ class Kernel {
         return trace(f_, TraceOptions{shapes, &mesh, collective_id_}, loc);
       }();
       std::shared_ptr<const TargetReport> report;
-      if (target_)
-        report = std::make_shared<const TargetReport>(detail::check_for_target(g, mesh, *target_, target_mode_, loc));
+      if (vmem_limit_ && !target_)
+        throw Error(detail::located_message(SourceLoc(loc), nullptr,
+                                            "kernel '{}': vmem_limit_bytes({}) needs a target: the limit is a TPU "
+                                            "generation's (write .target(refx::targets::v6e()) as well)",
+                                            name_, *vmem_limit_));
+      if (target_) {
+        Target t = *target_;
+        if (vmem_limit_) t.vmem_limit_bytes = *vmem_limit_;
+        report = std::make_shared<const TargetReport>(detail::check_for_target(g, mesh, t, target_mode_, loc));
+      }
       Executable exe = detail::compile_traced(std::move(g), mesh, name_, single_worker_, passes_,
                                               read_only(static_cast<Params*>(nullptr)), rt, std::move(report));
       exe.pipelines_ = std::move(pipelines);
@@ -197,6 +213,7 @@ class Kernel {
   bool single_worker_ = false;
   passes::Options passes_;
   std::optional<Target> target_;
+  std::optional<std::int64_t> vmem_limit_;
   TargetMode target_mode_ = TargetMode::error;
 };
 

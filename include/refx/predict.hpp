@@ -42,6 +42,7 @@ struct DevicePrediction {
   double exposed_communication_seconds = 0;
   std::int64_t copies = 0;      ///< copies started (local and remote)
   std::int64_t bytes_sent = 0;  ///< bytes of the remote ones
+  double fixed_seconds = 0;     ///< the collective's fixed cost at the call's start (Target::ici)
 };
 
 /// Ops the target has no figure for: modelled as taking no time, and listed.
@@ -57,6 +58,10 @@ struct PredictedOp {
   OpId op = no_id;
   double begin = 0, end = 0;
   bool waited = false;  ///< the op is a wait that blocked
+  /// What ended a wait that blocked: a copy landing (index into
+  /// Prediction::copies), or a signal from device `woken_by_device`; -1 if neither.
+  std::int32_t woken_by_copy = -1;
+  std::int32_t woken_by_device = -1;
 };
 
 /// One copy as the model routed it.
@@ -64,9 +69,11 @@ struct PredictedCopy {
   OpId op = no_id;
   std::int32_t from = 0, to = 0;
   std::int64_t bytes = 0, hops = 0;
-  double issued = 0;   ///< when the device started it
-  double start = 0;    ///< when its links were free
-  double arrival = 0;  ///< when its last byte landed (its semaphores rose)
+  double issued = 0;           ///< when the device started it
+  double start = 0;            ///< when its links were free
+  double arrival = 0;          ///< when its last byte landed (its semaphores rose)
+  double serialisation = 0;    ///< its bytes at the link's (or HBM's) working rate
+  std::int64_t ring_hops = 0;  ///< the hops it would cross were every torus axis a ring
 };
 
 /// The model's answer for one call.
@@ -80,6 +87,13 @@ class Prediction {
   /// Per device, its ops in program order; and every copy in issue order.
   std::vector<std::vector<PredictedOp>> ops;
   std::vector<PredictedCopy> copies;
+  /// The target's figures the model used.
+  struct Figures {
+    double link_peak = 0, link_working = 0;  ///< one direction of one link, bytes per second
+    double hop_latency = 0, hbm = 0;         ///< seconds per hop; HBM bytes per second
+    double dma_issue = 0, collective_fixed = 0;
+    std::int32_t wraparound_multiple = 0;
+  } figures;
 
   /// The call's predicted time: the slowest device's.
   double seconds() const;
@@ -92,6 +106,14 @@ class Prediction {
   std::string timeline_json() const;
   /// Writes timeline_json() to `path`; throws refx::Error naming the path.
   void write_timeline(const std::string& path) const;
+  /// Where device `device`'s time goes (by default the slowest's), step by
+  /// step: each wait that blocked is a step, and the copy or signal that
+  /// ended it is taken apart into link serialisation (at the working rate,
+  /// and what the peak would give), hops, contention for its links (queued
+  /// behind other transfers) and a wraparound the slice lacks, next to the
+  /// compute that ran beside it (how much of the copy it hid). Then the
+  /// totals over every step.
+  std::string explain(std::int32_t device = -1) const;
   /// Op `op` of the program (PredictedOp::op, PredictedCopy::op): its
   /// timeline name, and its source line as file:line.
   std::string op_name(OpId op) const;
@@ -122,6 +144,12 @@ struct TorusLayout {
   /// torus axis is named at most once; one the mesh leaves out must have 1
   /// chip in the slice. Empty: mesh axis i on torus axis i.
   std::vector<std::vector<std::int32_t>> axes{};
+  /// Fold a mesh axis that runs along several torus axes in serpentine
+  /// order instead of row by row: each minor digit runs backwards where the
+  /// digits above it make an odd number, so that consecutive coordinates
+  /// sit on neighbouring chips (a ring folded over a 2x2 face is 4 single
+  /// hops, not one diagonal).
+  bool serpentine = false;
 };
 
 /// Runs one call of `exe` (one Array per parameter, outputs written in place
@@ -142,6 +170,12 @@ inline Prediction predict(const Executable& exe, const Target& t, const std::vec
 }
 
 namespace detail {
+/// predict() without moving the copies' bytes: the same modelled times for a
+/// kernel whose control flow does not read what its copies carry (the
+/// collectives calibrate() predicts), its outputs not written.
+REFX_DECL Prediction predict_times(const Executable& exe, const Target& t, const TorusLayout& layout,
+                                   const std::vector<Array>& args);
+
 /// The Executable given to predict(exe, t, arrays...) and the line of that
 /// call: a parameter pack leaves no room for a defaulted location after it,
 /// so the conversion to this type takes it.
@@ -172,4 +206,5 @@ Prediction predict(detail::PredictedExecutable exe, const Target& t, const Torus
 #include <refx/predict/detail/torus_layout.hpp>
 #include <refx/predict/detail/model.hpp>
 #include <refx/predict/detail/prediction_output.hpp>
+#include <refx/predict/detail/explain.hpp>
 #endif

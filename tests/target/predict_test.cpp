@@ -32,7 +32,7 @@ Array iota_shards(std::int32_t devices, Shape shape) {
 /// `hops_per_step` is 2 for refx's combining rings: before each combining
 /// copy the receiver's "free" signal crosses the hop the other way.
 double ring_seconds(const Target& t, std::int64_t steps, double chunk_bytes, int hops_per_step = 1) {
-  return double(steps) * (chunk_bytes / t.ici.link_bytes_per_second + hops_per_step * t.ici.hop_latency_seconds);
+  return double(steps) * (chunk_bytes / t.ici.link_rate() + hops_per_step * t.ici.hop_latency_seconds);
 }
 
 void expect_within_5_percent(const Prediction& p, double closed_form) {
@@ -272,6 +272,63 @@ TEST(Predict, ChecksItsArguments) {
   Target bad = targets::v5p();
   bad.ici.link_bytes_per_second = 0;
   EXPECT_THROW(predict(exe, bad, x, x), Error);
+}
+
+// ---- explain(): where a call's time goes.
+
+// A ring of 4 chips in a line on v5e (rings close only over 16): the step
+// that closes the ring crosses 3 hops back where a wraparound would cross 1,
+// and explain() says so; its totals are the sums over the copies it names.
+TEST(PredictExplain, TakesEachStepApartAndNamesAMissingWraparound) {
+  const Mesh line{{"y", 4}};
+  const std::int64_t block = 1 << 16;  // 256 KiB
+  const Executable exe =
+      collectives::all_gather_program<float>(line, block, {.axis = "y", .algorithm = collectives::Algorithm::ring});
+  Array x = iota_shards(4, Shape{block});
+  Array out = Array::empty(4, DType::f32, Shape{4, block});
+  const Prediction p = predict(exe, targets::v5e(), TorusLayout{.axes = {{1}}}, x, out);
+  const std::string e = p.explain();
+  std::printf("%s", e.c_str());
+  EXPECT_NE(e.find("(the slowest)"), std::string::npos) << e;
+  EXPECT_NE(e.find("links 45 GB/s per direction working (peak 50 GB/s), 1.00 us per hop"), std::string::npos) << e;
+  EXPECT_NE(e.find("3 hops where wraparound links would make 1 (rings close at multiples of 16 chips)"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("a missing wraparound cost"), std::string::npos) << e;
+  // Each copy the slowest device waited for: 256 KiB at 45 GB/s.
+  EXPECT_NE(e.find(fmt::format("copy 0->1 of 256.0 KiB")), std::string::npos) << e;
+  EXPECT_NE(e.find(fmt::format("{:.2f} us on the links ({:.2f} us at peak)", 262144 / 45e9 * 1e6, 262144 / 50e9 * 1e6)),
+            std::string::npos)
+      << e;
+  // The ring closes on every device: some wait ended by a copy that crossed 3 hops.
+  bool three = false;
+  for (const PredictedCopy& c : p.copies) three |= c.hops == 3 && c.ring_hops == 1;
+  EXPECT_TRUE(three);
+  EXPECT_THROW((void)p.explain(4), Error);
+}
+
+// Two groups on the two TensorCores of each TPU7x chip gather along the
+// same links at once: explain() shows the copies queued behind each other.
+TEST(PredictExplain, ShowsCopiesQueuedBehindOthersOnSharedLinks) {
+  const Mesh cores{{"x", 4}, {"c", 2}};  // c: the two TensorCores of a chip
+  const std::int64_t block = 1 << 18;    // 1 MiB
+  const Executable exe =
+      collectives::all_gather_program<float>(cores, block, {.axis = "x", .algorithm = collectives::Algorithm::ring});
+  Array x = iota_shards(8, Shape{block});
+  Array out = Array::empty(8, DType::f32, Shape{4, block});
+  const TorusLayout face{.slice = {2, 2, 1}, .axes = {{0, 1}, {}}, .serpentine = true};
+  const Prediction p = predict(exe, targets::tpu7x(), face, x, out);
+  const std::string e = p.explain();
+  std::printf("%s", e.c_str());
+  EXPECT_EQ(p.slice, "2x2x1");
+  EXPECT_NE(e.find("queued behind other transfers"), std::string::npos) << e;
+  for (const PredictedCopy& c : p.copies) EXPECT_LE(c.hops, 1) << "serpentine: every ring step is one hop";
+  // Row by row, the ring's second step crosses the face's diagonal: 2 hops.
+  const Prediction rows = predict(exe, targets::tpu7x(), TorusLayout{.slice = {2, 2, 1}, .axes = {{0, 1}, {}}}, x, out);
+  std::int64_t most = 0;
+  for (const PredictedCopy& c : rows.copies) most = std::max(most, c.hops);
+  EXPECT_EQ(most, 2);
+  EXPECT_GT(rows.seconds(), p.seconds());
 }
 
 }  // namespace

@@ -95,7 +95,7 @@ TEST(TargetTiling, RankOneBlocks) {
 
 // A matmul-sized pipeline: two 8 MiB input slots and two 8 MiB output slots
 // (32 MiB live) fit v5e's 128 MiB of Vmem and not v4's 16 MiB.
-TEST(TargetCapacity, BigBlocksFitV5eAndNotV4) {
+TEST(TargetCapacity, BigBlocksFitV5eWithItsLimitRaisedAndNotV4) {
   int line = 0;
   const auto k = [&](HbmRef<const float, 4096, 1024> x, HbmRef<float, 4096, 1024> z) {
     line = __LINE__ + 1;
@@ -103,9 +103,10 @@ TEST(TargetCapacity, BigBlocksFitV5eAndNotV4) {
       zb.store(xb.load());
     })(in(x, block<2048, 1024>(same)), out(z, block<2048, 1024>(same)));
   };
-  const Executable ok = kernel(k).target(targets::v5e()).compile(Mesh{{"x", 1}});
+  const Executable ok = kernel(k).target(targets::v5e()).vmem_limit_bytes(48 << 20).compile(Mesh{{"x", 1}});
   EXPECT_TRUE(ok.target_report().ok());
   EXPECT_EQ(ok.target_report().vmem_peak_bytes, 4 * 2048 * 1024 * 4);
+  EXPECT_EQ(ok.target_report().vmem_limit_bytes, 48 << 20);
   const std::string m = compile_error(k, targets::v4());
   EXPECT_THAT(m, HasSubstr("refx: the buffers live at once in vmem need 33554432 bytes (32.0 MiB), more than the "
                            "16777216 bytes (16.0 MiB) of one v4 TensorCore"));
@@ -174,11 +175,20 @@ TEST(TargetElementTypes, F64IsNotATpuType) {
 }
 
 TEST(TargetElementTypes, Fp8MatmulOnlyWhereTheMatrixUnitTakesIt) {
-  const auto k = [](VmemRef<const f8e4m3fn, 8, 128> a, VmemRef<const f8e4m3fn, 128, 128> b, VmemRef<float, 8, 128> c) {
-    c.store(dot<float>(a.load(), b.load()));
-  };
-  EXPECT_EQ(compile_error(k, targets::v6e()), "");
-  EXPECT_THAT(compile_error(k, targets::v5e()), HasSubstr("refx: element type f8e4m3fn is not supported on v5e"));
+  // jax's is_matmul_supported: e5m2 on v5e / v5p / v6e (and e4m3b11fnuz, which refx does not
+  // have), e4m3fn and e5m2 on TPU7x; v4's matrix unit takes no fp8.
+  const auto e4m3 = [](VmemRef<const f8e4m3fn, 8, 128> a, VmemRef<const f8e4m3fn, 128, 128> b,
+                       VmemRef<float, 8, 128> c) { c.store(dot<float>(a.load(), b.load())); };
+  const auto e5m2 = [](VmemRef<const f8e5m2, 8, 128> a, VmemRef<const f8e5m2, 128, 128> b,
+                       VmemRef<float, 8, 128> c) { c.store(dot<float>(a.load(), b.load())); };
+  EXPECT_EQ(compile_error(e4m3, targets::tpu7x(), Mesh{{"x", 2}}), "");
+  EXPECT_THAT(compile_error(e4m3, targets::v6e()),
+              HasSubstr("refx: dot operand 0 of type f8e4m3fn is not taken by the matrix unit of v6e"));
+  EXPECT_THAT(compile_error(e4m3, targets::v5e()), HasSubstr("refx: element type f8e4m3fn is not supported on v5e"));
+  for (const Target* t : {&targets::v5e(), &targets::v5p(), &targets::v6e()})
+    EXPECT_EQ(compile_error(e5m2, *t), "") << t->name;
+  EXPECT_EQ(compile_error(e5m2, targets::tpu7x(), Mesh{{"x", 2}}), "");
+  EXPECT_THAT(compile_error(e5m2, targets::v4()), HasSubstr("refx: element type f8e5m2 is not supported on v4"));
 }
 
 TEST(TargetElementTypes, DotOperandTypeTheMatrixUnitDoesNotTake) {
@@ -208,8 +218,8 @@ TEST(TargetMesh, MeshesThatFitTheLargestSlice) {
 
 TEST(TargetMesh, MoreDevicesThanTheLargestSlice) {
   EXPECT_THAT(compile_error(copy_kernel, targets::v5e(), Mesh{{"x", 2}, {"y", 256}}),
-              HasSubstr("refx: the mesh {x=2, y=256} has 512 devices, more than the 256 chips of the largest v5e "
-                        "slice (16x16)"));
+              HasSubstr("refx: the mesh {x=2, y=256} has 512 devices, more than the 256 of the largest v5e slice "
+                        "(16x16 chips)"));
 }
 
 TEST(TargetMesh, AxesThatDoNotLayOutOnTheTorus) {
@@ -254,14 +264,15 @@ TEST(TargetUserDescribed, ASmallChipWithItsOwnFigures) {
   // [snippet:user-target]
   Target tiny = targets::v5e();  // start from a shipped generation
   tiny.name = "tiny";
-  tiny.vmem_bytes = 64 * 1024;                 // 64 KiB of Vmem per TensorCore
+  tiny.vmem_bytes = 64 * 1024;                 // 64 KiB of Vmem per TensorCore,
+  tiny.scoped_vmem_bytes = 0;                  // all of it for a kernel
   tiny.ici = IciTopology{{4}, 4, 10e9, 1e-6};  // a ring of 4 chips, 10 GB/s links, 1 us per hop
   // [/snippet]
   const auto fits = [](VmemRef<float, 64, 128> y) { y.store(1.0f); };  // 32 KiB
   EXPECT_EQ(compile_error(fits, tiny, Mesh{{"x", 4}}), "");
   const auto spills = [](VmemRef<float, 256, 128> y) { y.store(1.0f); };  // 128 KiB
   EXPECT_THAT(compile_error(spills, tiny), HasSubstr("more than the 65536 bytes (64.0 KiB) of one tiny TensorCore"));
-  EXPECT_THAT(compile_error(fits, tiny, Mesh{{"x", 8}}), HasSubstr("more than the 4 chips of the largest tiny slice"));
+  EXPECT_THAT(compile_error(fits, tiny, Mesh{{"x", 8}}), HasSubstr("more than the 4 of the largest tiny slice"));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // Errors raised at trace, verify and run time. Each names the user's source
 // line; run-time errors also name the device.
 
+#include <cmath>
 #include <fmt/format.h>
 
 #include <refx/config.hpp>
@@ -94,6 +95,13 @@ std::string located_message_where(std::string_view where, SourceLoc loc, const H
 template <class... Args>
 std::string located_message(SourceLoc loc, const Hint* h, fmt::format_string<Args...> what, Args&&... args) {
   return located_message_where("at", loc, h, what, std::forward<Args>(args)...);
+}
+/// "12.5 MiB": a byte count for a person (negative ones too).
+inline std::string human_bytes(std::int64_t b) {
+  const double a = std::abs(static_cast<double>(b));
+  if (a >= double(1 << 20)) return fmt::format("{:.1f} MiB", static_cast<double>(b) / (1 << 20));
+  if (a >= 1024) return fmt::format("{:.1f} KiB", static_cast<double>(b) / 1024);
+  return fmt::format("{} B", b);
 }
 }  // namespace detail
 

@@ -8,12 +8,13 @@
 //                 BlockSpec rule; rank-1 blocks have their own)
 //   capacity      the Vmem (and Smem) buffers live at once (kernel operands,
 //                 allocate, nested run_scoped / run_state, a pipeline's slots)
-//                 must fit one TensorCore; buffers are padded to whole tiles
+//                 must fit one TensorCore, Vmem within the scoped limit
+//                 (Target::vmem_limit); buffers are padded to whole tiles
 //   element type  every Ref, and every value of rank >= 1, holds an element
 //                 type the target supports; dot operands one its matrix unit
 //                 takes
 //   mesh          the mesh fits the largest slice, its axes laid out along
-//                 the torus axes
+//                 the torus axes; its cores per device are the target's
 //
 // Each violation is a sentence "refx: ... (at file:line)" naming the user's
 // line. Kernel::target(t) runs the checks when the kernel is compiled; in
@@ -44,13 +45,16 @@ struct TargetViolation {
   Rule rule = Rule::tiling;
   SourceLoc loc;        ///< the user's line it names
   std::string message;  ///< the whole sentence, "refx: ... (at file:line)[; hint]"
+  /// Rule::capacity: the bytes needed and the limit they pass (0 otherwise).
+  std::int64_t needed_bytes = 0, limit_bytes = 0;
 };
 
 /// What the checks found for one kernel (empty `target`: none was given).
 struct TargetReport {
   std::string target;
   std::vector<TargetViolation> violations;
-  std::int64_t vmem_peak_bytes = 0;  ///< the most Vmem live at once (padded)
+  std::int64_t vmem_peak_bytes = 0;   ///< the most Vmem live at once (padded)
+  std::int64_t vmem_limit_bytes = 0;  ///< what it is checked against: the scoped limit (Target::vmem_limit)
   std::int64_t smem_peak_bytes = 0;
   bool ok() const noexcept { return violations.empty(); }
   /// One line per violation, then the peaks; "" when no target was given.

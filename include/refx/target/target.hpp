@@ -7,10 +7,11 @@
 //
 //   auto exe = refx::kernel(f).target(refx::targets::v5e()).compile(mesh);
 //
-// refx ships v4, v5e, v5p and v6e (every figure with its public source in
-// docs/targets.md). Describe another by filling a Target (start from a
-// shipped one and change what differs); validate(t) names the first missing
-// or impossible figure.
+// refx ships v4, v5e, v5p, v6e and TPU7x (every figure with its public
+// source in docs/targets.md, which says which figures are a data sheet's
+// peak and which the working figures the model predicts with). Describe
+// another by filling a Target (start from a shipped one and change what
+// differs); validate(t) names the first missing or impossible figure.
 
 #include <cstdint>
 #include <string>
@@ -43,12 +44,26 @@ struct MatmulRate {
 struct IciTopology {
   std::vector<std::int32_t> dims;        ///< the largest slice, in chips per axis
   std::int32_t wraparound_multiple = 0;  ///< an axis of a multiple of this many chips is a ring
-  double link_bytes_per_second = 0;      ///< one direction of one link
-  double hop_latency_seconds = 0;        ///< added per chip a transfer crosses
+  double link_bytes_per_second = 0;      ///< peak: one direction of one link (the data sheet's)
+  double hop_latency_seconds = 0;        ///< working: added per chip a transfer crosses
+  /// Working: what one direction of one link carries in practice, the
+  /// figure predict() moves bytes at (0: the peak).
+  double working_link_bytes_per_second = 0;
+  /// Working: a collective's fixed cost, added once to every call of a
+  /// kernel that sends to another device (0: none known; calibrate() fits it).
+  double collective_fixed_seconds = 0;
+
+  /// The bandwidth the model uses: the working figure, or the peak without one.
+  double link_rate() const noexcept {
+    return working_link_bytes_per_second > 0 ? working_link_bytes_per_second : link_bytes_per_second;
+  }
 };
 
 /// One TPU generation. Capacities are per TensorCore (what one kernel
-/// instance sees), rates and HBM per chip (one refx device is one chip).
+/// instance sees), rates and HBM per device: a chip where one device is a
+/// chip (v4 and v5p as megacore devices, v5e, v6e), one TensorCore's half of
+/// the chip where each core is a device of its own (TPU7x,
+/// devices_per_chip == 2).
 struct Target {
   std::string name;
   std::int64_t vmem_bytes = 0;  ///< per TensorCore
@@ -68,6 +83,28 @@ struct Target {
   double hbm_bytes_per_second = 0;   ///< per chip
   double vector_ops_per_second = 0;  ///< per chip; 0: no public figure (not used by the checks)
   IciTopology ici;
+  /// The compiler's default scoped Vmem limit per TensorCore: a kernel whose
+  /// Vmem peak passes it does not compile unless it raises its limit
+  /// (vmem_limit_bytes). 0: vmem_bytes.
+  std::int64_t scoped_vmem_bytes = 0;
+  /// This kernel's scoped Vmem limit, at most vmem_bytes (Pallas'
+  /// `vmem_limit_bytes` compiler parameter; Kernel::vmem_limit_bytes sets
+  /// it). 0: scoped_vmem_bytes.
+  std::int64_t vmem_limit_bytes = 0;
+  /// Devices a chip is: 1, or 2 where each TensorCore is a device (TPU7x).
+  /// A chip's devices share its ICI links.
+  std::int32_t devices_per_chip = 1;
+  /// Working: a device's time to start one copy (0: none known; calibrate() fits it).
+  double dma_issue_seconds = 0;
+
+  /// The Vmem a kernel may use: vmem_limit_bytes, else scoped_vmem_bytes, else vmem_bytes.
+  std::int64_t vmem_limit() const noexcept {
+    return vmem_limit_bytes > 0 ? vmem_limit_bytes : scoped_vmem_bytes > 0 ? scoped_vmem_bytes : vmem_bytes;
+  }
+  /// TensorCores of one device: a megacore device's cores (v4, v5p), else 1.
+  std::int32_t cores_per_device() const noexcept {
+    return devices_per_chip > 0 ? cores_per_chip / devices_per_chip : cores_per_chip;
+  }
 
   /// The tiling rule for elements of type `t` (by their size; 8-byte types have none).
   const TileRule* tile(DType t) const noexcept {
@@ -95,6 +132,8 @@ struct Target {
     for (std::int32_t d : ici.dims) n *= d;
     return n;
   }
+  /// Devices in the largest slice.
+  std::int64_t max_devices() const noexcept { return max_chips() * devices_per_chip; }
 };
 
 /// Throws refx::Error naming the first missing or impossible figure of `t`
@@ -110,6 +149,11 @@ REFX_DECL const Target& v5e();
 REFX_DECL const Target& v5p();
 /// TPU v6e, Trillium (1 TensorCore per chip; 2D torus of up to 16x16).
 REFX_DECL const Target& v6e();
+/// TPU7x, Ironwood (2 TensorCores per chip, each its own device; 3D torus
+/// of 4x4x4 cubes).
+REFX_DECL const Target& tpu7x();
+/// Every shipped generation, oldest first.
+REFX_DECL std::vector<const Target*> all();
 }  // namespace targets
 
 }  // namespace refx

@@ -46,7 +46,7 @@ REFX_DECL OpCost passes::op_cost(const Graph& g, OpId o, const Target& t) {
   if (op.prim == &prim::dma_start) {
     const ViewId src = g.views(op)[0], dst = g.views(op)[1];
     const double bytes = detail::view_bytes(g, src);
-    if (prim::dma_start_attrs(g, op).remote) return {OpCost::Unit::ici, bytes, bytes / t.ici.link_bytes_per_second};
+    if (prim::dma_start_attrs(g, op).remote) return {OpCost::Unit::ici, bytes, bytes / t.ici.link_rate()};
     const bool hbm =
         g.type(g.view(src).ref).space == MemorySpace::hbm || g.type(g.view(dst).ref).space == MemorySpace::hbm;
     if (!hbm) return {OpCost::Unit::none, bytes, 0, false};  // Vmem <-> Vmem: no published figure
@@ -86,7 +86,7 @@ REFX_DECL std::int64_t passes::torus_hops(const Target& t, std::span<const std::
 }
 
 REFX_DECL double passes::ici_transfer_seconds(const Target& t, double bytes, std::int64_t hops) {
-  return bytes / t.ici.link_bytes_per_second + static_cast<double>(hops) * t.ici.hop_latency_seconds;
+  return bytes / t.ici.link_rate() + static_cast<double>(hops) * t.ici.hop_latency_seconds;
 }
 
 }  // namespace refx

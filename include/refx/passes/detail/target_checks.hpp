@@ -18,13 +18,6 @@ namespace refx {
 
 namespace detail {
 
-/// "12.5 MiB": a byte count for a person.
-inline std::string human_bytes(std::int64_t b) {
-  if (b >= (std::int64_t{1} << 20)) return fmt::format("{:.1f} MiB", static_cast<double>(b) / (1 << 20));
-  if (b >= 1024) return fmt::format("{:.1f} KiB", static_cast<double>(b) / 1024);
-  return fmt::format("{} B", b);
-}
-
 inline std::string typed_shape(DType d, const Shape& s) { return fmt::format("{}{}", d, s); }
 
 /// The line of value `v`: its producer's, the op owning the block it is a
@@ -111,8 +104,15 @@ inline void check_capacity(const Graph& g, const Target& t, MemorySpace space, S
         peak.buffers.push_back(v);
       }
   }
-  const std::int64_t capacity = space == MemorySpace::vmem ? t.vmem_bytes : t.smem_bytes;
-  (space == MemorySpace::vmem ? r.vmem_peak_bytes : r.smem_peak_bytes) = peak.bytes;
+  const std::int64_t physical = space == MemorySpace::vmem ? t.vmem_bytes : t.smem_bytes;
+  // Vmem: the compiler refuses at the scoped limit (the kernel's, or the target's default).
+  const std::int64_t capacity = space == MemorySpace::vmem ? std::min(t.vmem_limit(), physical) : physical;
+  if (space == MemorySpace::vmem) {
+    r.vmem_peak_bytes = peak.bytes;
+    r.vmem_limit_bytes = capacity;
+  } else {
+    r.smem_peak_bytes = peak.bytes;
+  }
   if (peak.bytes <= capacity) return;
   std::sort(peak.buffers.begin(), peak.buffers.end(),
             [&](ValueId a, ValueId b) { return walk.bytes(a) > walk.bytes(b); });
@@ -137,12 +137,25 @@ inline void check_capacity(const Graph& g, const Target& t, MemorySpace space, S
                    "the table over several kernel calls), or keep it in Hbm and copy the entries a step needs into "
                    "a Smem scratch"
                  : "use smaller Smem scratch buffers or end scratch scopes earlier";
-  r.violations.push_back(
-      {TargetViolation::Rule::capacity, loc,
-       target_message(loc, hint("the largest live then: {}; {}", fmt::join(parts, ", "), advice),
-                      "the buffers live at once in {} need {} bytes ({}), more than the {} bytes ({}) of one {} "
-                      "TensorCore",
-                      space, peak.bytes, human_bytes(peak.bytes), capacity, human_bytes(capacity), t.name)});
+  TargetViolation v{TargetViolation::Rule::capacity, loc, {}, peak.bytes, capacity};
+  if (capacity < physical) {
+    const bool own = t.vmem_limit_bytes > 0;
+    v.message = target_message(
+        loc,
+        hint("the largest live then: {}; {}, or raise the kernel's limit with .vmem_limit_bytes(n) (Pallas' "
+             "vmem_limit_bytes), up to the TensorCore's {}",
+             fmt::join(parts, ", "), advice, human_bytes(physical)),
+        "the buffers live at once in Vmem need {} bytes ({}), more than the scoped Vmem limit of {} bytes ({}) of "
+        "one {} TensorCore ({})",
+        peak.bytes, human_bytes(peak.bytes), capacity, human_bytes(capacity), t.name,
+        own ? "the kernel's vmem_limit_bytes" : "the compiler's default");
+  } else {
+    v.message = target_message(loc, hint("the largest live then: {}; {}", fmt::join(parts, ", "), advice),
+                               "the buffers live at once in {} need {} bytes ({}), more than the {} bytes ({}) of "
+                               "one {} TensorCore",
+                               space, peak.bytes, human_bytes(peak.bytes), capacity, human_bytes(capacity), t.name);
+  }
+  r.violations.push_back(std::move(v));
 }
 
 /// The name of an Hbm array in a message: "operand 2" for a kernel parameter.
@@ -282,16 +295,34 @@ inline bool lay_out(const std::vector<std::int64_t>& sizes, std::size_t i, const
 inline std::string torus_shape(const Target& t) { return fmt::format("{}", fmt::join(t.ici.dims, "x")); }
 
 inline void check_mesh(const Mesh& mesh, const Target& t, SourceLoc kernel_loc, TargetReport& r) {
-  const std::int64_t chips = t.max_chips();
-  if (mesh.size() > chips) {
+  if (mesh.cores() > t.cores_per_device()) {
     r.violations.push_back(
         {TargetViolation::Rule::mesh, kernel_loc,
-         target_message(kernel_loc, hint("use a mesh of at most {} devices (one device is one chip)", chips),
-                        "the mesh {} has {} devices, more than the {} chips of the largest {} slice ({})",
-                        mesh.describe(), mesh.size(), chips, t.name, torus_shape(t))});
+         target_message(kernel_loc,
+                        hint("{}", t.cores_per_device() == 1 && t.cores_per_chip > 1
+                                       ? "each of its TensorCores is a device of its own: give the mesh twice the "
+                                         "devices instead of .with_cores(2)"
+                                       : "compile for one core per device (no .with_cores), or for v4 / v5p"),
+                        "the mesh {} runs {} cores per device, and a {} device has {} TensorCore{}", mesh.describe(),
+                        mesh.cores(), t.name, t.cores_per_device(), t.cores_per_device() == 1 ? "" : "s")});
+  }
+  const std::int64_t devices = t.max_devices();
+  if (mesh.size() > devices) {
+    r.violations.push_back(
+        {TargetViolation::Rule::mesh, kernel_loc,
+         target_message(kernel_loc,
+                        hint("use a mesh of at most {} devices ({} device{} per chip)", devices, t.devices_per_chip,
+                             t.devices_per_chip == 1 ? "" : "s"),
+                        "the mesh {} has {} devices, more than the {} of the largest {} slice ({} chips)",
+                        mesh.describe(), mesh.size(), devices, t.name, torus_shape(t))});
     return;
   }
   std::vector<std::int64_t> sizes, dims(t.ici.dims.begin(), t.ici.dims.end()), used(dims.size(), 1);
+  // A chip's devices (TPU7x: its two TensorCores) take one more factor, of devices_per_chip.
+  if (t.devices_per_chip > 1) {
+    dims.push_back(t.devices_per_chip);
+    used.push_back(1);
+  }
   for (const Mesh::Axis& a : mesh.axes()) sizes.push_back(a.size);
   std::sort(sizes.rbegin(), sizes.rend());  // the largest axes first: fewest dead ends
   if (lay_out(sizes, 0, dims, used)) return;
@@ -312,9 +343,9 @@ REFX_DECL std::string TargetReport::to_string() const {
   if (target.empty()) return {};
   std::string s;
   for (const TargetViolation& v : violations) s += v.message + "\n";
-  s += fmt::format("{}: {} violation(s); Vmem peak {} bytes ({}), Smem peak {} bytes ({})\n", target, violations.size(),
-                   vmem_peak_bytes, detail::human_bytes(vmem_peak_bytes), smem_peak_bytes,
-                   detail::human_bytes(smem_peak_bytes));
+  s += fmt::format("{}: {} violation(s); Vmem peak {} bytes ({}) of a limit of {}, Smem peak {} bytes ({})\n", target,
+                   violations.size(), vmem_peak_bytes, detail::human_bytes(vmem_peak_bytes),
+                   detail::human_bytes(vmem_limit_bytes), smem_peak_bytes, detail::human_bytes(smem_peak_bytes));
   return s;
 }
 

@@ -66,8 +66,9 @@ class PredictEnv final : public ExecEnv {
 class PredictModel {
  public:
   PredictModel(std::shared_ptr<const Program> p, const Target& t, PlacedMesh placed, WorkerPool* pool,
-               const RuntimeOptions& o)
-      : shared_(std::move(p)),
+               const RuntimeOptions& o, bool move_data)
+      : move_data_(move_data),
+        shared_(std::move(p)),
         program_(*shared_),
         graph_(program_.graph),
         target_(t),
@@ -87,7 +88,16 @@ class PredictModel {
     chip_stride_.assign(ranks_, 1);
     for (std::size_t x = ranks_; x-- > 1;) chip_stride_[x - 1] = chip_stride_[x] * placed_.slice[x];
     for (std::int32_t d = 0; d < n; ++d) chip_.push_back(placed_.chip(placed_.coords[static_cast<std::size_t>(d)]));
-    links_.resize(static_cast<std::size_t>(n) * (ranks_ * 2 + 1));
+    std::size_t chips = 1;
+    for (std::int32_t c : placed_.slice) chips *= static_cast<std::size_t>(c);
+    ici_links_ = chips * ranks_ * 2;
+    links_.resize(ici_links_ + static_cast<std::size_t>(n));  // then one HBM per device
+    // A kernel that sends to another device pays the collective's fixed cost once per call.
+    for (std::size_t o = 0; o < graph_.num_ops() && !communicates_; ++o) {
+      const Op& op = graph_.op(static_cast<OpId>(o));
+      communicates_ = (op.prim == &prim::dma_start && prim::dma_start_attrs(graph_, op).remote) ||
+                      (op.prim == &prim::semaphore_signal && graph_.inputs(op).size() == 2);
+    }
   }
 
   Prediction run(const std::vector<Array>& args) {
@@ -105,7 +115,11 @@ class PredictModel {
       if (v.ctx) v.ctx->reset(v.env);
       else v.ctx = std::make_unique<ExecContext>(graph_, v.env);
       for (std::size_t i = 0; i < args.size(); ++i) v.ctx->bind_param(i, const_cast<Array&>(args[i]).shard(d));
-      push({0.0, Event::resume, d});
+      if (communicates_) {
+        v.clock = target_.ici.collective_fixed_seconds;
+        v.result.fixed_seconds = v.clock;
+      }
+      push({v.clock, Event::resume, d});
     }
     while (!events_.empty()) {
       const Event e = events_.top();
@@ -115,8 +129,8 @@ class PredictModel {
         step(e.device);
       } else {
         if (e.job != nullptr) finish(*e.job);
-        arrive(e.device, e.counter, e.inc);
-        if (e.counter2 != nullptr) arrive(e.device2, e.counter2, e.inc2);
+        arrive(e.device, e.counter, e.inc, e);
+        if (e.counter2 != nullptr) arrive(e.device2, e.counter2, e.inc2, e);
       }
     }
     for (Device& v : devices_)
@@ -142,9 +156,14 @@ class PredictModel {
     v.current = &op;
     v.begin = v.clock;
     v.waited = false;
+    v.woken_copy = v.woken_from = -1;
     const OpCost& c = costs_[static_cast<std::size_t>(id)];
     if (!c.known) ++unknown_[static_cast<std::size_t>(id)];
-    if (op.prim == &prim::dma_start) return;  // the copy runs beside the device (copy_start)
+    if (op.prim == &prim::dma_start) {  // the copy runs beside the device (copy_start), once issued
+      v.clock += target_.dma_issue_seconds;
+      v.result.busy_seconds += target_.dma_issue_seconds;
+      return;
+    }
     v.clock += c.seconds;
     v.result.busy_seconds += c.seconds;
   }
@@ -171,7 +190,9 @@ class PredictModel {
       return;
     }
     const double latency = static_cast<double>(route(d, target, nullptr)) * target_.ici.hop_latency_seconds;
-    push({dev(d).clock + latency, Event::arrival, target, &c, inc});
+    Event e{dev(d).clock + latency, Event::arrival, target, &c, inc};
+    e.from = d;
+    push(e);
   }
 
   void copy(std::int32_t d, const Op& op, const CopyRequest& r) {
@@ -180,32 +201,34 @@ class PredictModel {
     if (r.target != d) dst.buffer = dev(r.target).ctx->storage(r.dst_ref);
     const auto bytes = static_cast<std::int64_t>(r.src.bytes());
     CopyJob* job = nullptr;
-    if (pool_ != nullptr && pool_->size() > 1 && static_cast<std::size_t>(bytes) > options_.inline_copy_bytes &&
-        is_contiguous(r.src) && is_contiguous(dst)) {
-      job = move_on_workers(r.src, dst, r.reduce);
-    } else {
+    const bool on_workers = pool_ != nullptr && pool_->size() > 1 &&
+                            static_cast<std::size_t>(bytes) > options_.inline_copy_bytes && is_contiguous(r.src) &&
+                            is_contiguous(dst);
+    if (move_data_ && on_workers) job = move_on_workers(r.src, dst, r.reduce);
+    else if (move_data_)
       copy_region(r.src, dst, r.reduce);  // contiguous views straight across, as the runtime moves them
-    }
     const auto id = static_cast<OpId>(&op - &graph_.op(0));
     std::vector<std::size_t>& links = links_crossed_;
     links.clear();
     double seconds = 0;
-    std::int64_t hops = 0;
-    if (r.target == d) {
+    std::int64_t hops = 0, ring_hops = 0;
+    if (r.target != d) v.result.bytes_sent += bytes;
+    if (chip_[static_cast<std::size_t>(d)] == chip_[static_cast<std::size_t>(r.target)]) {
+      // The device's own HBM, or (TPU7x) the other TensorCore of its chip: at HBM bandwidth.
       const OpCost& c = costs_[static_cast<std::size_t>(id)];
-      if (c.known && c.work > 0) seconds = static_cast<double>(bytes) / target_.hbm_bytes_per_second;
+      if (r.target != d || (c.known && c.work > 0)) seconds = static_cast<double>(bytes) / target_.hbm_bytes_per_second;
       links.push_back(hbm_link(d));
     } else {
-      hops = route(d, r.target, &links);
-      seconds = static_cast<double>(bytes) / target_.ici.link_bytes_per_second;
-      v.result.bytes_sent += bytes;
+      hops = route(d, r.target, &links, &ring_hops);
+      seconds = static_cast<double>(bytes) / target_.ici.link_rate();
     }
     ++v.result.copies;
     const double start = reserve(links, v.clock, seconds);
     const double arrival = start + seconds + static_cast<double>(hops) * target_.ici.hop_latency_seconds;
-    copies_.push_back(PredictedCopy{id, d, r.target, bytes, hops, v.clock, start, arrival});
+    copies_.push_back(PredictedCopy{id, d, r.target, bytes, hops, v.clock, start, arrival, seconds, ring_hops});
     Event e{arrival, Event::arrival, r.target, &counter(r.target, r.recv_sem, r.recv_index), bytes};
     e.job = job;
+    e.copy = static_cast<std::int32_t>(copies_.size() - 1);
     if (r.send_sem != no_id) {
       e.device2 = d;
       e.counter2 = &counter(d, r.send_sem, r.send_index);
@@ -236,6 +259,7 @@ class PredictModel {
     std::int64_t* wait_counter = nullptr;
     std::int64_t wait_value = 0;
     double wait_start = 0;
+    std::int32_t woken_copy = -1, woken_from = -1;  // what ended the current wait
     DevicePrediction result;
     std::vector<PredictedOp> ops;
   };
@@ -249,6 +273,8 @@ class PredictModel {
     std::int64_t* counter2 = nullptr;
     std::int64_t inc2 = 0;
     CopyJob* job = nullptr;  // bytes still moving on the workers: done before the arrival counts
+    std::int32_t copy = -1;  // the copy that lands (index into copies_), or
+    std::int32_t from = -1;  // the device whose signal arrives
     std::uint64_t seq = 0;
   };
   struct Later {
@@ -294,7 +320,8 @@ class PredictModel {
   }
   void close_slice(Device& v) {
     if (v.current == nullptr) return;
-    v.ops.push_back(PredictedOp{static_cast<OpId>(v.current - &graph_.op(0)), v.begin, v.clock, v.waited});
+    v.ops.push_back(PredictedOp{static_cast<OpId>(v.current - &graph_.op(0)), v.begin, v.clock, v.waited,
+                                v.waited ? v.woken_copy : -1, v.waited ? v.woken_from : -1});
     v.current = nullptr;
   }
 
@@ -317,10 +344,14 @@ class PredictModel {
     }
   }
 
-  void arrive(std::int32_t d, std::int64_t* c, std::int64_t inc) {
+  void arrive(std::int32_t d, std::int64_t* c, std::int64_t inc, const Event& cause) {
     *c += inc;
     Device& v = dev(d);
-    if (v.blocked && v.wait_counter == c && *c >= v.wait_value) push({std::max(now_, v.wait_start), Event::resume, d});
+    if (v.blocked && v.wait_counter == c && *c >= v.wait_value) {
+      v.woken_copy = cause.copy;
+      v.woken_from = cause.copy >= 0 ? -1 : cause.from;
+      push({std::max(now_, v.wait_start), Event::resume, d});
+    }
   }
 
   std::int64_t& counter(std::int32_t d, ValueId sem, std::int64_t index) {
@@ -332,14 +363,14 @@ class PredictModel {
     return storage->data<std::int64_t>()[index];
   }
 
-  std::size_t hbm_link(std::int32_t d) const {
-    return static_cast<std::size_t>(chip_[static_cast<std::size_t>(d)]) * (ranks_ * 2 + 1) + ranks_ * 2;
-  }
+  std::size_t hbm_link(std::int32_t d) const { return ici_links_ + static_cast<std::size_t>(d); }
 
   // Hops from `from` to `to` between their chips (TorusLayout), one torus
   // axis after another, the shorter way round an axis with wraparound links;
-  // appends the directed links crossed to `links` when given.
-  std::int64_t route(std::int32_t from, std::int32_t to, std::vector<std::size_t>* links) const {
+  // appends the directed links crossed to `links` when given, and the hops
+  // it would take were every axis a ring to `ring_hops`.
+  std::int64_t route(std::int32_t from, std::int32_t to, std::vector<std::size_t>* links,
+                     std::int64_t* ring_hops = nullptr) const {
     std::int64_t hops = 0;
     std::int64_t at = chip_[static_cast<std::size_t>(from)];
     const auto& here = placed_.coords[static_cast<std::size_t>(from)];
@@ -352,14 +383,14 @@ class PredictModel {
       if (c == goal) continue;
       const bool ring = placed_.ring[a];
       std::int32_t dir = goal > c ? 1 : -1, steps = std::abs(goal - c);
+      const std::int32_t forward = (goal - c + size) % size;
+      if (ring_hops != nullptr) *ring_hops += std::min(forward, size - forward);
       if (ring) {
-        const std::int32_t forward = (goal - c + size) % size;
         dir = forward <= size - forward ? 1 : -1;
         steps = std::min(forward, size - forward);
       }
       for (std::int32_t s = 0; s < steps; ++s) {
-        if (links != nullptr)
-          links->push_back(static_cast<std::size_t>(at) * (ranks_ * 2 + 1) + a * 2 + (dir > 0 ? 1 : 0));
+        if (links != nullptr) links->push_back(static_cast<std::size_t>(at) * ranks_ * 2 + a * 2 + (dir > 0 ? 1 : 0));
         const std::int32_t next = (c + dir + size) % size;
         at += (next - c) * stride;
         c = next;
@@ -409,6 +440,9 @@ class PredictModel {
     }
     p.copies = std::move(copies_);
     p.program_ = shared_;
+    p.figures = {target_.ici.link_bytes_per_second, target_.ici.link_rate(),   target_.ici.hop_latency_seconds,
+                 target_.hbm_bytes_per_second,      target_.dma_issue_seconds, target_.ici.collective_fixed_seconds,
+                 target_.ici.wraparound_multiple};
     for (std::size_t o = 0; o < graph_.num_ops(); ++o) {
       if (unknown_[o] == 0) continue;
       const Op& op = graph_.op(static_cast<OpId>(o));
@@ -431,6 +465,7 @@ class PredictModel {
     return p;
   }
 
+  bool move_data_;  // false: predict_times (the copies' bytes stay where they are)
   std::shared_ptr<const Program> shared_;
   const Program& program_;
   const Graph& graph_;
@@ -442,7 +477,9 @@ class PredictModel {
   std::vector<OpCost> costs_;
   std::vector<std::int64_t> unknown_;  // per op: runs with no figure
   std::size_t ranks_ = 0;
-  std::vector<Busy> links_;                 // per directed link (and per device's HBM): busy [begin, end)
+  std::size_t ici_links_ = 0;               // directed ICI links: 2 per torus axis per chip
+  bool communicates_ = false;               // a remote copy or signal: the collective's fixed cost
+  std::vector<Busy> links_;                 // per directed link, then per device's HBM: busy [begin, end)
   std::vector<std::size_t> links_crossed_;  // the current copy's (reused)
   std::vector<PredictedCopy> copies_;
   std::priority_queue<Event, std::vector<Event>, Later> events_;
@@ -477,8 +514,9 @@ inline void PredictEnv::before_op(ExecContext&, const Op& op) { model_->before_o
 
 namespace refx {
 
-REFX_DECL Prediction predict(const Executable& exe, const Target& t, const TorusLayout& layout,
-                             const std::vector<Array>& args, refx::source_location loc) {
+namespace detail {
+inline Prediction run_prediction(const Executable& exe, const Target& t, const TorusLayout& layout,
+                                 const std::vector<Array>& args, refx::source_location loc, bool move_data) {
   validate(t);
   if (exe.mesh().cores() > 1) {
     const Hint h = hint(
@@ -508,8 +546,18 @@ REFX_DECL Prediction predict(const Executable& exe, const Target& t, const Torus
   Runtime* rt = args.empty() ? nullptr : &args[0].runtime();
   static const RuntimeOptions defaults{};
   detail::PredictModel model(exe.shared_program(), t, std::move(placed), rt != nullptr ? &rt->pool() : nullptr,
-                             rt != nullptr ? rt->options() : defaults);
+                             rt != nullptr ? rt->options() : defaults, move_data);
   return model.run(args);
+}
+}  // namespace detail
+
+REFX_DECL Prediction predict(const Executable& exe, const Target& t, const TorusLayout& layout,
+                             const std::vector<Array>& args, refx::source_location loc) {
+  return detail::run_prediction(exe, t, layout, args, loc, true);
+}
+REFX_DECL Prediction detail::predict_times(const Executable& exe, const Target& t, const TorusLayout& layout,
+                                           const std::vector<Array>& args) {
+  return run_prediction(exe, t, layout, args, refx::source_location::current(), false);
 }
 
 }  // namespace refx

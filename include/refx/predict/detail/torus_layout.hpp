@@ -54,7 +54,8 @@ inline std::string layout_problem(const Mesh& m, const Target& t, const TorusLay
     return fmt::format("it places {} mesh axes and the mesh has {}", l.axes.size(), m.num_axes());
   std::vector<int> owner(rank, -1);
   for (std::size_t a = 0; a < l.axes.size(); ++a) {
-    if (l.axes[a].empty()) return fmt::format("mesh axis '{}' runs along no torus axis", m.axes()[a].name);
+    if (l.axes[a].empty() && m.axes()[a].size != 1)  // a mesh axis of one chip may run along none
+      return fmt::format("mesh axis '{}' runs along no torus axis", m.axes()[a].name);
     for (std::int32_t x : l.axes[a]) {
       if (x < 0 || static_cast<std::size_t>(x) >= rank)
         return fmt::format("mesh axis '{}' names torus axis {}, and the torus has axes 0 to {}", m.axes()[a].name, x,
@@ -72,7 +73,7 @@ inline std::string layout_problem(const Mesh& m, const Target& t, const TorusLay
       if (l.axes[a].size() > 1)
         return fmt::format("mesh axis '{}' runs along torus axes {}: give the slice's extents", m.axes()[a].name,
                            fmt::join(l.axes[a], ", "));
-      slice[static_cast<std::size_t>(l.axes[a][0])] = m.axes()[a].size;
+      if (!l.axes[a].empty()) slice[static_cast<std::size_t>(l.axes[a][0])] = m.axes()[a].size;
     }
   } else {
     if (l.slice.size() != rank) return fmt::format("the slice has {} axes and the torus {}", l.slice.size(), rank);
@@ -96,7 +97,14 @@ inline std::string layout_problem(const Mesh& m, const Target& t, const TorusLay
 
 /// Places mesh `m` on `t`'s torus as `l` says (an empty layout: mesh axis i
 /// on torus axis i); throws refx::Error naming what is impossible.
-inline PlacedMesh place_mesh(const Mesh& m, const Target& t, const TorusLayout& l) {
+inline PlacedMesh place_mesh(const Mesh& devices, const Target& t, const TorusLayout& l) {
+  // Where a chip is several devices (TPU7x), the mesh's last axis pairs them:
+  // coordinates c and c' of it share a chip when c / 2 == c' / 2 (an odd
+  // last device has a chip to itself), and the layout places the mesh of chips.
+  const std::int32_t per_chip = std::max(t.devices_per_chip, 1);
+  std::vector<Mesh::Axis> chip_axes = devices.axes();
+  chip_axes.back().size = (chip_axes.back().size + per_chip - 1) / per_chip;
+  const Mesh m(chip_axes);
   TorusLayout layout = l;
   if (layout.axes.empty() && layout.slice.empty()) {
     check_mesh_on_torus(m, t);
@@ -107,15 +115,25 @@ inline PlacedMesh place_mesh(const Mesh& m, const Target& t, const TorusLayout& 
     throw Error(fmt::format("refx: predict: the layout of mesh {} on {}'s torus ({}) is impossible: {}", m.describe(),
                             t.name, fmt::join(t.ici.dims, "x"), why));
   for (std::int32_t s : p.slice) p.ring.push_back(s % t.ici.wraparound_multiple == 0);
-  p.coords.assign(static_cast<std::size_t>(m.size()), std::vector<std::int32_t>(p.slice.size(), 0));
-  for (std::int32_t d = 0; d < m.size(); ++d)
+  p.coords.assign(static_cast<std::size_t>(devices.size()), std::vector<std::int32_t>(p.slice.size(), 0));
+  for (std::int32_t d = 0; d < devices.size(); ++d)
     for (std::size_t a = 0; a < m.num_axes(); ++a) {
-      std::int32_t c = m.coord(d, a);
+      std::int32_t c = devices.coord(d, a);
+      if (a + 1 == m.num_axes()) c /= per_chip;
       const auto& axes = layout.axes[a];
-      for (auto x = axes.rbegin(); x != axes.rend(); ++x) {  // the minor torus axis first
-        const std::int32_t extent = p.slice[static_cast<std::size_t>(*x)];
-        p.coords[static_cast<std::size_t>(d)][static_cast<std::size_t>(*x)] = c % extent;
+      std::vector<std::int32_t> digits(axes.size());  // row-major, the major torus axis first
+      for (std::size_t i = axes.size(); i-- > 0;) {
+        const std::int32_t extent = p.slice[static_cast<std::size_t>(axes[i])];
+        digits[i] = c % extent;
         c /= extent;
+      }
+      std::int64_t above = 0;  // the number the digits above digit i make
+      for (std::size_t i = 0; i < axes.size(); ++i) {
+        const std::int32_t extent = p.slice[static_cast<std::size_t>(axes[i])];
+        const std::int32_t digit = digits[i];
+        p.coords[static_cast<std::size_t>(d)][static_cast<std::size_t>(axes[i])] =
+            layout.serpentine && above % 2 == 1 ? extent - 1 - digit : digit;
+        above = above * extent + digit;
       }
     }
   return p;
