@@ -94,10 +94,10 @@ int main(int argc, char** argv) {
   cube.write_timeline(dir + "/predicted_all_reduce_v5p.json");
   pod.write_timeline(dir + "/predicted_all_reduce_v5e.json");
 
-  // Each step sends a 64 KiB block of a over one link (0.66 us + 0.5 us of
-  // latency on v5p) while multiplying the block it has (2 * 128 * 256 * cols
-  // operations at 459 TFLOP/s): in program order the product hides the copy
-  // from about 8100 columns on.
+  // Each step sends a 64 KiB block of a over one link (0.73 us at v5p's
+  // working 90 GB/s + 1 us of latency) while multiplying the block it has
+  // (2 * 128 * 256 * cols operations at 459 TFLOP/s): in program order the
+  // product hides the copy from about 12,100 columns on.
   for (const std::int64_t cols : {256, 1024, 2048, 4096, 8192})
     for (const bool schedule : {false, true}) {
       const Prediction p = collective_matmul(cols, schedule, host);

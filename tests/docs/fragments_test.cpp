@@ -166,14 +166,12 @@ TEST(EffectsPage, EffectsInsideKernels) {
 TEST(PerformancePage, TheTracedChainHasFourOpsPerStep) {
   constexpr std::int64_t steps = 40;
   const Graph g = trace([](VmemRef<const float, 16, 8> x, VmemRef<float, 16, 8> y) {
-    // [snippet:chain]
     auto acc = x.at(0).load();
     for (std::int64_t k = 0; k < steps; ++k) {
       auto v = x.at(k % 16).load();   // view + load
       acc = acc * v + v;              // mul, add
       y.at(k % 16).store(acc);        // view + store
     }
-    // [/snippet]
   });
   EXPECT_EQ(g.num_ops(), static_cast<std::size_t>(4 * steps + 1));
   // And it computes what it says: acc = acc * v + v over the rows in turn.

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -36,6 +38,9 @@ double ring_seconds(const Target& t, std::int64_t steps, double chunk_bytes, int
 }
 
 void expect_within_5_percent(const Prediction& p, double closed_form) {
+  // The figures for docs/predict-validation.md's table.
+  std::printf("%-24s on %s: closed form %10.3f us  predicted %10.3f us  %+.2f %%\n", p.kernel.c_str(), p.mesh.c_str(),
+              closed_form * 1e6, p.seconds() * 1e6, (p.seconds() / closed_form - 1) * 100);
   for (std::size_t d = 0; d < p.devices.size(); ++d)
     EXPECT_NEAR(p.devices[d].seconds / closed_form, 1.0, 0.05) << "device " << d << "\n" << p.to_string();
 }

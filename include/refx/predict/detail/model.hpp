@@ -77,6 +77,7 @@ class PredictModel {
         options_(o) {
     const std::int32_t n = program_.mesh.size();
     for (std::int32_t d = 0; d < n; ++d) devices_.emplace_back(*this, d);
+    for (Device& v : devices_) device_.push_back(&v);
     costs_.reserve(graph_.num_ops());
     for (std::size_t o = 0; o < graph_.num_ops(); ++o) {
       costs_.push_back(passes::op_cost(graph_, static_cast<OpId>(o), t));
@@ -122,8 +123,10 @@ class PredictModel {
       push({v.clock, Event::resume, d});
     }
     while (!events_.empty()) {
-      const Event e = events_.top();
+      const std::uint32_t slot = events_.top().slot;
       events_.pop();
+      const Event e = pool_events_[slot];
+      free_events_.push_back(slot);
       now_ = e.time;
       if (e.kind == Event::resume) {
         step(e.device);
@@ -275,10 +278,16 @@ class PredictModel {
     CopyJob* job = nullptr;  // bytes still moving on the workers: done before the arrival counts
     std::int32_t copy = -1;  // the copy that lands (index into copies_), or
     std::int32_t from = -1;  // the device whose signal arrives
-    std::uint64_t seq = 0;
+  };
+  // The queue orders small keys; the events themselves wait in pool_events_.
+  struct Key {
+    double time;
+    Event::Kind kind;
+    std::uint32_t slot;
+    std::uint64_t seq;
   };
   struct Later {
-    bool operator()(const Event& a, const Event& b) const {
+    bool operator()(const Key& a, const Key& b) const {
       if (a.time != b.time) return a.time > b.time;
       if (a.kind != b.kind) return a.kind > b.kind;
       return a.seq > b.seq;
@@ -293,7 +302,7 @@ class PredictModel {
       if (graph_.type(v).shape.rank() != 0) return false;
     return true;
   }
-  Device& dev(std::int32_t d) { return devices_[static_cast<std::size_t>(d)]; }
+  Device& dev(std::int32_t d) { return *device_[static_cast<std::size_t>(d)]; }
 
   // Splits the copy into chunks (as the runtime's chunked copies) and offers
   // them to the workers; the model thread takes what is left in finish().
@@ -314,9 +323,17 @@ class PredictModel {
     run_chunks(job, *pool_, [] {});
     while (job.remaining.load(std::memory_order_acquire) != 0) std::this_thread::yield();
   }
-  void push(Event e) {
-    e.seq = next_seq_++;
-    events_.push(e);
+  void push(const Event& e) {
+    std::uint32_t slot = 0;
+    if (free_events_.empty()) {
+      slot = static_cast<std::uint32_t>(pool_events_.size());
+      pool_events_.push_back(e);
+    } else {
+      slot = free_events_.back();
+      free_events_.pop_back();
+      pool_events_[slot] = e;
+    }
+    events_.push(Key{e.time, e.kind, slot, next_seq_++});
   }
   void close_slice(Device& v) {
     if (v.current == nullptr) return;
@@ -474,6 +491,7 @@ class PredictModel {
   std::vector<std::int64_t> chip_stride_;  // per torus axis, in chips of the slice
   std::vector<std::int64_t> chip_;         // per device, its chip's index in the slice
   std::deque<Device> devices_;             // not moved: each holds its env
+  std::vector<Device*> device_;            // devices_[d], without the deque's indexing
   std::vector<OpCost> costs_;
   std::vector<std::int64_t> unknown_;  // per op: runs with no figure
   std::size_t ranks_ = 0;
@@ -482,7 +500,9 @@ class PredictModel {
   std::vector<Busy> links_;                 // per directed link, then per device's HBM: busy [begin, end)
   std::vector<std::size_t> links_crossed_;  // the current copy's (reused)
   std::vector<PredictedCopy> copies_;
-  std::priority_queue<Event, std::vector<Event>, Later> events_;
+  std::priority_queue<Key, std::vector<Key>, Later> events_;
+  std::vector<Event> pool_events_;
+  std::vector<std::uint32_t> free_events_;
   WorkerPool* pool_;  // null: every copy on the model's thread
   const RuntimeOptions& options_;
   std::vector<std::shared_ptr<CopyJob>> moving_;  // copies handed to the workers
