@@ -143,9 +143,45 @@ auto select(const C& c, const A& a, const B& b, refx::source_location loc = refx
   }
 }
 
-/// Converts every element to U.
+namespace detail {
+/// Whether every value of `narrow` survives a conversion to `wide` and back
+/// bit for bit (a signaling NaN aside, which the round trip quiets).
+constexpr bool round_trips(DType narrow, DType wide) noexcept {
+  switch (narrow) {
+    case DType::bf16:
+    case DType::f16: return wide == DType::f32 || wide == DType::f64;
+    case DType::f32: return wide == DType::f64;
+    case DType::i8: return wide == DType::i32 || wide == DType::i64;
+    case DType::u8: return wide == DType::i32 || wide == DType::u32 || wide == DType::i64;
+    case DType::i32:
+    case DType::u32: return wide == DType::i64;
+    default: return false;
+  }
+}
+/// The value a cast to `to` of `v` rewrites to, or no_id: `v` itself when it
+/// is already of type `to` (Pallas' `x.astype(x.dtype)`), and `x` when `v` is
+/// a widening cast of an `x` of type `to` (`x.astype(f32).astype(bf16)` of a
+/// bf16 `x`). Neither runs: the results are the unrewritten graph's bits,
+/// except that a signaling NaN is no longer quieted.
+inline ValueId cast_rewrites_to(ValueId v, DType to, SourceLoc loc) {
+  const Graph& g = Tracer::current(loc).graph();
+  if (v < 0 || static_cast<std::size_t>(v) >= g.num_values()) return no_id;  // apply() names the problem
+  const ValueInfo& info = g.value(v);
+  if (info.type.dtype == to) return v;
+  if (info.producer == no_id) return no_id;
+  const Op& op = g.op(info.producer);
+  if (op.prim != &prim::cast) return no_id;
+  const ValueId x = g.inputs(op)[0];
+  return g.type(x).dtype == to && round_trips(to, info.type.dtype) ? x : no_id;
+}
+}  // namespace detail
+
+/// Converts every element to U. A cast to the value's own type, or back
+/// through a wider type it came from, is no op (detail::cast_rewrites_to).
 template <Element U, class T, class E>
 Value<U, E> cast(const Value<T, E>& v, refx::source_location loc = refx::source_location::current()) {
+  if (const ValueId same = detail::cast_rewrites_to(v.id(), dtype_v<U>, loc); same != no_id)
+    return detail::wrap<U, E>(same);
   const std::int64_t attrs[] = {static_cast<std::int64_t>(dtype_v<U>)};
   return detail::wrap<U, E>(detail::apply(prim::cast, {v.id()}, attrs, loc));
 }
