@@ -23,6 +23,7 @@
 #include <vector>
 
 #include <refx/core/dtype.hpp>
+#include <refx/core/source_location.hpp>
 #include <refx/predict.hpp>
 #include <refx/target/target.hpp>
 
@@ -77,7 +78,8 @@ struct CalibrationPoint {
 /// The points of `measurements` on `t`: each one's collective compiled once
 /// for its mesh and predicted (times only) for every target the fit tries.
 /// Throws refx::Error naming a measurement the target cannot hold.
-std::vector<CalibrationPoint> calibration_points(const Target& t, const std::vector<Measurement>& measurements);
+std::vector<CalibrationPoint> calibration_points(const Target& t, const std::vector<Measurement>& measurements,
+                                                 refx::source_location loc = refx::source_location::current());
 
 /// The outcome of a fit.
 struct Calibration {
@@ -104,7 +106,8 @@ struct Calibration {
 /// positive.
 Calibration calibrate(const Target& t, const std::vector<CalibrationPoint>& points, const CalibrateOptions& o = {});
 /// calibrate over calibration_points(t, measurements).
-Calibration calibrate(const Target& t, const std::vector<Measurement>& measurements, const CalibrateOptions& o = {});
+Calibration calibrate(const Target& t, const std::vector<Measurement>& measurements, const CalibrateOptions& o = {},
+                      refx::source_location loc = refx::source_location::current());
 
 }  // namespace refx
 

@@ -174,7 +174,8 @@ namespace detail {
 /// kernel whose control flow does not read what its copies carry (the
 /// collectives calibrate() predicts), its outputs not written.
 REFX_DECL Prediction predict_times(const Executable& exe, const Target& t, const TorusLayout& layout,
-                                   const std::vector<Array>& args);
+                                   const std::vector<Array>& args,
+                                   refx::source_location loc = refx::source_location::current());
 
 /// The Executable given to predict(exe, t, arrays...) and the line of that
 /// call: a parameter pack leaves no room for a defaulted location after it,

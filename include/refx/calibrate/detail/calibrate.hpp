@@ -46,15 +46,9 @@ class FieldReader {
   }
   double number(std::string_view name) const {
     const std::string& f = text(name);
-    std::size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(f, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != f.size() || !std::isfinite(v)) fail(name, fmt::format("is '{}', not a number", f));
-    return v;
+    const std::optional<double> v = parse_number(f);
+    if (!v) fail(name, fmt::format("is '{}', not a number", f));
+    return *v;
   }
   std::string location() const { return fmt::format("{}:{}", source_, row_.line); }
 
@@ -313,13 +307,14 @@ inline std::string status_words(int s) {
 
 }  // namespace detail
 
-inline std::vector<CalibrationPoint> calibration_points(const Target& t, const std::vector<Measurement>& measurements) {
+inline std::vector<CalibrationPoint> calibration_points(const Target& t, const std::vector<Measurement>& measurements,
+                                                        refx::source_location loc) {
   validate(t);
   std::vector<CalibrationPoint> points;
   for (const Measurement& m : measurements) {
     std::shared_ptr<detail::MeasuredProgram> p = detail::measured_program(t, m);
-    points.push_back({m.label(), m.seconds, [p](const Target& target) {
-                        return detail::predict_times(*p->exe, target, p->layout, p->args).seconds();
+    points.push_back({m.label(), m.seconds, [p, loc](const Target& target) {
+                        return detail::predict_times(*p->exe, target, p->layout, p->args, loc).seconds();
                       }});
   }
   return points;
@@ -384,8 +379,9 @@ inline Calibration calibrate(const Target& t, const std::vector<CalibrationPoint
   return c;
 }
 
-inline Calibration calibrate(const Target& t, const std::vector<Measurement>& measurements, const CalibrateOptions& o) {
-  return calibrate(t, calibration_points(t, measurements), o);
+inline Calibration calibrate(const Target& t, const std::vector<Measurement>& measurements, const CalibrateOptions& o,
+                             refx::source_location loc) {
+  return calibrate(t, calibration_points(t, measurements, loc), o);
 }
 
 inline std::string Calibration::to_string() const {

@@ -6,7 +6,9 @@
 // commas inside brackets are its own (a shape, bf16[512,8192]).
 
 #include <cstdint>
+#include <cmath>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -93,6 +95,19 @@ inline std::string read_text_file(const std::string& path, std::string_view what
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+/// The whole of `s` as a finite number, or nothing.
+inline std::optional<double> parse_number(const std::string& s) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used != s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
 }
 
 /// `s` as one CSV field: quoted when it holds a comma, a quote or a newline.

@@ -576,8 +576,8 @@ REFX_DECL Prediction predict(const Executable& exe, const Target& t, const Torus
   return detail::run_prediction(exe, t, layout, args, loc, true);
 }
 REFX_DECL Prediction detail::predict_times(const Executable& exe, const Target& t, const TorusLayout& layout,
-                                           const std::vector<Array>& args) {
-  return run_prediction(exe, t, layout, args, refx::source_location::current(), false);
+                                           const std::vector<Array>& args, refx::source_location loc) {
+  return run_prediction(exe, t, layout, args, loc, false);
 }
 
 }  // namespace refx

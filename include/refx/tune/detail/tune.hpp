@@ -307,15 +307,8 @@ inline TuneResult TuneResult::from_csv(std::string_view text, std::string_view s
         if (optional) return std::nullopt;
         throw Error(fmt::format("refx: {}:{}: field '{}' is empty", source, row.line, head[c]));
       }
-      std::size_t used = 0;
-      double v = 0;
-      try {
-        v = std::stod(f, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != f.size() || !std::isfinite(v))
-        throw Error(fmt::format("refx: {}:{}: field '{}' is '{}', not a number", source, row.line, head[c], f));
+      const std::optional<double> v = detail::parse_number(f);
+      if (!v) throw Error(fmt::format("refx: {}:{}: field '{}' is '{}', not a number", source, row.line, head[c], f));
       return v;
     };
     TuneEntry e;
