@@ -23,11 +23,12 @@
 
 #include <memory>
 #include <optional>
-#include <refx/core/source_location.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <refx/config.hpp>
+#include <refx/core/source_location.hpp>
 #include <refx/passes/options.hpp>
 #include <refx/passes/target_checks.hpp>
 #include <refx/pipeline/report.hpp>
@@ -107,7 +108,14 @@ namespace detail {
 /// Kernel::single_worker).
 REFX_DECL Executable compile_traced(Graph g, const Mesh& mesh, std::string name, bool single_worker,
                                     const passes::Options& passes, const std::vector<bool>& read_only, Runtime& rt,
-                                    std::shared_ptr<const TargetReport> target_report = nullptr);
+                                    std::shared_ptr<const TargetReport> target_report = nullptr,
+                                    std::int64_t collective_id = -1);
+
+/// The Arrays a tool runs `exe` on in place (predict, explore): one per
+/// parameter, of its type, on every device of the mesh; waits until they are
+/// ready and no earlier call still reads them. Throws refx::Error naming
+/// `tool` and the argument otherwise.
+REFX_DECL void check_in_place_arguments(const Executable& exe, const std::vector<Array>& args, std::string_view tool);
 }  // namespace detail
 
 /// A kernel and its options, ready to be compiled for a mesh.
@@ -186,8 +194,9 @@ class Kernel {
         if (vmem_limit_) t.vmem_limit_bytes = *vmem_limit_;
         report = std::make_shared<const TargetReport>(detail::check_for_target(g, mesh, t, target_mode_, loc));
       }
-      Executable exe = detail::compile_traced(std::move(g), mesh, name_, single_worker_, passes_,
-                                              read_only(static_cast<Params*>(nullptr)), rt, std::move(report));
+      Executable exe =
+          detail::compile_traced(std::move(g), mesh, name_, single_worker_, passes_,
+                                 read_only(static_cast<Params*>(nullptr)), rt, std::move(report), collective_id_);
       exe.pipelines_ = std::move(pipelines);
       return exe;
     }
@@ -323,14 +332,33 @@ REFX_DECL void Executable::launch(const std::vector<Array>& args) const {
   }
 }
 
+REFX_DECL void detail::check_in_place_arguments(const Executable& exe, const std::vector<Array>& args,
+                                                std::string_view tool) {
+  const auto& params = exe.params();
+  if (args.size() != params.size())
+    throw Error(fmt::format("refx: {}: kernel '{}' has {} parameters, got {} Arrays", tool, exe.program().name,
+                            params.size(), args.size()));
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const Array& a = args[i];
+    if (!a.valid() || a.num_devices() != exe.mesh().size() || a.dtype() != params[i].type.dtype ||
+        !(a.shape() == params[i].type.shape))
+      throw Error(fmt::format("refx: {}: kernel '{}': argument {} is not {}{} on {} devices", tool, exe.program().name,
+                              i, params[i].type.dtype, params[i].type.shape, exe.mesh().size()));
+    a.block_until_ready();
+    for (const auto& r : a.reader_events()) r->wait();
+  }
+}
+
 REFX_DECL Executable detail::compile_traced(Graph g, const Mesh& mesh, std::string name, bool single_worker,
                                             const passes::Options& passes, const std::vector<bool>& read_only,
-                                            Runtime& rt, std::shared_ptr<const TargetReport> target_report) {
+                                            Runtime& rt, std::shared_ptr<const TargetReport> target_report,
+                                            std::int64_t collective_id) {
   passes::run_pipeline(g, passes);
   std::vector<Executable::Param> params;
   for (std::size_t i = 0; i < read_only.size(); ++i) params.push_back({g.type(g.params()[i]), read_only[i]});
-  return Executable(std::make_shared<const Program>(std::move(g), mesh, std::move(name), single_worker),
-                    std::move(params), rt, std::move(target_report));
+  auto program = std::make_shared<Program>(std::move(g), mesh, std::move(name), single_worker);
+  program->collective_id = collective_id;
+  return Executable(std::move(program), std::move(params), rt, std::move(target_report));
 }
 }  // namespace refx
 #endif  // REFX_DEFINITIONS

@@ -200,6 +200,7 @@ class ExecContext {
     }
     std::fill(refs_.begin(), refs_.end(), nullptr);
     frames_.assign(1, Frame{0, 0, 0, 0, no_id});
+    yield_ = false;
   }
 
   /// Binds kernel parameter i (a Ref) to caller-owned storage.
@@ -215,6 +216,10 @@ class ExecContext {
   /// Runs until the kernel finishes (done) or an op cannot proceed (blocked).
   ExecStatus run();
   bool finished() const noexcept { return frames_.empty(); }
+  /// Makes run() return (blocked) after the op being run, to be resumed at
+  /// the next: for an env that interleaves devices at their copies and
+  /// signals (refx/explore/detail/controlled.hpp).
+  void yield_after_op() noexcept { yield_ = true; }
   /// The op the device is at (for deadlock reports), or null when done.
   const Op* current_op() const noexcept { return op_ahead(0); }
   /// The op after the running one in its block, or null at the block's end.
@@ -316,6 +321,7 @@ class ExecContext {
   ExecEnv* env_;
   std::int32_t device_;  // whose kept results values_ holds
   bool observe_;
+  bool yield_ = false;
   std::vector<Buffer> values_;
   std::vector<Buffer*> refs_;
   std::vector<std::unique_ptr<Buffer>> storage_;
@@ -466,6 +472,10 @@ inline ExecStatus ExecContext::run() {
     if (op.prim->impl(*this, op) == ExecStatus::blocked) return ExecStatus::blocked;
     if (kept == Kept::once) kept = Kept::computed;
     ++frames_.back().pc;
+    if (yield_) {  // the env asked to stop after this op (refx::explore's scheduling points)
+      yield_ = false;
+      return ExecStatus::blocked;
+    }
   }
   return ExecStatus::done;
 }

@@ -59,6 +59,9 @@ struct Program {
   std::string name = "kernel";
   /// Collective ids of the barrier semaphores the program uses.
   std::vector<std::int64_t> barrier_ids;
+  /// Kernel::collective_id, -1 if none was given: a kernel that synchronises
+  /// its devices itself (refx::explore lets them enter apart).
+  std::int64_t collective_id = -1;
   /// The bytes of the program's largest copy or computed value, and whether
   /// it loops: the runtime runs programs without loops whose data is all
   /// small on one worker at a time (RuntimeOptions::single_worker_bytes).

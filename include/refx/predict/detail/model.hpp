@@ -549,19 +549,7 @@ inline Prediction run_prediction(const Executable& exe, const Target& t, const T
                                         exe.program().name, exe.mesh().cores(), t.name));
   }
   detail::PlacedMesh placed = detail::place_mesh(exe.mesh(), t, layout);
-  const auto& params = exe.params();
-  if (args.size() != params.size())
-    throw Error(fmt::format("refx: predict: kernel '{}' has {} parameters, got {} Arrays", exe.program().name,
-                            params.size(), args.size()));
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const Array& a = args[i];
-    if (!a.valid() || a.num_devices() != exe.mesh().size() || a.dtype() != params[i].type.dtype ||
-        !(a.shape() == params[i].type.shape))
-      throw Error(fmt::format("refx: predict: kernel '{}': argument {} is not {}{} on {} devices", exe.program().name,
-                              i, params[i].type.dtype, params[i].type.shape, exe.mesh().size()));
-    a.block_until_ready();
-    for (const auto& r : a.reader_events()) r->wait();
-  }
+  check_in_place_arguments(exe, args, "predict");
   // The Arrays' runtime lends its workers for the bytes of large copies.
   Runtime* rt = args.empty() ? nullptr : &args[0].runtime();
   static const RuntimeOptions defaults{};

@@ -82,34 +82,13 @@ inline void Launch::complete(std::unique_lock<std::mutex>& lock, std::exception_
 inline std::exception_ptr Launch::check_exit_invariants() {
   std::string problems = unbalanced_lines();
   if (problems.empty()) return nullptr;
-  return std::make_exception_ptr(RuntimeError(
-      fmt::format("refx: kernel '{}' ended with semaphores not back to 0 (every signal must be waited and every copy "
-                  "waited):\n{}",
-                  program().name, problems)));
+  return std::make_exception_ptr(RuntimeError(unbalanced_semaphores_message(program(), problems)));
 }
 
 inline std::string Launch::unbalanced_lines() {
-  std::vector<std::string> problems;
-  const Graph& g = program().graph;
-  for (const auto& dev : devices_) {
-    if (!dev) continue;
-    dev->ctx->for_each_scoped([&](ValueId v, const Buffer& b) {
-      if (!g.type(v).is_semaphore()) return;
-      for (std::int64_t i = 0; i < b.size(); ++i)
-        if (const std::int64_t c = b.data<std::int64_t>()[i]; c != 0)
-          problems.push_back(fmt::format("  {}: {}{} ends at {}{}", program().mesh.describe_lane(dev->id),
-                                         report_semaphore_name(g, v), b.size() > 1 ? fmt::format("[{}]", i) : "", c,
-                                         g.type(v).semaphore == SemaphoreKind::dma
-                                             ? " (bytes of a copy started and never waited, or sent and not received)"
-                                             : ""));
-    });
-    for (std::int64_t id : program().barrier_ids)
-      if (const std::int64_t c = *host_.barrier(dev->id, id).data<std::int64_t>(); c != 0)
-        problems.push_back(fmt::format("  {}: barrier semaphore (collective id {}) ends at {}",
-                                       program().mesh.describe_lane(dev->id), id, c));
-  }
-  if (problems.empty()) return {};  // every launch that ends clean: no formatting
-  return fmt::format("{}", fmt::join(problems, "\n"));
+  return unbalanced_semaphore_lines(
+      program(), [&](std::int32_t lane) { return here(lane) ? device(lane).ctx.get() : nullptr; },
+      [&](std::int32_t lane, std::int64_t id) -> const Buffer& { return host_.barrier(lane, id); });
 }
 
 inline std::string Launch::deadlock_report() const {

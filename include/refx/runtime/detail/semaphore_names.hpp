@@ -6,12 +6,15 @@
 // "... (receive semaphore of the remote copy at k.cpp:12)".
 
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <refx/ir/graph.hpp>
 #include <refx/ir/primitives/builtins.hpp>
 #include <refx/ir/printer.hpp>
+#include <refx/runtime/program.hpp>
 
 namespace refx::detail {
 
@@ -35,6 +38,45 @@ inline std::string report_semaphore_name(const Graph& g, ValueId v) {
   if (g.name(v).empty() && g.type(v).is_semaphore() && g.type(v).semaphore == SemaphoreKind::dma)
     if (std::string role = semaphore_role(g, v); !role.empty()) s += " (" + role + ")";
   return s;
+}
+
+/// One line per semaphore of program `p` not back to 0 when its lanes end
+/// (every signal must be waited and every copy waited), "" when all are:
+/// `context(lane)` is the lane's ExecContext (null: not hosted here),
+/// `barrier(lane, id)` its barrier semaphore of collective id `id`. The
+/// runtime's exit check and the controlled scheduler's (refx/explore.hpp).
+template <class Context, class Barrier>
+std::string unbalanced_semaphore_lines(const Program& p, Context&& context, Barrier&& barrier) {
+  std::vector<std::string> problems;
+  const Graph& g = p.graph;
+  for (std::int32_t lane = 0; lane < p.mesh.lanes(); ++lane) {
+    const auto* ctx = context(lane);
+    if (ctx == nullptr) continue;
+    ctx->for_each_scoped([&](ValueId v, const Buffer& b) {
+      if (!g.type(v).is_semaphore()) return;
+      for (std::int64_t i = 0; i < b.size(); ++i)
+        if (const std::int64_t c = b.data<std::int64_t>()[i]; c != 0)
+          problems.push_back(fmt::format("  {}: {}{} ends at {}{}", p.mesh.describe_lane(lane),
+                                         report_semaphore_name(g, v), b.size() > 1 ? fmt::format("[{}]", i) : "", c,
+                                         g.type(v).semaphore == SemaphoreKind::dma
+                                             ? " (bytes of a copy started and never waited, or sent and not received)"
+                                             : ""));
+    });
+    for (std::int64_t id : p.barrier_ids)
+      if (const std::int64_t c = *barrier(lane, id).template data<std::int64_t>(); c != 0)
+        problems.push_back(
+            fmt::format("  {}: barrier semaphore (collective id {}) ends at {}", p.mesh.describe_lane(lane), id, c));
+  }
+  if (problems.empty()) return {};  // every launch that ends clean: no formatting
+  return fmt::format("{}", fmt::join(problems, "\n"));
+}
+
+/// The exit check's error for `lines` (unbalanced_semaphore_lines).
+inline std::string unbalanced_semaphores_message(const Program& p, const std::string& lines) {
+  return fmt::format(
+      "refx: kernel '{}' ended with semaphores not back to 0 (every signal must be waited and every copy "
+      "waited):\n{}",
+      p.name, lines);
 }
 
 }  // namespace refx::detail

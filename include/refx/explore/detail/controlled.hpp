@@ -1,0 +1,580 @@
+#pragma once
+// The controlled scheduler (docs/runtime.md, "Controlled schedules"): one
+// call of a program on one thread, each scheduling point chosen from the
+// points enabled at that moment. The points:
+//   run(lane)  the lane runs until it has started a copy, sent a signal to
+//              another lane or read a semaphore, or until a wait whose
+//              count is not there, or to its end; its first run is its
+//              entry into the kernel, and the run of a lane whose count has
+//              come is a waiter waking;
+//   land       a started copy moves its bytes and its semaphores rise;
+//   signal     a signal to another lane arrives (one to itself is at once).
+// Copies and signals wait as pending points until chosen: in between, their
+// source and target may run, enter or leave. The first enabled point is the
+// default: the newest copy or signal lands at once, then the lane that
+// started it goes on, then the lowest lane that can run (the threaded
+// runtime's order for small copies). The checks are the runtime's (the race
+// detector as an observer, the exit invariants, deadlock) and two entry
+// rules: a copy or a signal (but for a barrier semaphore's) that lands in a
+// lane that has not entered (DeviceEntry::apart) or has left.
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <refx/core/error.hpp>
+#include <refx/explore/report.hpp>
+#include <refx/ir/eval.hpp>
+#include <refx/ir/primitives/builtins.hpp>
+#include <refx/runtime/array.hpp>
+#include <refx/runtime/detail/copy_job.hpp>
+#include <refx/runtime/detail/device_scheduler.hpp>
+#include <refx/runtime/detail/inline_launch.hpp>
+#include <refx/runtime/detail/launch_observer.hpp>
+#include <refx/runtime/detail/semaphore_names.hpp>
+#include <refx/runtime/program.hpp>
+
+namespace refx::detail {
+
+/// A buffer and the interval of element offsets a view of it spans.
+struct ElementSpan {
+  const Buffer* buffer = nullptr;
+  std::int64_t lo = 0, hi = -1;
+  bool overlaps(const ElementSpan& o) const noexcept { return buffer == o.buffer && lo <= o.hi && o.lo <= hi; }
+};
+
+/// The elements a view spans.
+inline ElementSpan element_span(const ResolvedView& v) {
+  if (v.elements() == 0) return ElementSpan{v.buffer, 0, -1};
+  ElementSpan s{v.buffer, v.offset, v.offset};
+  for (std::size_t d = 0; d < v.shape.rank(); ++d) s.hi += (v.shape[d] - 1) * v.strides[d];
+  return s;
+}
+
+/// What one step read and wrote (recorded for exhaustive search): element
+/// ranges of buffers, and counters it read or waited on or added to. Two
+/// steps conflict when one writes what the other reads or writes, or adds
+/// to a counter the other reads (additions commute). A lane's presence in
+/// the kernel is a counter: entering and leaving add to it, every arrival
+/// but a barrier semaphore's reads it.
+struct Footprint {
+  std::vector<ElementSpan> reads, writes;
+  std::vector<const void*> read_counters, added_counters;
+
+  void read(const ElementSpan& s) { merge(reads, s); }
+  void write(const ElementSpan& s) { merge(writes, s); }
+  bool conflicts(const Footprint& o) const noexcept {
+    return any(writes, o.writes) || any(writes, o.reads) || any(reads, o.writes) ||
+           shares(added_counters, o.read_counters) || shares(read_counters, o.added_counters);
+  }
+
+ private:
+  static void merge(std::vector<ElementSpan>& v, const ElementSpan& s) {
+    for (ElementSpan& e : v)
+      if (e.buffer == s.buffer && s.lo <= e.hi + 1 && e.lo <= s.hi + 1) {
+        e.lo = std::min(e.lo, s.lo);
+        e.hi = std::max(e.hi, s.hi);
+        return;
+      }
+    v.push_back(s);
+  }
+  static bool any(const std::vector<ElementSpan>& a, const std::vector<ElementSpan>& b) noexcept {
+    for (const ElementSpan& x : a)
+      for (const ElementSpan& y : b)
+        if (x.overlaps(y)) return true;
+    return false;
+  }
+  static bool shares(const std::vector<const void*>& a, const std::vector<const void*>& b) noexcept {
+    return std::find_first_of(a.begin(), a.end(), b.begin(), b.end()) != a.end();
+  }
+};
+
+/// One scheduling point. Its identity (kind, lane, source, seq) is the same
+/// in every run that reaches it: a run point is its lane's next step; a
+/// copy or signal is its source's seq-th.
+struct Action {
+  enum class Kind : std::uint8_t { run, land, signal };
+  Kind kind = Kind::run;
+  std::int32_t lane = 0;    ///< run: the lane; land / signal: the lane it arrives in
+  std::int32_t source = 0;  ///< land / signal: the lane that started it
+  std::int64_t seq = -1;    ///< land / signal: the source's copies and signals before it
+  static Action running(std::int32_t l) {
+    Action a;
+    a.lane = l;
+    return a;
+  }
+  static Action arrival(Kind k, std::int32_t target, std::int32_t from, std::int64_t seq) {
+    Action a;
+    a.kind = k;
+    a.lane = target;
+    a.source = from;
+    a.seq = seq;
+    return a;
+  }
+
+  bool same(const Action& o) const noexcept {
+    return kind == o.kind && lane == o.lane && source == o.source && seq == o.seq;
+  }
+  /// Whether `o` is a point of the same thread: a lane's runs are one
+  /// thread; each copy and signal is a thread of its own.
+  bool same_thread(const Action& o) const noexcept {
+    return kind == Kind::run ? o.kind == Kind::run && lane == o.lane : same(o);
+  }
+};
+
+/// What one step did, for the schedule in words and the timeline.
+struct StepRecord {
+  Action action;
+  const Op* from = nullptr;  ///< run: where the lane was; land / signal: the op that started it
+  const Op* to = nullptr;    ///< run: where it stopped (null: at its end)
+  bool entered = false;      ///< run: its first
+  bool waits = false;        ///< run: it stopped at a wait whose count is not there
+  std::int64_t bytes = 0;    ///< land: the copy's
+  ValueId sem = no_id;       ///< signal: the semaphore
+};
+
+struct RunFailure {
+  ScheduleFailure::Kind kind = ScheduleFailure::Kind::error;
+  std::string message;
+};
+
+/// One run's outcome.
+struct RunOutcome {
+  std::optional<RunFailure> failure;
+  std::vector<std::uint32_t> choices;  ///< per step, the index chosen among the enabled points
+  std::vector<StepRecord> steps;       ///< when recorded
+  bool stopped = false;                ///< the strategy stopped it (a redundant order)
+  /// Per step, the point taken and, for a copy or signal, the step that
+  /// issued it (-1 for a run).
+  std::vector<Action> taken;
+  std::vector<std::int64_t> issued_by;
+  /// Per step, what it read and wrote (when asked for).
+  std::vector<Footprint> footprints;
+  /// Accumulating copies as they landed: (destination buffer, source lane).
+  std::vector<std::pair<const Buffer*, std::int32_t>> accumulations;
+};
+
+inline constexpr std::size_t stop_run = static_cast<std::size_t>(-1);
+
+class ControlledRun {
+ public:
+  /// `apart`: lanes enter one by one (DeviceEntry::apart). Holds `args`
+  /// (their shards are the parameters' storage) and snapshots the outputs,
+  /// which every run restores first.
+  ControlledRun(std::shared_ptr<const Program> p, const std::vector<Array>& args, std::vector<bool> inputs, bool apart,
+                bool races)
+      : shared_(std::move(p)), program_(*shared_), args_(args), apart_(apart), races_(races) {
+    const std::int32_t n = program_.mesh.lanes();
+    cores_ = program_.mesh.cores();
+    for (std::int32_t l = 0; l < n; ++l) lanes_.push_back(std::make_unique<Lane>(*this, l));
+    for (auto& l : lanes_) {
+      l->ctx = std::make_unique<ExecContext>(program_.graph, *l);
+      for (std::size_t i = 0; i < args_.size(); ++i) l->ctx->bind_param(i, args_[i].shard(l->device));
+    }
+    for (std::size_t i = 0; i < args_.size(); ++i)
+      if (!inputs[i])
+        for (std::int32_t d = 0; d < program_.mesh.size(); ++d) {
+          Buffer& b = args_[i].shard(d);
+          initial_.push_back(Output{&b, b.clone(), i, d});
+        }
+  }
+
+  const Program& program() const noexcept { return program_; }
+  /// The outputs' storage (each device's shard of each parameter written).
+  std::vector<const Buffer*> outputs() const {
+    std::vector<const Buffer*> out;
+    for (const Output& o : initial_) out.push_back(o.storage);
+    return out;
+  }
+  /// Output k's parameter and device.
+  std::pair<std::size_t, std::int32_t> output_of(std::size_t k) const {
+    return {initial_[k].param, initial_[k].device};
+  }
+  std::int32_t lanes() const noexcept { return static_cast<std::int32_t>(lanes_.size()); }
+
+  /// One schedule: `choose(enabled, step, so_far)` returns the index of
+  /// the point to take, or stop_run. `record`: the steps in words;
+  /// `footprints`: what each step read and wrote. At most `max_steps` points.
+  template <class Choose>
+  RunOutcome run(Choose&& choose, bool record, bool footprints = false,
+                 std::int64_t max_steps = std::int64_t{1} << 22) {
+    footprints_ = footprints;
+    reset();
+    RunOutcome out;
+    for (;;) {
+      enabled_points();
+      if (enabled_.empty()) break;
+      if (static_cast<std::int64_t>(out.choices.size()) >= max_steps) {
+        out.failure = RunFailure{ScheduleFailure::Kind::error,
+                                 fmt::format("refx: kernel '{}': the schedule passed {} scheduling points without "
+                                             "ending (a device that never stops polling?)",
+                                             program_.name, max_steps)};
+        break;
+      }
+      const std::size_t i = choose(std::span<const Action>(enabled_), out.choices.size(), std::as_const(out));
+      if (i == stop_run) {
+        out.stopped = true;
+        return out;
+      }
+      const Action a = enabled_[i];
+      out.choices.push_back(static_cast<std::uint32_t>(i));
+      out.taken.push_back(a);
+      out.issued_by.push_back(-1);
+      step_ = static_cast<std::int64_t>(out.choices.size()) - 1;
+      StepRecord rec;
+      rec.action = a;
+      if (footprints_) fp_ = &out.footprints.emplace_back();
+      out.failure = a.kind == Action::Kind::run ? run_lane_once(lane(a.lane), rec) : deliver(a, rec, out);
+      fp_ = nullptr;
+      if (record) out.steps.push_back(rec);
+      if (out.failure) break;
+    }
+    if (!out.failure) out.failure = end_checks();
+    return out;
+  }
+
+  /// The outputs as the run left them: copied into `into` (sized on first use).
+  void save_outputs(std::vector<Buffer>& into) const {
+    if (into.empty())
+      for (const Output& o : initial_) into.push_back(o.storage->clone());
+    else
+      for (std::size_t i = 0; i < initial_.size(); ++i)
+        std::memcpy(into[i].data(), initial_[i].storage->data(), into[i].bytes());
+  }
+  void restore_outputs(const std::vector<Buffer>& from) {
+    for (std::size_t i = 0; i < initial_.size(); ++i)
+      std::memcpy(initial_[i].storage->data(), from[i].data(), from[i].bytes());
+  }
+
+  /// Words for one step.
+  std::string describe(const StepRecord& r) const {
+    const Mesh& m = program_.mesh;
+    const auto at = [](const Op* op) { return op ? fmt::format("{} at {}", op->prim->name, op->loc) : "its end"; };
+    switch (r.action.kind) {
+      case Action::Kind::run:
+        return fmt::format("{} {} {} to {}", m.describe_lane(r.action.lane), r.entered ? "enters" : "runs from",
+                           r.entered ? std::string("the kernel and runs") : at(r.from),
+                           r.to == nullptr ? std::string("the end")
+                           : r.waits       ? at(r.to) + " (waits)"
+                                           : at(r.to));
+      case Action::Kind::land:
+        return fmt::format("the copy {} started at {} ({} bytes) lands in {}", m.describe_lane(r.action.source),
+                           r.from ? r.from->loc : SourceLoc{}, r.bytes, m.describe_lane(r.action.lane));
+      case Action::Kind::signal:
+        return fmt::format("the signal {} sent at {} reaches {} of {}", m.describe_lane(r.action.source),
+                           r.from ? r.from->loc : SourceLoc{}, report_semaphore_name(program_.graph, r.sem),
+                           m.describe_lane(r.action.lane));
+    }
+    return {};
+  }
+
+ private:
+  struct Lane;
+  struct Pending {
+    Action action;
+    const Op* op = nullptr;
+    std::unique_ptr<CopyJob> job;  // a copy; null: a signal
+    std::int64_t* counter = nullptr;
+    std::int64_t inc = 0;
+    ValueId sem = no_id;
+    bool barrier = false;
+    std::int64_t issued_by = -1;  // the step
+  };
+
+  struct Lane final : ExecEnv {
+    Lane(ControlledRun& r, std::int32_t l) : run(r), id(l), cores(r.cores_), device(l / r.cores_), core(l % r.cores_) {}
+    std::int32_t device_id() const override { return device; }
+    std::int32_t num_devices() const override { return run.program_.mesh.size(); }
+    std::int32_t num_cores() const override { return cores; }
+    std::int32_t core_index() const override { return core; }
+    std::int32_t axis_index(std::string_view axis) const override {
+      if (axis == core_axis_name) return core;
+      const Mesh& m = run.program_.mesh;
+      return m.coord(device, m.axis(axis));
+    }
+    std::int32_t axis_size(std::string_view axis) const override {
+      if (axis == core_axis_name) return cores;
+      return run.program_.mesh.axis_size(axis);
+    }
+    void semaphore_signal(ExecContext&, const Op& op, ValueId sem, std::int64_t index, std::int64_t inc,
+                          std::int32_t target) override {
+      run.signal(*this, op, target * cores + core, sem, index, inc);
+    }
+    void core_semaphore_signal(ExecContext&, const Op& op, ValueId sem, std::int64_t index, std::int64_t inc,
+                               std::int32_t target_core) override {
+      run.signal(*this, op, device * cores + target_core, sem, index, inc);
+    }
+    bool semaphore_wait(ExecContext&, const Op& op, ValueId sem, std::int64_t index, std::int64_t value) override {
+      std::int64_t& c = run.counter(id, sem, index);
+      if (run.fp_) run.fp_->read_counters.push_back(&c);
+      if (c >= value) {
+        c -= value;
+        if (run.observer_) run.observer_->on_wait(id, c, value, sem, index);
+        return true;
+      }
+      blocked = true;
+      wait = Park{&op, &c, value, sem, index};
+      return false;
+    }
+    std::int64_t semaphore_read(ExecContext& c, ValueId sem, std::int64_t index) override {
+      c.yield_after_op();  // what it read may change before it acts on it
+      stopped_at = c.current_op();
+      std::int64_t& counter = run.counter(id, sem, index);
+      if (run.fp_) run.fp_->read_counters.push_back(&counter);
+      return counter;
+    }
+    void copy_start(ExecContext&, const Op& op, const CopyRequest& r) override {
+      run.copy(*this, op, r, r.target * cores + core);
+    }
+    Buffer& barrier_semaphore(std::int64_t collective_id) override {
+      auto [it, fresh] = barriers.try_emplace(collective_id, DType::i64, Shape{});
+      if (fresh) it->second.fill_zero();
+      return it->second;
+    }
+    bool observes_ops() const override { return run.races_ || run.footprints_; }
+    void before_op(ExecContext& c, const Op& op) override {
+      if (run.observer_) run.observer_->on_op(id, c, op);
+      if (run.fp_ && op.prim != &prim::dma_start && op.prim != &prim::dma_wait)  // copies are their own steps
+        for (const Effect& e : c.graph().effects(op)) {
+          if (e.view == no_id || !(e.bits & (effect_read | effect_write | effect_accum))) continue;
+          const ElementSpan s = element_span(c.resolve(e.view, op.loc));
+          if (e.bits & (effect_write | effect_accum)) run.fp_->write(s);
+          else run.fp_->read(s);
+        }
+    }
+    // Performed when reached; what they print is dropped (each schedule would print it again).
+    void host_effect(ExecContext&, const Op&, std::unique_ptr<HostEffect> e) override {
+      e->perform([](std::string_view) {});
+    }
+
+    ControlledRun& run;
+    const std::int32_t id, cores, device, core;
+    std::unique_ptr<ExecContext> ctx;
+    std::unordered_map<std::int64_t, Buffer> barriers;
+    bool entered = false, blocked = false, done = false;
+    Park wait;
+    std::int64_t sent = 0;           // copies and signals started this run
+    const Op* stopped_at = nullptr;  // the op after which it yielded
+    char presence = 0;               // its entering and leaving, as a counter (Footprint)
+  };
+
+  Lane& lane(std::int32_t l) { return *lanes_[static_cast<std::size_t>(l)]; }
+
+  std::int64_t& counter(std::int32_t l, ValueId sem, std::int64_t index) {
+    const Graph& g = program_.graph;
+    const ValueInfo& info = g.value(sem);
+    if (info.producer != no_id && g.op(info.producer).prim == &prim::barrier_semaphore)
+      return lane(l)
+          .barrier_semaphore(prim::barrier_semaphore_attrs(g, g.op(info.producer)).collective_id)
+          .data<std::int64_t>()[index];
+    return lane(l).ctx->storage(sem)->data<std::int64_t>()[index];
+  }
+  bool is_barrier(ValueId sem) const {
+    const ValueInfo& info = program_.graph.value(sem);
+    return info.producer != no_id && program_.graph.op(info.producer).prim == &prim::barrier_semaphore;
+  }
+
+  void reset() {
+    for (Output& o : initial_) std::memcpy(o.storage->data(), o.before.data(), o.before.bytes());
+    for (auto& l : lanes_) {
+      l->ctx->reset(*l);
+      for (std::size_t i = 0; i < args_.size(); ++i) l->ctx->bind_param(i, args_[i].shard(l->device));
+      for (auto& [id, b] : l->barriers) b.fill_zero();
+      l->entered = !apart_;
+      l->blocked = l->done = false;
+      l->sent = 0;
+    }
+    current_ = -1;
+    pending_.clear();
+    observer_.reset();
+    if (races_) observer_ = std::make_unique<RaceObserver>(program_.mesh);
+  }
+
+  // The newest copy or signal first, then the lane that stopped after
+  // starting one (or reading a semaphore), then the others in order.
+  void enabled_points() {
+    enabled_.clear();
+    for (auto it = pending_.rbegin(); it != pending_.rend(); ++it) enabled_.push_back(it->action);
+    const auto can_run = [](const Lane& l) { return !l.done && (!l.blocked || *l.wait.counter >= l.wait.wanted); };
+    if (current_ >= 0 && can_run(lane(current_))) enabled_.push_back(Action::running(current_));
+    for (const auto& l : lanes_)
+      if (l->id != current_ && can_run(*l)) enabled_.push_back(Action::running(l->id));
+  }
+
+  void signal(Lane& from, const Op& op, std::int32_t target, ValueId sem, std::int64_t index, std::int64_t inc) {
+    std::int64_t& c = counter(target, sem, index);
+    if (observer_) observer_->on_signal(from.id, target, sem, index, c);  // released when sent
+    if (target == from.id) {
+      c += inc;
+      if (fp_) fp_->added_counters.push_back(&c);
+      return;
+    }
+    Pending p;
+    p.action = Action::arrival(Action::Kind::signal, target, from.id, from.sent++);
+    p.op = &op;
+    p.issued_by = step_;
+    p.counter = &c;
+    p.inc = inc;
+    p.sem = sem;
+    p.barrier = is_barrier(sem);
+    pending_.push_back(std::move(p));
+    from.ctx->yield_after_op();
+    from.stopped_at = &op;
+  }
+
+  void copy(Lane& from, const Op& op, const CopyRequest& r, std::int32_t target) {
+    auto job = std::make_unique<CopyJob>();
+    job->src = r.src;
+    job->dst = r.dst;
+    job->dst.buffer = lane(target).ctx->storage(r.dst_ref);
+    job->reduce = r.reduce;
+    job->source = from.id;
+    job->target = target;
+    job->recv_sem = r.recv_sem;
+    job->recv_index = r.recv_index;
+    job->send_sem = r.send_sem;
+    job->send_index = r.send_index;
+    job->bytes = static_cast<std::int64_t>(r.src.bytes());
+    job->recv_counter = &counter(target, r.recv_sem, r.recv_index);
+    if (r.send_sem != no_id) job->send_counter = &counter(from.id, r.send_sem, r.send_index);
+    if (observer_) observer_->on_copy(from.id, op, *job);
+    Pending p;
+    p.action = Action::arrival(Action::Kind::land, target, from.id, from.sent++);
+    p.op = &op;
+    p.issued_by = step_;
+    p.job = std::move(job);
+    pending_.push_back(std::move(p));
+    from.ctx->yield_after_op();
+    from.stopped_at = &op;
+  }
+
+  // A copy or signal reaching `target`: whether the entry rules allow it.
+  std::optional<RunFailure> arrives(const Pending& p) {
+    Lane& t = lane(p.action.lane);
+    if (fp_ && !p.barrier) fp_->read_counters.push_back(&t.presence);
+    if (p.barrier || (t.entered && !t.done)) return std::nullopt;
+    const Mesh& m = program_.mesh;
+    const std::string what = p.job
+                                 ? fmt::format("the copy {} started at {}", m.describe_lane(p.action.source), p.op->loc)
+                                 : fmt::format("the signal {} sent at {} to {}", m.describe_lane(p.action.source),
+                                               p.op->loc, report_semaphore_name(program_.graph, p.sem));
+    if (!t.entered)
+      return RunFailure{ScheduleFailure::Kind::not_entered,
+                        fmt::format("refx: kernel '{}': {} lands in {} before it has entered the kernel (its "
+                                    "semaphores and buffers may still be another kernel's: synchronise with a "
+                                    "barrier semaphore first)",
+                                    program_.name, what, m.describe_lane(t.id))};
+    return RunFailure{ScheduleFailure::Kind::left,
+                      fmt::format("refx: kernel '{}': {} lands in {} after it has left the kernel (wait for it "
+                                  "before the kernel ends)",
+                                  program_.name, what, m.describe_lane(t.id))};
+  }
+
+  // A copy lands or a signal arrives.
+  std::optional<RunFailure> deliver(const Action& a, StepRecord& rec, RunOutcome& out) {
+    const auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Pending& p) { return p.action.same(a); });
+    Pending p = std::move(*it);
+    pending_.erase(it);
+    out.issued_by.back() = p.issued_by;
+    rec.from = p.op;
+    if (auto f = arrives(p)) return f;
+    if (p.job) {
+      CopyJob& job = *p.job;
+      rec.bytes = job.bytes;
+      if (fp_) {
+        fp_->read(element_span(job.src));
+        fp_->write(element_span(job.dst));
+        fp_->added_counters.push_back(job.recv_counter);
+        if (job.send_counter) fp_->added_counters.push_back(job.send_counter);
+      }
+      copy_region(job.src, job.dst, job.reduce);
+      *job.recv_counter += job.bytes;
+      if (job.send_counter) *job.send_counter += job.bytes;
+      if (job.reduce != CopyReduce::none) out.accumulations.emplace_back(job.dst.buffer, job.source);
+      if (observer_) observer_->on_copy_landed(job);
+    } else {
+      rec.sem = p.sem;
+      if (fp_) fp_->added_counters.push_back(p.counter);
+      *p.counter += p.inc;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<RunFailure> run_lane_once(Lane& l, StepRecord& rec) {
+    rec.entered = !l.entered;
+    rec.from = l.ctx->current_op();
+    l.entered = true;
+    l.blocked = false;
+    std::exception_ptr failure;
+    const ExecStatus status = run_lane(*l.ctx, program_.mesh, l.id, failure);
+    if (failure) return RunFailure{ScheduleFailure::Kind::error, message_of(failure, "refx: unknown exception")};
+    if (status == ExecStatus::done) l.done = true;
+    if (fp_ && (rec.entered || l.done)) fp_->added_counters.push_back(&l.presence);
+    rec.to = l.done ? nullptr : l.blocked ? l.wait.op : l.stopped_at;
+    rec.waits = l.blocked;
+    current_ = l.done || l.blocked ? -1 : l.id;
+    return std::nullopt;
+  }
+
+  std::optional<RunFailure> end_checks() {
+    std::vector<std::string> parked;
+    for (const auto& l : lanes_) {
+      if (l->done) continue;
+      const Park& p = l->wait;
+      parked.push_back(fmt::format("  {}: {} on {}{} has {}, wants {} (at {})", program_.mesh.describe_lane(l->id),
+                                   p.op->prim->name, report_semaphore_name(program_.graph, p.sem),
+                                   program_.graph.type(p.sem).shape.rank() ? fmt::format("[{}]", p.index) : "",
+                                   *p.counter, p.wanted, p.op->loc));
+    }
+    if (!parked.empty())
+      return RunFailure{ScheduleFailure::Kind::deadlock,
+                        fmt::format("refx: deadlock in kernel '{}' on mesh {}: no device can make progress, no copy "
+                                    "is in flight\n{}",
+                                    program_.name, program_.mesh.describe(), fmt::join(parked, "\n"))};
+    if (std::string lines = unbalanced_semaphore_lines(
+            program_, [&](std::int32_t l) { return lane(l).ctx.get(); },
+            [&](std::int32_t l, std::int64_t id) -> const Buffer& { return lane(l).barrier_semaphore(id); });
+        !lines.empty())
+      return RunFailure{ScheduleFailure::Kind::unbalanced, unbalanced_semaphores_message(program_, lines)};
+    if (observer_) {
+      std::exception_ptr error;
+      observer_->on_end(program_, error);
+      if (error) return RunFailure{ScheduleFailure::Kind::race, message_of(error, "refx: data race")};
+    }
+    return std::nullopt;
+  }
+
+  std::shared_ptr<const Program> shared_;
+  const Program& program_;
+  std::vector<Array> args_;
+  const bool apart_, races_;
+  std::int32_t cores_ = 1;
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  struct Output {
+    Buffer* storage;  // a device's shard of an output parameter
+    Buffer before;    // its value before the call
+    std::size_t param;
+    std::int32_t device;
+  };
+  std::vector<Output> initial_;
+  std::vector<Pending> pending_;  // copies and signals on their way, in the order sent
+  std::vector<Action> enabled_;
+  std::int32_t current_ = -1;  // the lane that stopped after starting a copy or a signal
+  std::unique_ptr<RaceObserver> observer_;
+  bool footprints_ = false;
+  Footprint* fp_ = nullptr;
+  std::int64_t step_ = -1;  // the step being taken  // the running step's, when footprints are recorded
+};
+
+}  // namespace refx::detail
