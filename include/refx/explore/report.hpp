@@ -74,7 +74,8 @@ struct ScheduleFailure {
     output,       ///< the outputs differ bitwise from the default schedule's
   };
   Kind kind = Kind::error;
-  /// The refx: message, as the threaded runtime would say it where it has one.
+  /// The refx: message of the minimal schedule (below), as the threaded
+  /// runtime would say it where it has one.
   std::string message;
   /// Replays the failing schedule (replay(), or REFX_REPLAY=token).
   std::string token;
@@ -94,9 +95,10 @@ struct ExploreReport {
   std::string kernel, mesh;
   ExploreStrategy strategy = ExploreStrategy::pct;
   std::int64_t runs = 0;  ///< schedules run (minimisation's not counted)
-  /// Classes of the runs: two runs are in one class when they order every
-  /// two conflicting steps alike (one writes what the other reads or
-  /// writes); orders of steps that commute count once.
+  /// Runs that differ in what some device saw: its steps, and which copies
+  /// and signals arrived between two of them. Exhaustive search counts the
+  /// classes it ran instead (two runs are in one class when they order
+  /// every two conflicting steps alike).
   std::int64_t distinct = 0;
   std::int64_t max_steps = 0;  ///< the longest schedule's points
   /// exhaustive: every distinguishable order was run.

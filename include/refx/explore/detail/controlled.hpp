@@ -19,6 +19,7 @@
 // lane that has not entered (DeviceEntry::apart) or has left.
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -27,6 +28,7 @@
 #include <type_traits>
 #include <utility>
 #include <span>
+#include <thread>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -44,6 +46,8 @@
 #include <refx/runtime/detail/launch_observer.hpp>
 #include <refx/runtime/detail/semaphore_names.hpp>
 #include <refx/runtime/program.hpp>
+#include <refx/runtime/runtime.hpp>
+#include <refx/runtime/worker_pool.hpp>
 
 namespace refx::detail {
 
@@ -161,11 +165,42 @@ struct RunOutcome {
   std::vector<std::int64_t> issued_by;
   /// Per step, what it read and wrote (when asked for).
   std::vector<Footprint> footprints;
+  /// Per lane, its runs and, as a set, what arrived between two of them
+  /// (the copies and signals landing in it, or reading from it), hashed:
+  /// runs whose lanes each saw the same sequence hash alike.
+  std::uint64_t order_hash = 0;
   /// Accumulating copies as they landed: (destination buffer, source lane).
   std::vector<std::pair<const Buffer*, std::int32_t>> accumulations;
 };
 
 inline constexpr std::size_t stop_run = static_cast<std::size_t>(-1);
+
+/// Runs f(begin, end) over [0, n) in pieces of `per`, on this thread and
+/// the pool's idle workers, and returns when all have run: the outputs'
+/// restore and comparison, whose bytes the threaded runtime's call would
+/// spread over its workers too.
+template <class F>
+void in_pieces(WorkerPool* pool, std::int64_t n, std::int64_t per, const F& f) {
+  const std::int64_t pieces = (n + per - 1) / per;
+  if (pool == nullptr || pool->size() < 2 || pieces < 2) return f(std::int64_t{0}, n);
+  struct Shared {
+    std::atomic<std::int64_t> next{0}, left{0};
+  };
+  auto shared = std::make_shared<Shared>();
+  shared->left.store(pieces);
+  const auto work = [shared, n, per, pieces, &f] {
+    for (std::int64_t p; (p = shared->next.fetch_add(1, std::memory_order_relaxed)) < pieces;) {
+      f(p * per, std::min(n, (p + 1) * per));
+      shared->left.fetch_sub(1, std::memory_order_acq_rel);
+    }
+  };
+  // Each helper only touches `f` (on this frame) while pieces are left, and
+  // this thread returns only once none is.
+  for (std::int64_t h = 1; h < std::min<std::int64_t>(pieces, static_cast<std::int64_t>(pool->size())); ++h)
+    pool->push([shared, work] { work(); });
+  work();
+  while (shared->left.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+}
 
 class ControlledRun {
  public:
@@ -174,7 +209,12 @@ class ControlledRun {
   /// which every run restores first.
   ControlledRun(std::shared_ptr<const Program> p, const std::vector<Array>& args, std::vector<bool> inputs, bool apart,
                 bool races)
-      : shared_(std::move(p)), program_(*shared_), args_(args), apart_(apart), races_(races) {
+      : shared_(std::move(p)),
+        program_(*shared_),
+        args_(args),
+        apart_(apart),
+        races_(races),
+        pool_(args.empty() ? nullptr : &args[0].runtime().pool()) {
     const std::int32_t n = program_.mesh.lanes();
     cores_ = program_.mesh.cores();
     for (std::int32_t l = 0; l < n; ++l) lanes_.push_back(std::make_unique<Lane>(*this, l));
@@ -232,6 +272,14 @@ class ControlledRun {
       out.taken.push_back(a);
       out.issued_by.push_back(-1);
       step_ = static_cast<std::int64_t>(out.choices.size()) - 1;
+      for (std::size_t l = 0; l < lane_hash_.size(); ++l) {
+        const auto lane_id = static_cast<std::int32_t>(l);
+        if (a.kind == Action::Kind::run) {
+          if (a.lane == lane_id) lane_hash_[l] = mix(mix(lane_hash_[l], std::exchange(arrived_[l], 0)), key(a));
+        } else if (a.lane == lane_id || (a.kind == Action::Kind::land && a.source == lane_id)) {
+          arrived_[l] += mix(0, key(a));  // arrivals between two runs of the lane commute
+        }
+      }
       StepRecord rec;
       rec.action = a;
       if (footprints_) fp_ = &out.footprints.emplace_back();
@@ -240,6 +288,8 @@ class ControlledRun {
       if (record) out.steps.push_back(rec);
       if (out.failure) break;
     }
+    for (std::size_t l = 0; l < lane_hash_.size(); ++l)
+      out.order_hash = mix(out.order_hash, mix(lane_hash_[l], arrived_[l]));
     if (!out.failure) out.failure = end_checks();
     return out;
   }
@@ -248,13 +298,23 @@ class ControlledRun {
   void save_outputs(std::vector<Buffer>& into) const {
     if (into.empty())
       for (const Output& o : initial_) into.push_back(o.storage->clone());
-    else
-      for (std::size_t i = 0; i < initial_.size(); ++i)
-        std::memcpy(into[i].data(), initial_[i].storage->data(), into[i].bytes());
+    for (std::size_t i = 0; i < initial_.size(); ++i)
+      copy_bytes(into[i].data(), initial_[i].storage->data(), into[i].bytes());
   }
   void restore_outputs(const std::vector<Buffer>& from) {
     for (std::size_t i = 0; i < initial_.size(); ++i)
-      std::memcpy(initial_[i].storage->data(), from[i].data(), from[i].bytes());
+      copy_bytes(initial_[i].storage->data(), from[i].data(), from[i].bytes());
+  }
+  /// Whether output k holds the same bytes as `b`.
+  bool output_equals(std::size_t k, const Buffer& b) const {
+    std::atomic<bool> same{true};
+    const std::byte* x = initial_[k].storage->data();
+    in_pieces(pool_, static_cast<std::int64_t>(b.bytes()), kPiece, [&](std::int64_t lo, std::int64_t hi) {
+      if (same.load(std::memory_order_relaxed) &&
+          std::memcmp(x + lo, b.data() + lo, static_cast<std::size_t>(hi - lo)) != 0)
+        same.store(false, std::memory_order_relaxed);
+    });
+    return same.load();
   }
 
   /// Words for one step.
@@ -263,6 +323,8 @@ class ControlledRun {
     const auto at = [](const Op* op) { return op ? fmt::format("{} at {}", op->prim->name, op->loc) : "its end"; };
     switch (r.action.kind) {
       case Action::Kind::run:
+        if (r.from == nullptr && r.to == nullptr)
+          return fmt::format("{} leaves the kernel", m.describe_lane(r.action.lane));
         return fmt::format("{} {} {} to {}", m.describe_lane(r.action.lane), r.entered ? "enters" : "runs from",
                            r.entered ? std::string("the kernel and runs") : at(r.from),
                            r.to == nullptr ? std::string("the end")
@@ -369,7 +431,22 @@ class ControlledRun {
     char presence = 0;               // its entering and leaving, as a counter (Footprint)
   };
 
+  static std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+  }
+  static std::uint64_t key(const Action& a) {
+    return (static_cast<std::uint64_t>(a.kind) << 60) ^ (static_cast<std::uint64_t>(a.lane) << 40) ^
+           (static_cast<std::uint64_t>(a.source) << 20) ^ static_cast<std::uint64_t>(a.seq + 1);
+  }
   Lane& lane(std::int32_t l) { return *lanes_[static_cast<std::size_t>(l)]; }
+  static constexpr std::int64_t kPiece = std::int64_t{256} << 10;     // of a restore or comparison
+  static constexpr std::int64_t kLandPiece = std::int64_t{64} << 10;  // of a large copy landing
+  void copy_bytes(std::byte* to, const std::byte* from, std::size_t bytes) const {
+    in_pieces(pool_, static_cast<std::int64_t>(bytes), kPiece, [&](std::int64_t lo, std::int64_t hi) {
+      std::memcpy(to + lo, from + lo, static_cast<std::size_t>(hi - lo));
+    });
+  }
 
   std::int64_t& counter(std::int32_t l, ValueId sem, std::int64_t index) {
     const Graph& g = program_.graph;
@@ -386,7 +463,7 @@ class ControlledRun {
   }
 
   void reset() {
-    for (Output& o : initial_) std::memcpy(o.storage->data(), o.before.data(), o.before.bytes());
+    for (Output& o : initial_) copy_bytes(o.storage->data(), o.before.data(), o.before.bytes());
     for (auto& l : lanes_) {
       l->ctx->reset(*l);
       for (std::size_t i = 0; i < args_.size(); ++i) l->ctx->bind_param(i, args_[i].shard(l->device));
@@ -397,6 +474,8 @@ class ControlledRun {
     }
     current_ = -1;
     pending_.clear();
+    lane_hash_.assign(lanes_.size(), 0x9e3779b97f4a7c15ull);
+    arrived_.assign(lanes_.size(), 0);
     observer_.reset();
     if (races_) observer_ = std::make_unique<RaceObserver>(program_.mesh);
   }
@@ -488,17 +567,23 @@ class ControlledRun {
     pending_.erase(it);
     out.issued_by.back() = p.issued_by;
     rec.from = p.op;
+    if (p.job) rec.bytes = p.job->bytes;
     if (auto f = arrives(p)) return f;
     if (p.job) {
       CopyJob& job = *p.job;
-      rec.bytes = job.bytes;
       if (fp_) {
         fp_->read(element_span(job.src));
         fp_->write(element_span(job.dst));
         fp_->added_counters.push_back(job.recv_counter);
         if (job.send_counter) fp_->added_counters.push_back(job.send_counter);
       }
-      copy_region(job.src, job.dst, job.reduce);
+      if (job.bytes >= 2 * kLandPiece && is_contiguous(job.src) && is_contiguous(job.dst)) {
+        const std::int64_t per = kLandPiece / static_cast<std::int64_t>(size_of(job.src.buffer->dtype()));
+        in_pieces(pool_, job.src.elements(), per,
+                  [&](std::int64_t lo, std::int64_t hi) { copy_contiguous(job.src, job.dst, job.reduce, lo, hi); });
+      } else {
+        copy_region(job.src, job.dst, job.reduce);
+      }
       *job.recv_counter += job.bytes;
       if (job.send_counter) *job.send_counter += job.bytes;
       if (job.reduce != CopyReduce::none) out.accumulations.emplace_back(job.dst.buffer, job.source);
@@ -568,13 +653,16 @@ class ControlledRun {
     std::int32_t device;
   };
   std::vector<Output> initial_;
+  WorkerPool* pool_ = nullptr;    // the Arrays' runtime's workers (restore and compare)
   std::vector<Pending> pending_;  // copies and signals on their way, in the order sent
   std::vector<Action> enabled_;
   std::int32_t current_ = -1;  // the lane that stopped after starting a copy or a signal
   std::unique_ptr<RaceObserver> observer_;
   bool footprints_ = false;
   Footprint* fp_ = nullptr;
-  std::int64_t step_ = -1;  // the step being taken  // the running step's, when footprints are recorded
+  std::int64_t step_ = -1;  // the step being taken
+  std::vector<std::uint64_t> lane_hash_,
+      arrived_;  // RunOutcome::order_hash, per lane  // the running step's, when footprints are recorded
 };
 
 }  // namespace refx::detail

@@ -55,11 +55,12 @@ namespace detail {
 class Explorer {
  public:
   Explorer(const Executable& exe, const std::vector<Array>& args, bool apart, bool races)
-      : exe_(exe), run_(exe.shared_program(), args, inputs_of(exe), apart, races), apart_(apart) {
+      : exe_(exe), run_(exe.shared_program(), args, inputs_of(exe), apart, races) {
     token_.kernel = token_name(exe.program().name);
     token_.fingerprint = program_fingerprint(exe.program());
     token_.lanes = exe.mesh().lanes();
     token_.apart = apart;
+    token_.races = races;
   }
 
   /// Runs `choose`'s schedule and judges it: its own failure, or outputs
@@ -118,6 +119,7 @@ class Explorer {
     f.minimal_choices = std::count_if(best.begin(), best.end(), [](std::uint32_t c) { return c != 0; });
     Replay r(best);
     const RunOutcome m = judged(r, true);
+    if (m.failure) f.message = m.failure->message;  // what the schedule below shows
     f.minimal_steps = static_cast<std::int64_t>(m.choices.size());
     f.schedule = words(m);
     last_ = m;
@@ -192,7 +194,6 @@ class Explorer {
   }
 
   const Program& program() const noexcept { return exe_.program(); }
-  bool apart() const noexcept { return apart_; }
 
  private:
   static std::vector<bool> inputs_of(const Executable& exe) {
@@ -231,7 +232,7 @@ class Explorer {
     for (std::size_t k = 0; k < outs.size(); ++k) {
       const Buffer& now = *outs[k];
       const Buffer& ref = reference_[k];
-      if (std::memcmp(now.data(), ref.data(), now.bytes()) == 0) continue;
+      if (run_.output_equals(k, ref)) continue;
       const std::size_t es = size_of(now.dtype());
       std::int64_t e = 0;
       while (std::memcmp(now.data() + e * static_cast<std::int64_t>(es), ref.data() + e * static_cast<std::int64_t>(es),
@@ -270,7 +271,6 @@ class Explorer {
 
   const Executable& exe_;
   ControlledRun run_;
-  bool apart_;
   ScheduleToken token_;
   std::vector<Buffer> reference_;
   std::vector<std::pair<const Buffer*, std::int32_t>> reference_accumulations_;
@@ -341,12 +341,12 @@ inline ExploreReport explore(const Executable& exe, const std::vector<Array>& ar
     if (t.kernel == detail::token_name(exe.program().name)) replaying = std::move(t);
   }
   detail::Explorer ex(exe, args, replaying ? replaying->apart : detail::enters_apart(exe.program(), o.entry),
-                      o.detect_races);
-  std::int64_t extra = 0;
+                      replaying ? replaying->races : o.detect_races);
+  std::int64_t extra = 0, complete = 0;
   std::unordered_set<std::uint64_t> orders;
   const auto finish = [&](const detail::RunOutcome& out, std::int64_t run) {
     rep.max_steps = std::max<std::int64_t>(rep.max_steps, static_cast<std::int64_t>(out.choices.size()));
-    if (!out.stopped) orders.insert(detail::order_class(out));
+    if (!out.stopped) orders.insert(out.order_hash);
     if (!out.failure) return false;
     rep.failure = ex.failure(out, run, o.minimise && !replaying, extra);
     if (!o.timeline.empty()) {
@@ -357,8 +357,8 @@ inline ExploreReport explore(const Executable& exe, const std::vector<Array>& ar
   };
 
   // Run 0: the default schedule, whose outputs every other run must match.
-  detail::Replay defaults({});
-  const detail::RunOutcome first = ex.judged(defaults, false, true);
+  detail::Replay defaults;
+  const detail::RunOutcome first = ex.judged(defaults);
   rep.runs = 1;
   bool failed = finish(first, 0);
   if (!failed) ex.keep_reference(first);
@@ -386,14 +386,17 @@ inline ExploreReport explore(const Executable& exe, const std::vector<Array>& ar
     const detail::RunOutcome out =
         ex.judged([&](std::span<const detail::Action> en, std::size_t step,
                       const detail::RunOutcome& so_far) { return strategy->choose(en, step, so_far); },
-                  false, true);
+                  false, strategy->footprints());
     strategy->end(out);
     ++rep.runs;
+    complete += out.stopped ? 0 : 1;
     failed = finish(out, run);
     progress.update(rep.runs, static_cast<std::int64_t>(orders.size()));
   }
   rep.finished = !failed && strategy->finished();
-  rep.distinct = static_cast<std::int64_t>(orders.size());
+  // Exhaustive search runs each class to its end once (run 0 is its first).
+  rep.distinct = o.strategy == ExploreStrategy::exhaustive ? std::max<std::int64_t>(complete, 1)
+                                                           : static_cast<std::int64_t>(orders.size());
   ex.restore_reference();
   rep.seconds = elapsed();
   return rep;
@@ -404,9 +407,9 @@ inline ReplayResult replay(const Executable& exe, const std::vector<Array>& args
   detail::check_in_place_arguments(exe, args, "replay");
   const std::string where = fmt::format("replay (at {})", SourceLoc(loc));
   const detail::ScheduleToken t = detail::decode(token, where);
-  detail::Explorer ex(exe, args, t.apart, true);
+  detail::Explorer ex(exe, args, t.apart, t.races);
   ex.check(token, where);
-  detail::Replay defaults({});
+  detail::Replay defaults;
   const detail::RunOutcome first = ex.judged(defaults);
   if (!first.failure) ex.keep_reference(first);
   return ex.replayed(t, where);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -45,6 +46,8 @@ class Strategy {
   virtual std::size_t choose(std::span<const Action> enabled, std::size_t step, const RunOutcome& so_far) = 0;
   /// The run has ended (the strategy may learn from it).
   virtual void end(const RunOutcome& /*outcome*/) {}
+  /// Whether it needs each step's Footprint.
+  virtual bool footprints() const { return false; }
   /// Every distinguishable order has been run (exhaustive only).
   virtual bool finished() const { return false; }
 };
@@ -128,6 +131,7 @@ class Pct final : public Strategy {
 class Exhaustive final : public Strategy {
  public:
   bool begin(std::int64_t) override { return !done_; }
+  bool footprints() const override { return true; }
   std::size_t choose(std::span<const Action> enabled, std::size_t step, const RunOutcome& so_far) override {
     if (step < frames_.size()) {  // the prefix being replayed
       const Frame& f = frames_[step];
@@ -279,7 +283,7 @@ inline std::uint64_t order_class(const RunOutcome& o) {
 /// default point, index 0.
 class Replay final {
  public:
-  explicit Replay(const std::vector<std::uint32_t>& choices) : choices_(choices) {}
+  explicit Replay(std::vector<std::uint32_t> choices = {}) : choices_(std::move(choices)) {}
   /// The first step whose recorded choice does not fit the enabled points
   /// (a token made for something else), or -1.
   std::int64_t misfit = -1;
@@ -298,7 +302,7 @@ class Replay final {
   }
 
  private:
-  const std::vector<std::uint32_t>& choices_;
+  std::vector<std::uint32_t> choices_;
 };
 
 }  // namespace refx::detail

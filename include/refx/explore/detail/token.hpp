@@ -1,9 +1,10 @@
 #pragma once
 // Replay tokens (docs/runtime.md, "Controlled schedules"): one schedule of
 // one kernel as text that survives a shell and a CI log,
-//   rs1-<kernel>-<fingerprint>-<lanes>L<entry>-<choices>
+//   rs1-<kernel>-<fingerprint>-<lanes>L<entry><checks>-<choices>
 // The fingerprint hashes the kernel's program (its ops, their source lines)
-// and mesh; the choices are each step's index among the enabled points,
+// and mesh; entry is 'a' (apart) or 't' (together), checks 'r' with the
+// race detector or 'n' without; the choices are each step's index among the enabled points,
 // runs of zeros (the default point) written zN, trailing zeros dropped.
 
 #include <charconv>
@@ -27,6 +28,7 @@ struct ScheduleToken {
   std::uint64_t fingerprint = 0;
   std::int32_t lanes = 0;
   bool apart = false;
+  bool races = true;
   std::vector<std::uint32_t> choices;
 };
 
@@ -63,8 +65,8 @@ inline std::string encode(const ScheduleToken& t) {
       c += fmt::format("{}", t.choices[i++]);
     }
   }
-  return fmt::format("{}-{}-{:016x}-{}L{}-{}", schedule_token_version, token_name(t.kernel), t.fingerprint, t.lanes,
-                     t.apart ? 'a' : 't', c.empty() ? "z0" : c);
+  return fmt::format("{}-{}-{:016x}-{}L{}{}-{}", schedule_token_version, token_name(t.kernel), t.fingerprint, t.lanes,
+                     t.apart ? 'a' : 't', t.races ? 'r' : 'n', c.empty() ? "z0" : c);
 }
 
 /// The token's parts; throws refx::Error (prefixed by `where`) for text that is not one.
@@ -97,10 +99,12 @@ inline ScheduleToken decode(std::string_view text, std::string_view where) {
   number(parts[2], t.fingerprint, 16, "fingerprint");
   const std::string_view mesh = parts[3];
   const std::size_t l = mesh.find('L');
-  if (l == std::string_view::npos || l + 2 != mesh.size() || (mesh.back() != 'a' && mesh.back() != 't'))
-    throw bad(fmt::format("bad lanes and entry '{}'", mesh));
+  if (l == std::string_view::npos || l + 3 != mesh.size() || (mesh[l + 1] != 'a' && mesh[l + 1] != 't') ||
+      (mesh[l + 2] != 'r' && mesh[l + 2] != 'n'))
+    throw bad(fmt::format("bad lanes, entry and checks '{}'", mesh));
   number(mesh.substr(0, l), t.lanes, 10, "lane count");
-  t.apart = mesh.back() == 'a';
+  t.apart = mesh[l + 1] == 'a';
+  t.races = mesh[l + 2] == 'r';
   for (std::size_t at = 0; at <= parts[4].size();) {
     std::size_t dot = parts[4].find('.', at);
     if (dot == std::string_view::npos) dot = parts[4].size();
