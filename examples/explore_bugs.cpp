@@ -38,19 +38,20 @@ Array zeros(int devices, Shape s) {
   return Array::generate<float>(devices, s, [](int, std::int64_t) { return 0.0f; });
 }
 
-// [snippet:explore_missing_barrier]
 Executable ring_shift(int devices, bool barrier) {
   return kernel([barrier](HbmRef<const float, kN> x, HbmRef<float, kN> y) {
            run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
              const auto me = axis_index("x");
              const auto n = static_cast<std::int32_t>(mesh_axis_size("x"));
              const auto right = (me + 1) % n, left = (me + n - 1) % n;
+             // [snippet:entry-barrier]
              if (barrier) {  // no device writes into a neighbour that has not entered
                const BarrierSemaphore b = get_barrier_semaphore();
                semaphore_signal(b, 1, left);
                semaphore_signal(b, 1, right);
                semaphore_wait(b, 2);
              }
+             // [/snippet]
              auto c = make_async_remote_copy(x, y, send, recv, right);
              c.start();
              c.wait_send();
@@ -61,9 +62,7 @@ Executable ring_shift(int devices, bool barrier) {
       .collective_id(0)  // the kernel synchronises itself: its devices enter apart
       .compile(Mesh{{"x", devices}});
 }
-// [/snippet:explore_missing_barrier]
 
-// [snippet:explore_fast_path]
 Executable fast_path(bool fixed) {
   return kernel([fixed](VmemRef<const float, kN> x, VmemRef<float, kN> y) {
            run_scoped([&](RegularSemaphore flag, RegularSemaphore go) {
@@ -82,16 +81,16 @@ Executable fast_path(bool fixed) {
       .passes(passes::Options{.verify = false})  // the verifier cannot count the conditional signal
       .compile(Mesh{{"x", 3}});
 }
-// [/snippet:explore_fast_path]
 
 constexpr std::int64_t kSteps = 4;
-// [snippet:explore_slots]
 Executable stream(bool fixed) {
   return kernel([fixed](VmemRef<const float, kSteps, kN> x, HbmRef<float, kSteps, kN> y) {
            run_scoped([&](VmemRef<float, 2, kN> slot, DmaSemaphores<2> send, DmaSemaphore recv) {
              const auto me = axis_index("x");
+             // [snippet:one-send-semaphore]
              // One send semaphore for both slots (the bug) or one per slot.
              const auto sem = [&](std::int64_t k) { return send.at(fixed ? k % 2 : 0); };
+             // [/snippet]
              when(me == 0, [&] {
                for (std::int64_t k = 0; k < kSteps; ++k) {
                  auto c = make_async_remote_copy(slot.at(k % 2), y.at(k), sem(k), recv, 1);
@@ -111,24 +110,19 @@ Executable stream(bool fixed) {
       .passes(passes::Options{.verify = false})
       .compile(Mesh{{"x", 2}});
 }
-// [/snippet:explore_slots]
 
 // Explores `exe`, prints the report, and checks that it fails as `kind`
 // after the default schedule, and that the minimal schedule replays to the
 // identical timeline.
 void expect_found(const Executable& exe, const std::vector<Array>& args, ScheduleFailure::Kind kind,
                   const ExploreOptions& o) {
-  // [snippet:explore_call]
   const ExploreReport r = explore(exe, args, o);
   std::fputs(r.to_string().c_str(), stdout);
-  // [/snippet:explore_call]
   if (!r.failure) return check(false, exe.program().name + ": no failure found");
   check(r.failure->kind == kind, exe.program().name + ": found '" + std::string(to_string(r.failure->kind)) + "'");
-  // [snippet:explore_replay]
   const ReplayResult a = replay(exe, args, r.failure->minimal_token);
   const ReplayResult b = replay(exe, args, r.failure->minimal_token);
   a.write_timeline(exe.program().name + ".schedule.json");
-  // [/snippet:explore_replay]
   check(a.failure && a.failure->message == r.failure->message,
         exe.program().name + ": the replay fails otherwise: " + (a.failure ? a.failure->message : std::string("no failure")));
   check(a.timeline_json == b.timeline_json, exe.program().name + ": two replays differ");

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include <refx/collectives.hpp>
+#include <refx/explore.hpp>
 #include <refx/extend.hpp>
 #include <refx/refx.hpp>
 #include <refx/runtime/runtime.hpp>
@@ -429,6 +430,33 @@ DOC_OUTPUT("timeline-write") {
     rt.stop_timeline().write("/no/such/dir/rotate_sum.json");
     // [/snippet]
   });
+}
+
+// -- tutorial 13. Every schedule a kernel can meet
+
+DOC_OUTPUT("explore-missing-barrier") {
+  const auto exe = kernel([](HbmRef<const float, kCols> x, HbmRef<float, kCols> y) {
+                     run_scoped([&](DmaSemaphore send, DmaSemaphore recv) {
+                       const auto right = (axis_index("x") + 1) % axis_size("x");
+                       auto c = make_async_remote_copy(x, y, send, recv, right);
+                       c.start();
+                       c.wait_send();
+                       c.wait_recv();
+                     });
+                   })
+                       .name("shift")
+                       .collective_id(0)
+                       .compile(Mesh{{"x", 3}});
+  Array x = Array::generate<float>(3, Shape{kCols}, [](int d, std::int64_t i) { return d * 1000.0f + i; });
+  Array y = Array::generate<float>(3, Shape{kCols}, [](int, std::int64_t) { return 0.0f; });
+  // [snippet:explore-call]
+  const ExploreReport r = explore(exe, {x, y}, {.strategy = ExploreStrategy::pct, .runs = 1000, .seed = 1});
+  // in a GoogleTest: EXPECT_TRUE(r.ok()) << r;
+  // [/snippet]
+  if (!r.failure) return std::string("no failure\n");
+  std::string text = r.failure->message + "\n";
+  for (const std::string& line : r.failure->schedule) text += line + "\n";
+  return text;
 }
 
 TEST(Docs, OutputsMatchThePages) { refx_docs::expect_outputs_match(__FILE__); }

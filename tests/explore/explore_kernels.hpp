@@ -102,6 +102,37 @@ inline Executable slots() {
       .compile(Mesh{{"x", 2}});
 }
 
+/// Every device tells its right neighbour it is done, and nobody waits for
+/// it: the count is left for the neighbour's next call.
+inline Executable unwaited_signal() {
+  return kernel([](In x, Out y) {
+           run_scoped([&](RegularSemaphore done) {
+             y.store(x.load());
+             const auto me = axis_index("x");
+             semaphore_signal(done, 1, (me + 1) % static_cast<std::int32_t>(mesh_axis_size("x")));
+           });
+         })
+      .name("unwaited_signal")
+      .passes(unverified())
+      .compile(Mesh{{"x", 3}});
+}
+
+/// Device 1 consumes device 0's signal only if it has come when it looks:
+/// when it is late, it arrives after device 1 has left.
+inline Executable late_signal() {
+  return kernel([](In x, Out y) {
+           run_scoped([&](RegularSemaphore done) {
+             const auto me = axis_index("x");
+             when(me == 0, [&] { semaphore_signal(done, 1, 1); });
+             when(me == 1, [&] { when(semaphore_read(done) == 1, [&] { semaphore_wait(done, 1); }); });
+             y.store(x.load());
+           });
+         })
+      .name("late_signal")
+      .passes(unverified())
+      .compile(Mesh{{"x", 2}});
+}
+
 /// refx's ring all-gather: no barrier (at kernel entry, Pallas' device
 /// barrier makes its peers' buffers free).
 template <int N>

@@ -28,7 +28,7 @@ struct Classes {
 Classes classes(const Executable& exe, const std::vector<Array>& args, bool apart, int walks) {
   std::vector<bool> inputs;
   for (const auto& p : exe.params()) inputs.push_back(p.input);
-  detail::ControlledRun run(exe.shared_program(), args, inputs, apart, false);
+  detail::ControlledRun run(exe.shared_program(), args, inputs, apart, false, 1);
   Classes c;
   detail::Exhaustive dpor;
   for (std::int64_t r = 1; dpor.begin(r); ++r) {

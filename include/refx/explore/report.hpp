@@ -56,6 +56,13 @@ struct ExploreOptions {
   /// The happens-before race detector (RuntimeOptions::detect_races).
   bool detect_races = true;
   DeviceEntry entry = DeviceEntry::automatic;
+  /// Calls of the kernel each device makes, back to back (>= 1). With more
+  /// than one, a device that has finished a call enters the next when the
+  /// strategy runs it (`together`: once every device has finished it); a
+  /// copy or signal of one call that lands in a device in another call, and
+  /// a semaphore not back to 0 when a device leaves a call, fail
+  /// (ScheduleFailure::Kind::carried).
+  std::int32_t calls = 1;
   /// Where the failing schedule's timeline goes ("": nowhere).
   std::string timeline = {};
   /// A progress line on stderr when it is a terminal.
@@ -72,6 +79,7 @@ struct ScheduleFailure {
     not_entered,  ///< a copy or signal landed in a device before it entered
     left,         ///< a copy or signal landed in a device after it left
     output,       ///< the outputs differ bitwise from the default schedule's
+    carried,      ///< a copy, a signal or a semaphore's count reached another call
   };
   Kind kind = Kind::error;
   /// The refx: message of the minimal schedule (below), as the threaded

@@ -16,7 +16,10 @@
 // runtime's order for small copies). The checks are the runtime's (the race
 // detector as an observer, the exit invariants, deadlock) and two entry
 // rules: a copy or a signal (but for a barrier semaphore's) that lands in a
-// lane that has not entered (DeviceEntry::apart) or has left.
+// lane that has not entered (DeviceEntry::apart) or has left. With several
+// calls, a lane that has finished one enters the next as a run of its own,
+// and a copy or signal of one call landing in another fails, as does a
+// semaphore not back to 0 when a lane leaves a call.
 
 #include <algorithm>
 #include <atomic>
@@ -142,7 +145,8 @@ struct StepRecord {
   Action action;
   const Op* from = nullptr;  ///< run: where the lane was; land / signal: the op that started it
   const Op* to = nullptr;    ///< run: where it stopped (null: at its end)
-  bool entered = false;      ///< run: its first
+  bool entered = false;      ///< run: its first (of a call)
+  std::int32_t call = 0;     ///< run: the lane's call; land / signal: the one it was started in
   bool waits = false;        ///< run: it stopped at a wait whose count is not there
   std::int64_t bytes = 0;    ///< land: the copy's
   ValueId sem = no_id;       ///< signal: the semaphore
@@ -208,13 +212,15 @@ class ControlledRun {
   /// (their shards are the parameters' storage) and snapshots the outputs,
   /// which every run restores first.
   ControlledRun(std::shared_ptr<const Program> p, const std::vector<Array>& args, std::vector<bool> inputs, bool apart,
-                bool races)
+                bool races, std::int32_t calls)
       : shared_(std::move(p)),
         program_(*shared_),
         args_(args),
         apart_(apart),
         races_(races),
+        calls_(calls),
         pool_(args.empty() ? nullptr : &args[0].runtime().pool()) {
+    no_barrier_.fill_zero();
     const std::int32_t n = program_.mesh.lanes();
     cores_ = program_.mesh.cores();
     for (std::int32_t l = 0; l < n; ++l) lanes_.push_back(std::make_unique<Lane>(*this, l));
@@ -321,21 +327,26 @@ class ControlledRun {
   std::string describe(const StepRecord& r) const {
     const Mesh& m = program_.mesh;
     const auto at = [](const Op* op) { return op ? fmt::format("{} at {}", op->prim->name, op->loc) : "its end"; };
+    const std::string kernel = calls_ == 1 ? std::string("the kernel")
+                               : r.call == 0 || apart_
+                                   ? fmt::format("call {} of the kernel", r.call + 1)
+                                   : fmt::format("call {} of the kernel with every device", r.call + 1);
+    const std::string in_call = calls_ > 1 ? fmt::format(" in call {}", r.call + 1) : "";
     switch (r.action.kind) {
       case Action::Kind::run:
-        if (r.from == nullptr && r.to == nullptr)
-          return fmt::format("{} leaves the kernel", m.describe_lane(r.action.lane));
+        if (r.from == nullptr && r.to == nullptr && !r.entered)
+          return fmt::format("{} leaves {}", m.describe_lane(r.action.lane), kernel);
         return fmt::format("{} {} {} to {}", m.describe_lane(r.action.lane), r.entered ? "enters" : "runs from",
-                           r.entered ? std::string("the kernel and runs") : at(r.from),
+                           r.entered ? kernel + " and runs" : at(r.from) + in_call,
                            r.to == nullptr ? std::string("the end")
                            : r.waits       ? at(r.to) + " (waits)"
                                            : at(r.to));
       case Action::Kind::land:
-        return fmt::format("the copy {} started at {} ({} bytes) lands in {}", m.describe_lane(r.action.source),
-                           r.from ? r.from->loc : SourceLoc{}, r.bytes, m.describe_lane(r.action.lane));
+        return fmt::format("the copy {} started at {}{} ({} bytes) lands in {}", m.describe_lane(r.action.source),
+                           r.from ? r.from->loc : SourceLoc{}, in_call, r.bytes, m.describe_lane(r.action.lane));
       case Action::Kind::signal:
-        return fmt::format("the signal {} sent at {} reaches {} of {}", m.describe_lane(r.action.source),
-                           r.from ? r.from->loc : SourceLoc{}, report_semaphore_name(program_.graph, r.sem),
+        return fmt::format("the signal {} sent at {}{} reaches {} of {}", m.describe_lane(r.action.source),
+                           r.from ? r.from->loc : SourceLoc{}, in_call, report_semaphore_name(program_.graph, r.sem),
                            m.describe_lane(r.action.lane));
     }
     return {};
@@ -352,6 +363,7 @@ class ControlledRun {
     ValueId sem = no_id;
     bool barrier = false;
     std::int64_t issued_by = -1;  // the step
+    std::int32_t call = 0;        // its source's
   };
 
   struct Lane final : ExecEnv {
@@ -425,6 +437,8 @@ class ControlledRun {
     std::unique_ptr<ExecContext> ctx;
     std::unordered_map<std::int64_t, Buffer> barriers;
     bool entered = false, blocked = false, done = false;
+    bool between = false;  // it has finished call `call` and not entered the next
+    std::int32_t call = 0;
     Park wait;
     std::int64_t sent = 0;           // copies and signals started this run
     const Op* stopped_at = nullptr;  // the op after which it yielded
@@ -469,7 +483,8 @@ class ControlledRun {
       for (std::size_t i = 0; i < args_.size(); ++i) l->ctx->bind_param(i, args_[i].shard(l->device));
       for (auto& [id, b] : l->barriers) b.fill_zero();
       l->entered = !apart_;
-      l->blocked = l->done = false;
+      l->blocked = l->done = l->between = false;
+      l->call = 0;
       l->sent = 0;
     }
     current_ = -1;
@@ -485,7 +500,14 @@ class ControlledRun {
   void enabled_points() {
     enabled_.clear();
     for (auto it = pending_.rbegin(); it != pending_.rend(); ++it) enabled_.push_back(it->action);
-    const auto can_run = [](const Lane& l) { return !l.done && (!l.blocked || *l.wait.counter >= l.wait.wanted); };
+    const auto can_run = [&](const Lane& l) {
+      if (l.done) return false;
+      if (l.between)  // together: each call starts with every device's barrier
+        return apart_ || std::all_of(lanes_.begin(), lanes_.end(), [&](const auto& o) {
+                 return o->call > l.call || (o->call == l.call && o->between);
+               });
+      return !l.blocked || *l.wait.counter >= l.wait.wanted;
+    };
     if (current_ >= 0 && can_run(lane(current_))) enabled_.push_back(Action::running(current_));
     for (const auto& l : lanes_)
       if (l->id != current_ && can_run(*l)) enabled_.push_back(Action::running(l->id));
@@ -503,6 +525,7 @@ class ControlledRun {
     p.action = Action::arrival(Action::Kind::signal, target, from.id, from.sent++);
     p.op = &op;
     p.issued_by = step_;
+    p.call = from.call;
     p.counter = &c;
     p.inc = inc;
     p.sem = sem;
@@ -532,6 +555,7 @@ class ControlledRun {
     p.action = Action::arrival(Action::Kind::land, target, from.id, from.sent++);
     p.op = &op;
     p.issued_by = step_;
+    p.call = from.call;
     p.job = std::move(job);
     pending_.push_back(std::move(p));
     from.ctx->yield_after_op();
@@ -542,12 +566,24 @@ class ControlledRun {
   std::optional<RunFailure> arrives(const Pending& p) {
     Lane& t = lane(p.action.lane);
     if (fp_ && !p.barrier) fp_->read_counters.push_back(&t.presence);
-    if (p.barrier || (t.entered && !t.done)) return std::nullopt;
+    if (p.barrier || (t.entered && !t.done && !t.between && t.call == p.call)) return std::nullopt;
     const Mesh& m = program_.mesh;
-    const std::string what = p.job
-                                 ? fmt::format("the copy {} started at {}", m.describe_lane(p.action.source), p.op->loc)
-                                 : fmt::format("the signal {} sent at {} to {}", m.describe_lane(p.action.source),
-                                               p.op->loc, report_semaphore_name(program_.graph, p.sem));
+    const std::string in_call = calls_ > 1 ? fmt::format(" in call {}", p.call + 1) : "";
+    const std::string what =
+        p.job ? fmt::format("the copy {} started at {}{}", m.describe_lane(p.action.source), p.op->loc, in_call)
+              : fmt::format("the signal {} sent at {}{} to {}", m.describe_lane(p.action.source), p.op->loc, in_call,
+                            report_semaphore_name(program_.graph, p.sem));
+    if (t.entered && !t.done) {
+      const bool early = p.call > t.call;
+      return RunFailure{
+          ScheduleFailure::Kind::carried,
+          fmt::format("refx: kernel '{}': {} lands in {} {} call {}: carried from one call into the next ({})",
+                      program_.name, what, m.describe_lane(t.id), t.between ? "after it has left" : "during",
+                      t.call + 1,
+                      early ? "that device is still in an earlier call: synchronise with a barrier semaphore at "
+                              "the start of the kernel"
+                            : "wait for every copy and signal before the kernel ends")};
+    }
     if (!t.entered)
       return RunFailure{ScheduleFailure::Kind::not_entered,
                         fmt::format("refx: kernel '{}': {} lands in {} before it has entered the kernel (its "
@@ -567,7 +603,9 @@ class ControlledRun {
     pending_.erase(it);
     out.issued_by.back() = p.issued_by;
     rec.from = p.op;
+    rec.call = p.call;
     if (p.job) rec.bytes = p.job->bytes;
+    else rec.sem = p.sem;
     if (auto f = arrives(p)) return f;
     if (p.job) {
       CopyJob& job = *p.job;
@@ -589,7 +627,6 @@ class ControlledRun {
       if (job.reduce != CopyReduce::none) out.accumulations.emplace_back(job.dst.buffer, job.source);
       if (observer_) observer_->on_copy_landed(job);
     } else {
-      rec.sem = p.sem;
       if (fp_) fp_->added_counters.push_back(p.counter);
       *p.counter += p.inc;
     }
@@ -597,25 +634,66 @@ class ControlledRun {
   }
 
   std::optional<RunFailure> run_lane_once(Lane& l, StepRecord& rec) {
-    rec.entered = !l.entered;
+    rec.entered = !l.entered || l.between;
+    if (l.between && apart_) {
+      next_call(l);
+    } else if (l.between) {  // Pallas' device barrier: every device enters the next call at once
+      if (auto f = races_found()) return f;
+      if (observer_) observer_ = std::make_unique<RaceObserver>(program_.mesh);  // the call before happened before
+      for (auto& o : lanes_) {
+        if (fp_ && o.get() != &l) fp_->added_counters.push_back(&o->presence);
+        next_call(*o);
+      }
+    }
+    rec.call = l.call;
     rec.from = l.ctx->current_op();
     l.entered = true;
     l.blocked = false;
     std::exception_ptr failure;
     const ExecStatus status = run_lane(*l.ctx, program_.mesh, l.id, failure);
     if (failure) return RunFailure{ScheduleFailure::Kind::error, message_of(failure, "refx: unknown exception")};
-    if (status == ExecStatus::done) l.done = true;
-    if (fp_ && (rec.entered || l.done)) fp_->added_counters.push_back(&l.presence);
-    rec.to = l.done ? nullptr : l.blocked ? l.wait.op : l.stopped_at;
+    const bool ended = status == ExecStatus::done;
+    if (ended && l.call + 1 < calls_) l.between = true;
+    else if (ended) l.done = true;
+    if (fp_ && (rec.entered || ended)) fp_->added_counters.push_back(&l.presence);
+    rec.to = ended ? nullptr : l.blocked ? l.wait.op : l.stopped_at;
     rec.waits = l.blocked;
-    current_ = l.done || l.blocked ? -1 : l.id;
+    current_ = ended || l.blocked ? -1 : l.id;
+    if (l.between) return carried_semaphores(l);
     return std::nullopt;
+  }
+
+  void next_call(Lane& l) {
+    l.ctx->reset(l);
+    for (std::size_t i = 0; i < args_.size(); ++i) l.ctx->bind_param(i, args_[i].shard(l.device));
+    l.between = false;
+    ++l.call;
+  }
+
+  // A lane leaving a call that is not its last: its semaphores must be back
+  // to 0, or the next call would start from what is left (barrier
+  // semaphores, which outlive calls, are checked at the end).
+  std::optional<RunFailure> carried_semaphores(const Lane& l) const {
+    std::string lines = unbalanced_semaphore_lines(
+        program_, [&](std::int32_t k) { return k == l.id ? l.ctx.get() : nullptr; },
+        [&](std::int32_t, std::int64_t) -> const Buffer& { return no_barrier_; });
+    if (lines.empty()) return std::nullopt;
+    return RunFailure{ScheduleFailure::Kind::carried,
+                      fmt::format("refx: kernel '{}': {} leaves call {} with semaphores not back to 0, which the "
+                                  "next call would start from (every signal must be waited and every copy "
+                                  "waited):\n{}",
+                                  program_.name, program_.mesh.describe_lane(l.id), l.call + 1, lines)};
   }
 
   std::optional<RunFailure> end_checks() {
     std::vector<std::string> parked;
     for (const auto& l : lanes_) {
       if (l->done) continue;
+      if (l->between) {
+        parked.push_back(fmt::format("  {}: has finished call {} and waits for every device to finish it",
+                                     program_.mesh.describe_lane(l->id), l->call + 1));
+        continue;
+      }
       const Park& p = l->wait;
       parked.push_back(fmt::format("  {}: {} on {}{} has {}, wants {} (at {})", program_.mesh.describe_lane(l->id),
                                    p.op->prim->name, report_semaphore_name(program_.graph, p.sem),
@@ -632,11 +710,14 @@ class ControlledRun {
             [&](std::int32_t l, std::int64_t id) -> const Buffer& { return lane(l).barrier_semaphore(id); });
         !lines.empty())
       return RunFailure{ScheduleFailure::Kind::unbalanced, unbalanced_semaphores_message(program_, lines)};
-    if (observer_) {
-      std::exception_ptr error;
-      observer_->on_end(program_, error);
-      if (error) return RunFailure{ScheduleFailure::Kind::race, message_of(error, "refx: data race")};
-    }
+    return races_found();
+  }
+
+  std::optional<RunFailure> races_found() {
+    if (!observer_) return std::nullopt;
+    std::exception_ptr error;
+    observer_->on_end(program_, error);
+    if (error) return RunFailure{ScheduleFailure::Kind::race, message_of(error, "refx: data race")};
     return std::nullopt;
   }
 
@@ -644,6 +725,8 @@ class ControlledRun {
   const Program& program_;
   std::vector<Array> args_;
   const bool apart_, races_;
+  const std::int32_t calls_;
+  Buffer no_barrier_{DType::i64, Shape{}};  // carried_semaphores' (barrier semaphores outlive a call)
   std::int32_t cores_ = 1;
   std::vector<std::unique_ptr<Lane>> lanes_;
   struct Output {
@@ -660,9 +743,8 @@ class ControlledRun {
   std::unique_ptr<RaceObserver> observer_;
   bool footprints_ = false;
   Footprint* fp_ = nullptr;
-  std::int64_t step_ = -1;  // the step being taken
-  std::vector<std::uint64_t> lane_hash_,
-      arrived_;  // RunOutcome::order_hash, per lane  // the running step's, when footprints are recorded
+  std::int64_t step_ = -1;                          // the step being taken
+  std::vector<std::uint64_t> lane_hash_, arrived_;  // RunOutcome::order_hash, per lane
 };
 
 }  // namespace refx::detail

@@ -18,7 +18,6 @@
 #include <fmt/ranges.h>
 
 #include <refx/core/error.hpp>
-#include <refx/explore.hpp>
 #include <refx/explore/detail/controlled.hpp>
 #include <refx/explore/detail/strategies.hpp>
 #include <refx/explore/detail/token.hpp>
@@ -35,6 +34,7 @@ inline std::string_view to_string(ScheduleFailure::Kind k) {
     case ScheduleFailure::Kind::not_entered: return "lands before entry";
     case ScheduleFailure::Kind::left: return "lands after exit";
     case ScheduleFailure::Kind::output: return "outputs differ";
+    case ScheduleFailure::Kind::carried: return "carried into another call";
   }
   return "?";
 }
@@ -54,13 +54,14 @@ namespace detail {
 /// is judged against.
 class Explorer {
  public:
-  Explorer(const Executable& exe, const std::vector<Array>& args, bool apart, bool races)
-      : exe_(exe), run_(exe.shared_program(), args, inputs_of(exe), apart, races) {
+  Explorer(const Executable& exe, const std::vector<Array>& args, bool apart, bool races, std::int32_t calls)
+      : exe_(exe), run_(exe.shared_program(), args, inputs_of(exe), apart, races, calls) {
     token_.kernel = token_name(exe.program().name);
     token_.fingerprint = program_fingerprint(exe.program());
     token_.lanes = exe.mesh().lanes();
     token_.apart = apart;
     token_.races = races;
+    token_.calls = calls;
   }
 
   /// Runs `choose`'s schedule and judges it: its own failure, or outputs
@@ -325,6 +326,7 @@ inline ExploreReport explore(const Executable& exe, const std::vector<Array>& ar
   if (o.budget_seconds && !(*o.budget_seconds > 0))
     throw refuse(fmt::format("budget_seconds = {}: give a positive time, or none for no limit", *o.budget_seconds));
   if (o.depth < 1) throw refuse(fmt::format("depth = {}: PCT's depth is at least 1", o.depth));
+  if (o.calls < 1) throw refuse(fmt::format("calls = {}: each device makes at least one call", o.calls));
   detail::check_in_place_arguments(exe, args, "explore");
 
   const auto start = std::chrono::steady_clock::now();
@@ -341,7 +343,7 @@ inline ExploreReport explore(const Executable& exe, const std::vector<Array>& ar
     if (t.kernel == detail::token_name(exe.program().name)) replaying = std::move(t);
   }
   detail::Explorer ex(exe, args, replaying ? replaying->apart : detail::enters_apart(exe.program(), o.entry),
-                      replaying ? replaying->races : o.detect_races);
+                      replaying ? replaying->races : o.detect_races, replaying ? replaying->calls : o.calls);
   std::int64_t extra = 0, complete = 0;
   std::unordered_set<std::uint64_t> orders;
   const auto finish = [&](const detail::RunOutcome& out, std::int64_t run) {
@@ -407,7 +409,7 @@ inline ReplayResult replay(const Executable& exe, const std::vector<Array>& args
   detail::check_in_place_arguments(exe, args, "replay");
   const std::string where = fmt::format("replay (at {})", SourceLoc(loc));
   const detail::ScheduleToken t = detail::decode(token, where);
-  detail::Explorer ex(exe, args, t.apart, t.races);
+  detail::Explorer ex(exe, args, t.apart, t.races, t.calls);
   ex.check(token, where);
   detail::Replay defaults;
   const detail::RunOutcome first = ex.judged(defaults);

@@ -1,11 +1,13 @@
 #pragma once
 // Replay tokens (docs/runtime.md, "Controlled schedules"): one schedule of
 // one kernel as text that survives a shell and a CI log,
-//   rs1-<kernel>-<fingerprint>-<lanes>L<entry><checks>-<choices>
+//   rs1-<kernel>-<fingerprint>-<lanes>L<entry><checks>[x<calls>]-<choices>
 // The fingerprint hashes the kernel's program (its ops, their source lines)
 // and mesh; entry is 'a' (apart) or 't' (together), checks 'r' with the
-// race detector or 'n' without; the choices are each step's index among the enabled points,
-// runs of zeros (the default point) written zN, trailing zeros dropped.
+// race detector or 'n' without, then xN for N calls (ExploreOptions::calls)
+// when more than one; the choices are each step's index among the enabled
+// points, runs of zeros (the default point) written zN, trailing zeros
+// dropped.
 
 #include <charconv>
 #include <cstdint>
@@ -29,6 +31,7 @@ struct ScheduleToken {
   std::int32_t lanes = 0;
   bool apart = false;
   bool races = true;
+  std::int32_t calls = 1;  ///< ExploreOptions::calls
   std::vector<std::uint32_t> choices;
 };
 
@@ -65,8 +68,9 @@ inline std::string encode(const ScheduleToken& t) {
       c += fmt::format("{}", t.choices[i++]);
     }
   }
-  return fmt::format("{}-{}-{:016x}-{}L{}{}-{}", schedule_token_version, token_name(t.kernel), t.fingerprint, t.lanes,
-                     t.apart ? 'a' : 't', t.races ? 'r' : 'n', c.empty() ? "z0" : c);
+  return fmt::format("{}-{}-{:016x}-{}L{}{}{}-{}", schedule_token_version, token_name(t.kernel), t.fingerprint, t.lanes,
+                     t.apart ? 'a' : 't', t.races ? 'r' : 'n',
+                     t.calls > 1 ? fmt::format("x{}", t.calls) : std::string(), c.empty() ? "z0" : c);
 }
 
 /// The token's parts; throws refx::Error (prefixed by `where`) for text that is not one.
@@ -74,7 +78,7 @@ inline ScheduleToken decode(std::string_view text, std::string_view where) {
   const auto bad = [&](std::string_view what) {
     return Error(
         fmt::format("refx: {}: '{}' is not a replay token ({}; refx::explore prints them as "
-                    "{}-<kernel>-<fingerprint>-<lanes>L<entry>-<choices>)",
+                    "{}-<kernel>-<fingerprint>-<lanes>L<entry><checks>[x<calls>]-<choices>)",
                     where, text, what, schedule_token_version));
   };
   std::vector<std::string_view> parts;
@@ -99,12 +103,16 @@ inline ScheduleToken decode(std::string_view text, std::string_view where) {
   number(parts[2], t.fingerprint, 16, "fingerprint");
   const std::string_view mesh = parts[3];
   const std::size_t l = mesh.find('L');
-  if (l == std::string_view::npos || l + 3 != mesh.size() || (mesh[l + 1] != 'a' && mesh[l + 1] != 't') ||
-      (mesh[l + 2] != 'r' && mesh[l + 2] != 'n'))
-    throw bad(fmt::format("bad lanes, entry and checks '{}'", mesh));
+  if (l == std::string_view::npos || l + 3 > mesh.size() || (mesh[l + 1] != 'a' && mesh[l + 1] != 't') ||
+      (mesh[l + 2] != 'r' && mesh[l + 2] != 'n') || (l + 3 < mesh.size() && mesh[l + 3] != 'x'))
+    throw bad(fmt::format("bad lanes, entry, checks and calls '{}'", mesh));
   number(mesh.substr(0, l), t.lanes, 10, "lane count");
   t.apart = mesh[l + 1] == 'a';
   t.races = mesh[l + 2] == 'r';
+  if (l + 3 < mesh.size()) {
+    number(mesh.substr(l + 4), t.calls, 10, "call count");
+    if (t.calls < 2) throw bad(fmt::format("a call count of {} (one call has no 'x')", t.calls));
+  }
   for (std::size_t at = 0; at <= parts[4].size();) {
     std::size_t dot = parts[4].find('.', at);
     if (dot == std::string_view::npos) dot = parts[4].size();
