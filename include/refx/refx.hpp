@@ -41,6 +41,7 @@
 #include <refx/trace/cores.hpp>
 #include <refx/trace/device_id.hpp>
 #include <refx/trace/effects.hpp>
+#include <refx/trace/hints.hpp>
 #include <refx/trace/map.hpp>
 #include <refx/trace/random.hpp>
 #include <refx/trace/ref.hpp>

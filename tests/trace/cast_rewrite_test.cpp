@@ -1,12 +1,21 @@
-// Casts that rewrite to nothing (trace/detail/value_ops.hpp,
+// Values that rewrite to nothing. Casts (trace/detail/value_ops.hpp,
 // detail::cast_rewrites_to): a cast to the value's own type, and a cast back
 // through a wider type the value came from, trace no op; every bit pattern
 // comes out as the unrewritten round trip would give it (a signaling NaN
-// aside, which the round trip quiets); a narrowing round trip still runs.
+// aside, which the round trip quiets); a narrowing round trip still runs. A
+// multiply by ones (a literal, a broadcast or a full block; ones that widen
+// the product leave the other factor's broadcast) and a select with a
+// constant condition (detail::binary_rewrites_to, select) trace no op either,
+// bit for bit what the op gives.
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstdint>
+#include <iterator>
+#include <regex>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include <refx/refx.hpp>
@@ -14,11 +23,25 @@
 namespace {
 using namespace refx;
 
-// The casts the compiled program runs (the ops its blocks list: DCE drops a dead one from them).
-std::size_t casts_in(const Graph& g) {
+// The ops of primitive `p` the compiled program runs (its blocks list them:
+// DCE drops a dead one).
+std::size_t ops_in(const Graph& g, const Primitive& p) {
   std::size_t n = 0;
   for (std::size_t b = 0; b < g.num_blocks(); ++b)
-    for (const OpId o : g.block(static_cast<BlockId>(b)).ops) n += g.op(o).prim == &prim::cast;
+    for (const OpId o : g.block(static_cast<BlockId>(b)).ops) n += g.op(o).prim == &p;
+  return n;
+}
+std::size_t casts_in(const Graph& g) { return ops_in(g, prim::cast); }
+// How often primitive `name` is run, on its own or inside a fused chain
+// (`fused[gt select store]`): its word in the printed graph, comments aside.
+std::size_t runs_of(const Graph& g, const std::string& name) {
+  std::istringstream text(fmt::format("{}", g));
+  const std::regex word("\\b" + name + "\\b");
+  std::size_t n = 0;
+  for (std::string line; std::getline(text, line);) {
+    line = line.substr(0, line.find("  #"));
+    n += static_cast<std::size_t>(std::distance(std::sregex_iterator(line.begin(), line.end(), word), {}));
+  }
   return n;
 }
 
@@ -102,6 +125,70 @@ TEST(CastRewrite, ANarrowingRoundTripStillRuns) {
                       y.store(cast<bf16>(wide));
                     }).compile(Mesh{{"x", 1}});
   EXPECT_EQ(casts_in(both.graph()), 1u);
+}
+
+// f32 patterns a multiply could get wrong: zeros of both signs, infinities,
+// subnormals, the largest finite, a NaN with a payload.
+std::vector<float> special_floats(std::size_t n) {
+  const std::uint32_t bits[] = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x00000001u, 0x807fffffu,
+                                0x7f7fffffu, 0x7fc01234u, 0xffc00001u, 0x3f800000u, 0xbf800001u, 0x00800000u};
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = i < std::size(bits) ? std::bit_cast<float>(bits[i]) : static_cast<float>(i) * -0.37f;
+  return v;
+}
+
+TEST(MulRewrite, AMultiplyByOnesIsBitIdenticalAndRunsNothing) {
+  constexpr std::int64_t r = 8, c = 128;
+  const auto k = kernel([](VmemRef<const float, r, c> x, VmemRef<float, r, c> a, VmemRef<float, r, c> b,
+                           VmemRef<float, r, c> d) {
+                   const auto v = x.load();
+                   a.store(v * 1.0f);
+                   b.store(full<float, r, 1>(1.0f) * v);  // a column of ones, stretched
+                   d.store(v * broadcast_to<r, c>(Scalar<float>(1.0f)));
+                 }).compile(Mesh{{"x", 1}});
+  EXPECT_EQ(runs_of(k.graph(), "mul"), 0u) << fmt::format("{}", k.graph());
+  const std::vector<float> host = special_floats(r * c);
+  const Array x = Array::generate<float>(1, Shape{r, c}, [&](int, std::int64_t i) { return host[std::size_t(i)]; });
+  const auto out = k(x);
+  for (std::size_t o = 0; o < 3; ++o) {
+    const std::vector<float> y = out[o].to_host<float>(0);
+    for (std::size_t i = 0; i < host.size(); ++i)  // what x * 1 gives on the host, bit for bit
+      ASSERT_EQ(std::bit_cast<std::uint32_t>(y[i]), std::bit_cast<std::uint32_t>(host[i] * 1.0f)) << o << " " << i;
+  }
+}
+
+TEST(MulRewrite, OnesThatWidenTheProductGiveTheBroadcastAndOtherFactorsMultiply) {
+  const auto k = kernel([](VmemRef<const float, 8, 1> x, VmemRef<float, 8, 128> y, VmemRef<float, 8, 1> z) {
+                   y.store(x.load() * full<float, 8, 128>(1.0f));  // x stretched to the product's shape
+                   z.store(x.load() * 1.5f);
+                 }).compile(Mesh{{"x", 1}});
+  EXPECT_EQ(runs_of(k.graph(), "mul"), 1u) << fmt::format("{}", k.graph());  // the 1.5
+  EXPECT_EQ(runs_of(k.graph(), "broadcast"), 1u) << fmt::format("{}", k.graph());
+  const Array x = Array::generate<float>(1, Shape{8, 1}, [](int, std::int64_t i) { return float(i) + 0.5f; });
+  const auto out = k(x);
+  EXPECT_EQ(out[0].to_host<float>(0)[3 * 128 + 77], 3.5f);
+  EXPECT_EQ(out[1].to_host<float>(0)[3], 3.5f * 1.5f);
+}
+
+TEST(SelectRewrite, AConstantConditionPicksItsAlternativeAndRunsNothing) {
+  const auto k = kernel([](VmemRef<const float, 256> x, VmemRef<float, 256> a, VmemRef<float, 256> b,
+                           VmemRef<float, 256> m) {
+                   const auto v = x.load();
+                   a.store(select(full<bool, 256>(true), v, v * 2.0f));
+                   b.store(select(Scalar<bool>(false), -1.0f, v));
+                   m.store(select(v > 0.0f, v, 0.0f));  // a mask from data: still a select
+                 }).compile(Mesh{{"x", 1}});
+  EXPECT_EQ(runs_of(k.graph(), "select"), 1u) << fmt::format("{}", k.graph());
+  const std::vector<float> host = special_floats(256);
+  const Array x = Array::generate<float>(1, Shape{256}, [&](int, std::int64_t i) { return host[std::size_t(i)]; });
+  const auto out = k(x);
+  const std::vector<float> a = out[0].to_host<float>(0), b = out[1].to_host<float>(0), m = out[2].to_host<float>(0);
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(a[i]), std::bit_cast<std::uint32_t>(host[i])) << i;
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(b[i]), std::bit_cast<std::uint32_t>(host[i])) << i;
+  }
+  EXPECT_EQ(m[20], 0.0f);  // 20 * -0.37 < 0
 }
 
 }  // namespace

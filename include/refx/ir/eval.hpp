@@ -5,6 +5,7 @@
 // threaded runtime both drive this machine; they differ in their ExecEnv.
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -132,6 +133,9 @@ class ExecEnv {
   /// A host effect reached by the device (debug_print, io_callback). The
   /// default performs it at once, in program order, printing to stdout.
   virtual void host_effect(ExecContext& ctx, const Op& op, std::unique_ptr<HostEffect> e);
+  /// delay: the device is busy for `ns` nanoseconds. The default spins on
+  /// the device's thread (a copy in flight lands meanwhile).
+  virtual void delay(ExecContext& ctx, std::int64_t ns);
 
  private:
   std::unordered_map<std::int64_t, Buffer> barriers_;
@@ -508,6 +512,11 @@ inline void ExecEnv::copy_start(ExecContext& ctx, const Op& op, const CopyReques
 }
 inline void ExecEnv::host_effect(ExecContext&, const Op& op, std::unique_ptr<HostEffect> e) {
   if (auto error = perform_host_effect(*e, op, detail::print_to_stdout)) std::rethrow_exception(error);
+}
+inline void ExecEnv::delay(ExecContext&, std::int64_t ns) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns);
+  while (std::chrono::steady_clock::now() < until) {
+  }
 }
 inline Buffer& ExecEnv::barrier_semaphore(std::int64_t collective_id) {
   auto [it, fresh] = barriers_.try_emplace(collective_id, DType::i64, Shape{});

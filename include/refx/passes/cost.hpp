@@ -12,6 +12,7 @@
 //   local copy     Hbm <-> Vmem (or Hbm <-> Hbm): its bytes at HBM bandwidth
 //   remote copy    its bytes over one ICI link, one hop; ici_transfer_seconds
 //                  gives a route of `hops` chips (torus_hops counts them)
+//   delay          the nanoseconds it asks for
 // Anything else (loads, stores, semaphores, control ops) costs nothing here.
 
 #include <cstdint>

@@ -302,8 +302,47 @@ using binary_element = std::conditional_t<operand_traits<A>::is_value, typename 
 /// naming `what` (the op) at `loc` (or near the last traced line) otherwise.
 REFX_DECL void broadcast_operands(std::span<ValueId> ids, std::string_view what, SourceLoc loc);
 
+/// Whether every element of `v` is the constant `x`: a constant, or a
+/// broadcast of one.
+inline bool is_constant_of(const Graph& g, ValueId v, double x) {
+  for (;;) {
+    const ValueInfo& info = g.value(v);
+    if (info.producer == no_id) return false;
+    const Op& op = g.op(info.producer);
+    if (op.prim == &prim::broadcast) {
+      v = g.inputs(op)[0];
+      continue;
+    }
+    if (op.prim != &prim::constant) return false;
+    const prim::ConstantAttrs a = prim::constant_attrs(g, op);
+    return is_floating(a.dtype) ? std::bit_cast<double>(a.bits) == x : static_cast<double>(a.bits) == x;
+  }
+}
+/// Whether a value of shape `from` stretches to `to` (equal, a scalar, or
+/// extent-1 dimensions where `to` has more).
+inline bool stretches_to(const Shape& from, const Shape& to) {
+  if (from.rank() == 0) return true;
+  if (from.rank() != to.rank()) return false;
+  for (std::size_t d = 0; d < to.rank(); ++d)
+    if (from[d] != to[d] && from[d] != 1) return false;
+  return true;
+}
+/// The operand `p(ids[0], ids[1])` rewrites to, or no_id: a multiply by
+/// ones is its other operand when that has the result's shape. Every bit is
+/// the unrewritten product's (x * 1 is x exactly, -0 and infinities
+/// included), a signaling NaN aside, which the multiply would quiet.
+inline ValueId binary_rewrites_to(const Primitive& p, std::span<const ValueId> ids) {
+  if (&p != &prim::mul) return no_id;
+  const Graph& g = Tracer::current().graph();
+  for (std::size_t k = 0; k < 2; ++k)
+    if (is_constant_of(g, ids[1 - k], 1.0) && stretches_to(g.type(ids[1 - k]).shape, g.type(ids[k]).shape))
+      return ids[k];
+  return no_id;
+}
+
 /// Records `p(a, b)`; the operands broadcast (a scalar side, and extent-1
 /// dimensions, stretch to the other side); literals take the Value's type.
+/// A multiply by ones records nothing (binary_rewrites_to).
 template <bool Predicate, class A, class B>
 auto binary(const Primitive& p, const A& a, const B& b) {
   using TA = operand_traits<A>;
@@ -338,6 +377,8 @@ auto binary(const Primitive& p, const A& a, const B& b) {
   ValueId ids[] = {operand<T>(a), operand<T>(b)};
   broadcast_operands(ids, p.name, {});
   using R = std::conditional_t<Predicate, bool, T>;
+  if constexpr (!Predicate)
+    if (const ValueId same = binary_rewrites_to(p, ids); same != no_id) return wrap<R, E>(same);
   return wrap<R, E>(apply(p, {ids[0], ids[1]}));
 }
 }  // namespace detail

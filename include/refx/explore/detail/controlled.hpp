@@ -3,7 +3,7 @@
 // call of a program on one thread, each scheduling point chosen from the
 // points enabled at that moment. The points:
 //   run(lane)  the lane runs until it has started a copy, sent a signal to
-//              another lane or read a semaphore, or until a wait whose
+//              another lane, read a semaphore or passed a delay, or until a wait whose
 //              count is not there, or to its end; its first run is its
 //              entry into the kernel, and the run of a lane whose count has
 //              come is a waiter waking;
@@ -274,6 +274,11 @@ class ControlledRun {
           if (e.bits & (effect_write | effect_accum)) run.fp_->write(s);
           else run.fp_->read(s);
         }
+    }
+    // No wall time passes: the strategy decides what happens meanwhile.
+    void delay(ExecContext& c, std::int64_t) override {
+      c.yield_after_op();
+      stopped_at = c.current_op();
     }
     // Performed when reached; what they print is dropped (each schedule would print it again).
     void host_effect(ExecContext&, const Op&, std::unique_ptr<HostEffect> e) override {

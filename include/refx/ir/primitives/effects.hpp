@@ -8,6 +8,13 @@
 //
 //   debug_print  inputs [values...]  attrs [format (graph string), ordered]
 //   io_callback  inputs [values...]  attrs [callback (registry entry), ordered]
+//   delay        attrs [nanoseconds]: the device is busy that long (Pallas'
+//                pl.delay); ExecEnv::delay spends it, a visible effect that
+//                passes keep
+//   trace_value  inputs [scalar]  attrs [label (graph string)]: the value on
+//                the device's lane of the runtime's timeline (Pallas'
+//                pltpu.trace_value); the timeline's observer records it, the
+//                op itself does nothing
 
 #include <cstdint>
 #include <deque>
@@ -112,6 +119,26 @@ inline ExecStatus callback_impl(ExecContext& ctx, const Op& op) {
   return ExecStatus::done;
 }
 
+inline void delay_abstract(AbstractContext& c) {
+  if (c.attr(0) < 0) c.fail("{} ns: give a non-negative number of nanoseconds", c.attr(0));
+  c.add_effect(effect_io);
+}
+inline ExecStatus delay_impl(ExecContext& ctx, const Op& op) {
+  ctx.env().delay(ctx, ctx.attr(op, 0));
+  return ExecStatus::done;
+}
+inline void delay_print(const Graph& g, const Op& op, std::string& s) {
+  s += fmt::format("delay[{}ns]", g.attrs(op)[0]);
+}
+
+inline void trace_value_abstract(AbstractContext& c) {
+  const ValueType& v = c.input(0);
+  if (v.is_ref()) c.fail("takes a scalar Value; load() the Ref first");
+  if (v.shape.rank() != 0) c.fail("takes a scalar, got a {}{} value", v.dtype, v.shape);
+  c.add_effect(effect_io);
+}
+inline ExecStatus trace_value_impl(ExecContext&, const Op&) { return ExecStatus::done; }
+
 inline std::string quote_text(std::string_view s) {
   std::string r = "\"";
   for (char ch : s) {
@@ -125,6 +152,9 @@ inline std::string quote_text(std::string_view s) {
 inline void print_print(const Graph& g, const Op& op, std::string& s) {
   const prim::HostEffectAttrs a = prim::host_effect_attrs(g, op);
   s += fmt::format("debug_print[{}{}]", a.ordered ? "ordered " : "", quote_text(g.string(a.payload)));
+}
+inline void trace_value_print(const Graph& g, const Op& op, std::string& s) {
+  s += fmt::format("trace_value[{}]", quote_text(g.string(g.attrs(op)[0])));
 }
 inline void callback_print(const Graph& g, const Op& op, std::string& s) {
   s += prim::host_effect_attrs(g, op).ordered ? "io_callback[ordered]" : "io_callback";
@@ -141,9 +171,15 @@ inline constexpr Primitive debug_print =
     Primitive{"debug_print", refx::detail::print_abstract, refx::detail::print_impl, refx::detail::print_print};
 inline constexpr Primitive io_callback = Primitive{"io_callback", refx::detail::callback_abstract,
                                                    refx::detail::callback_impl, refx::detail::callback_print};
+inline constexpr Primitive delay =
+    Primitive{"delay", refx::detail::delay_abstract, refx::detail::delay_impl, refx::detail::delay_print};
+inline constexpr Primitive trace_value = Primitive{"trace_value", refx::detail::trace_value_abstract,
+                                                   refx::detail::trace_value_impl, refx::detail::trace_value_print};
 }  // namespace defs
 REFX_DECL constinit const Primitive& debug_print = defs::debug_print;
 REFX_DECL constinit const Primitive& io_callback = defs::io_callback;
+REFX_DECL constinit const Primitive& delay = defs::delay;
+REFX_DECL constinit const Primitive& trace_value = defs::trace_value;
 #endif  // REFX_DEFINITIONS
 }  // namespace prim
 

@@ -27,6 +27,7 @@ extern const Primitive& allocate;
 extern const Primitive& load;
 extern const Primitive& store;
 extern const Primitive& accum;
+extern const Primitive& touch;
 // elementwise.hpp
 extern const Primitive& neg;
 extern const Primitive& abs;
@@ -141,6 +142,8 @@ inline BarrierSemaphoreAttrs barrier_semaphore_attrs(const Graph& g, const Op& o
 // effects.hpp
 extern const Primitive& debug_print;
 extern const Primitive& io_callback;
+extern const Primitive& delay;        // attrs [nanoseconds]
+extern const Primitive& trace_value;  // attrs [label (graph string)]
 /// debug_print's and io_callback's attributes by name: the payload (the
 /// format, a graph string; the callback, a registry entry) and whether the
 /// effect is ordered.

@@ -1,6 +1,8 @@
 #pragma once
 // State primitives: read a region of a Ref (load), write it (store), add
 // into it (accum). Each carries one Read / Write / Accum effect on its view.
+// touch (Pallas' pltpu.touch) claims a read and a write of its view and does
+// nothing: later ops stay after it, and the race detector sees a write.
 
 #include <cstring>
 
@@ -110,6 +112,12 @@ inline ExecStatus accum_impl(ExecContext& ctx, const Op& op) {
   return ExecStatus::done;
 }
 
+inline void touch_abstract(AbstractContext& c) {
+  if (c.view_ref(0).is_semaphore()) c.fail("touch takes a Ref of memory, not a semaphore");
+  c.add_effect(effect_read | effect_write, c.view(0));
+}
+inline ExecStatus touch_impl(ExecContext&, const Op&) { return ExecStatus::done; }
+
 }  // namespace refx::detail
 
 namespace refx::prim {
@@ -121,10 +129,12 @@ namespace defs {
 inline constexpr Primitive load = Primitive{"load", detail::load_abstract, detail::load_impl};
 inline constexpr Primitive store = Primitive{"store", detail::store_abstract<effect_write>, detail::store_impl};
 inline constexpr Primitive accum = Primitive{"accum", detail::store_abstract<effect_accum>, detail::accum_impl};
+inline constexpr Primitive touch = Primitive{"touch", detail::touch_abstract, detail::touch_impl};
 }  // namespace defs
 REFX_DECL constinit const Primitive& load = defs::load;
 REFX_DECL constinit const Primitive& store = defs::store;
 REFX_DECL constinit const Primitive& accum = defs::accum;
+REFX_DECL constinit const Primitive& touch = defs::touch;
 #endif  // REFX_DEFINITIONS
 
 }  // namespace refx::prim

@@ -115,7 +115,10 @@ class TimelineObserver final : public LaunchObserver {
   using Done = std::function<void(std::unique_ptr<LaunchTimeline>, const std::exception_ptr&)>;
   TimelineObserver(std::unique_ptr<LaunchTimeline> t, Done done) : t_(std::move(t)), done_(std::move(done)) {}
 
-  void on_op(std::int32_t d, ExecContext&, const Op& op) override { t_->op_begins(d, op); }
+  void on_op(std::int32_t d, ExecContext& c, const Op& op) override {
+    t_->op_begins(d, op);
+    if (op.prim == &prim::trace_value) t_->traced_value(d, op, c.in(op, 0).as_double(0));
+  }
   void on_device_stopped(std::int32_t d, bool blocked) override { t_->device_stopped(d, blocked); }
   void on_copy(std::int32_t d, const Op& op, CopyJob& job) override { job.trace = t_->copy_started(d, op, job); }
   void on_signal(std::int32_t, std::int32_t target, ValueId sem, std::int64_t index,

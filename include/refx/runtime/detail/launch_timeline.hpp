@@ -1,8 +1,9 @@
 #pragma once
 // The recording of one launch for the timeline (runtime/timeline.hpp,
 // docs/runtime.md "Timeline"): a lane per device with a slice per op, the
-// copies each device started with their chunks, semaphore values, and a flow
-// from each copy to the wait that took its last byte. TimelineObserver
+// copies each device started with their chunks, semaphore values, the values
+// of trace_value, and a flow from each copy to the wait that took its last
+// byte. TimelineObserver
 // (launch_observer.hpp) feeds it.
 //
 // Recording is buffered per launch and, inside it, per device: a device's op
@@ -90,8 +91,14 @@ class LaunchTimeline {
     std::int64_t begin = 0, end = -1;  // end < 0: open
     bool parked = false;               // a wait the device parked on
   };
+  struct Traced {  // a trace_value
+    const Op* op;
+    std::int64_t at;
+    double value;
+  };
   struct Lane {
     std::vector<OpSlice> slices;
+    std::vector<Traced> values;
     std::deque<TimelineCopy> copies;  // started by this device (stable addresses)
     bool blocked = false;             // the open slice is the wait it parked on
     std::int64_t first = -1, last = 0;
@@ -146,6 +153,9 @@ class LaunchTimeline {
       else open.end = std::max(now, open.begin + 2);
     }
     l.last = std::max(l.last, now);
+  }
+  void traced_value(std::int32_t d, const Op& op, double value) {
+    lane(d).values.push_back(Traced{&op, timeline_now(), value});
   }
   TimelineCopy* copy_started(std::int32_t d, const Op& op, const CopyJob& job) {
     Lane& l = lane(d);
@@ -208,7 +218,7 @@ class LaunchTimeline {
   std::size_t events() const {
     std::size_t n = samples_.size() + 2 * flows_.size();
     for (const Lane& l : lanes_) {
-      n += l.slices.size() + 1;
+      n += l.slices.size() + l.values.size() + 1;
       for (const TimelineCopy& c : l.copies) n += c.pieces.size();
     }
     return n;

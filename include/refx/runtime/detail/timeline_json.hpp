@@ -5,6 +5,7 @@
 // counters.
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <iterator>
 #include <set>
@@ -174,6 +175,18 @@ inline void launch_json(const LaunchTimeline& t, std::string& out,
     event(fmt::format(R"({{"ph":"f","bp":"e","cat":"copy","name":"copy","id":{},"pid":{},"tid":{},"ts":{}}})", id, pid,
                       tid_of(f.device), json_us(inside(f.at, to.begin, to.end))));
   }
+  for (std::size_t d = 0; d < lanes_of.size(); ++d)
+    for (const LaunchTimeline::Traced& v : lanes_of[d].values) {  // trace_value: a counter track per label
+      const auto lane = static_cast<std::int32_t>(d);
+      const std::string name = fmt::format("{} {}", p.mesh.describe_lane(lane), g.string(g.attrs(*v.op)[0]));
+      if (std::isfinite(v.value))
+        event(
+            fmt::format(R"({{"ph":"C","cat":"trace_value","name":{},"pid":{},"tid":{},"ts":{},"args":{{"value":{}}}}})",
+                        json_quoted(name), pid, tid_of(lane), json_us(v.at), v.value));
+      else  // not a number a counter can show
+        event(fmt::format(R"({{"ph":"i","s":"t","cat":"trace_value","name":{},"pid":{},"tid":{},"ts":{}}})",
+                          json_quoted(fmt::format("{} = {}", name, v.value)), pid, tid_of(lane), json_us(v.at)));
+    }
   for (const LaunchTimeline::Sample& s : t.samples()) {
     const std::string sem = semaphore_name(g, s.sem) + (g.type(s.sem).shape.rank() ? fmt::format("[{}]", s.index) : "");
     event(fmt::format(R"({{"ph":"C","name":{},"pid":{},"tid":{},"ts":{},"args":{{"value":{}}}}})",

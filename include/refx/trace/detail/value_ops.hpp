@@ -110,7 +110,9 @@ REFX_FLOATING_FN(sin)
 REFX_FLOATING_FN(cos)
 #undef REFX_FLOATING_FN
 
-/// `c ? a : b` elementwise; a scalar condition or branch is broadcast.
+/// `c ? a : b` elementwise; a scalar condition or branch is broadcast. A
+/// constant condition (all true or all false) is the alternative it picks,
+/// when that has the result's shape: bit for bit what the select gives.
 template <class C, class A, class B>
   requires(!is_ref_v<C> && !is_ref_v<A> && !is_ref_v<B>)
 auto select(const C& c, const A& a, const B& b, refx::source_location loc = refx::source_location::current()) {
@@ -139,6 +141,14 @@ auto select(const C& c, const A& a, const B& b, refx::source_location loc = refx
     using E = broadcast_extents_t<EC, broadcast_extents_t<EA, EB>>;
     ValueId ids[] = {c.id(), detail::operand<T>(a), detail::operand<T>(b)};
     detail::broadcast_operands(ids, "select", loc);
+    // A constant condition selects one alternative whole: no select runs.
+    const Graph& g = detail::Tracer::current(loc).graph();
+    for (const std::size_t k : {std::size_t{1}, std::size_t{2}}) {
+      const Shape& shape = g.type(ids[k]).shape;
+      if (detail::is_constant_of(g, ids[0], k == 1 ? 1.0 : 0.0) && detail::stretches_to(g.type(ids[0]).shape, shape) &&
+          detail::stretches_to(g.type(ids[3 - k]).shape, shape))
+        return detail::wrap<T, E>(ids[k]);
+    }
     return detail::wrap<T, E>(detail::apply(prim::select, {ids[0], ids[1], ids[2]}, {}, loc));
   }
 }
