@@ -9,7 +9,7 @@
 // the device's thread (copies in flight land meanwhile), predict adds the
 // time to the device's modelled clock, and refx::explore makes it a
 // scheduling point (every order is tried there anyway). touch records a read
-// and a write of the whole Ref and changes nothing: ops after it stay after
+// and a write of the Ref's view and changes nothing: ops after it stay after
 // it, and the race detector counts it as a write. (Pallas needs touch for
 // pl.kernel to alias an output the kernel never writes; in refx every
 // writable Ref parameter is an output.) trace_value puts a scalar Value (or
