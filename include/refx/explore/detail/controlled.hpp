@@ -68,7 +68,6 @@ class ControlledRun {
         races_(races),
         calls_(calls),
         pool_(args.empty() ? nullptr : &args[0].runtime().pool()) {
-    no_barrier_.fill_zero();
     const std::int32_t n = program_.mesh.lanes();
     cores_ = program_.mesh.cores();
     for (std::int32_t l = 0; l < n; ++l) lanes_.push_back(std::make_unique<Lane>(*this, l));
@@ -171,34 +170,8 @@ class ControlledRun {
     return same.load();
   }
 
-  /// Words for one step.
-  std::string describe(const StepRecord& r) const {
-    const Mesh& m = program_.mesh;
-    const auto at = [](const Op* op) { return op ? fmt::format("{} at {}", op->prim->name, op->loc) : "its end"; };
-    const std::string kernel = calls_ == 1 ? std::string("the kernel")
-                               : r.call == 0 || apart_
-                                   ? fmt::format("call {} of the kernel", r.call + 1)
-                                   : fmt::format("call {} of the kernel with every device", r.call + 1);
-    const std::string in_call = calls_ > 1 ? fmt::format(" in call {}", r.call + 1) : "";
-    switch (r.action.kind) {
-      case Action::Kind::run:
-        if (r.from == nullptr && r.to == nullptr && !r.entered)
-          return fmt::format("{} leaves {}", m.describe_lane(r.action.lane), kernel);
-        return fmt::format("{} {} {} to {}", m.describe_lane(r.action.lane), r.entered ? "enters" : "runs from",
-                           r.entered ? kernel + " and runs" : at(r.from) + in_call,
-                           r.to == nullptr ? std::string("the end")
-                           : r.waits       ? at(r.to) + " (waits)"
-                                           : at(r.to));
-      case Action::Kind::land:
-        return fmt::format("the copy {} started at {}{} ({} bytes) lands in {}", m.describe_lane(r.action.source),
-                           r.from ? r.from->loc : SourceLoc{}, in_call, r.bytes, m.describe_lane(r.action.lane));
-      case Action::Kind::signal:
-        return fmt::format("the signal {} sent at {}{} reaches {} of {}", m.describe_lane(r.action.source),
-                           r.from ? r.from->loc : SourceLoc{}, in_call, report_semaphore_name(program_.graph, r.sem),
-                           m.describe_lane(r.action.lane));
-    }
-    return {};
-  }
+  /// Words for one step (describe_step).
+  std::string describe(const StepRecord& r) const { return describe_step(program_, r, calls_, !apart_); }
 
  private:
   struct Lane;
@@ -332,8 +305,7 @@ class ControlledRun {
   void reset() {
     for (Output& o : initial_) copy_bytes(o.storage->data(), o.before.data(), o.before.bytes());
     for (auto& l : lanes_) {
-      l->ctx->reset(*l);
-      for (std::size_t i = 0; i < args_.size(); ++i) l->ctx->bind_param(i, args_[i].shard(l->device));
+      restart(*l);
       for (auto& [id, b] : l->barriers) b.fill_zero();
       l->entered = !apart_;
       l->blocked = l->done = l->between = false;
@@ -516,9 +488,13 @@ class ControlledRun {
     return std::nullopt;
   }
 
-  void next_call(Lane& l) {
+  // The lane's program from its start, on the parameters' storage.
+  void restart(Lane& l) {
     l.ctx->reset(l);
     for (std::size_t i = 0; i < args_.size(); ++i) l.ctx->bind_param(i, args_[i].shard(l.device));
+  }
+  void next_call(Lane& l) {
+    restart(l);
     l.between = false;
     ++l.call;
   }
@@ -529,7 +505,7 @@ class ControlledRun {
   std::optional<RunFailure> carried_semaphores(const Lane& l) const {
     std::string lines = unbalanced_semaphore_lines(
         program_, [&](std::int32_t k) { return k == l.id ? l.ctx.get() : nullptr; },
-        [&](std::int32_t, std::int64_t) -> const Buffer& { return no_barrier_; });
+        [](std::int32_t, std::int64_t) -> const Buffer* { return nullptr; });
     if (lines.empty()) return std::nullopt;
     return RunFailure{ScheduleFailure::Kind::carried,
                       fmt::format("refx: kernel '{}': {} leaves call {} with semaphores not back to 0, which the "
@@ -560,7 +536,7 @@ class ControlledRun {
                                     program_.name, program_.mesh.describe(), fmt::join(parked, "\n"))};
     if (std::string lines = unbalanced_semaphore_lines(
             program_, [&](std::int32_t l) { return lane(l).ctx.get(); },
-            [&](std::int32_t l, std::int64_t id) -> const Buffer& { return lane(l).barrier_semaphore(id); });
+            [&](std::int32_t l, std::int64_t id) -> const Buffer* { return &lane(l).barrier_semaphore(id); });
         !lines.empty())
       return RunFailure{ScheduleFailure::Kind::unbalanced, unbalanced_semaphores_message(program_, lines)};
     return races_found();
@@ -579,7 +555,6 @@ class ControlledRun {
   std::vector<Array> args_;
   const bool apart_, races_;
   const std::int32_t calls_;
-  Buffer no_barrier_{DType::i64, Shape{}};  // carried_semaphores' (barrier semaphores outlive a call)
   std::int32_t cores_ = 1;
   std::vector<std::unique_ptr<Lane>> lanes_;
   struct Output {

@@ -1,7 +1,7 @@
 #pragma once
 // The controlled scheduler's vocabulary (controlled.hpp): what one step read
-// and wrote (for exhaustive search), a scheduling point, what a step did, and
-// one run's outcome; and in_pieces, which spreads a restore, a comparison or
+// and wrote (for exhaustive search), a scheduling point, what a step did (and
+// its words), and one run's outcome; and in_pieces, which spreads a restore, a comparison or
 // a large landing over the runtime's idle workers.
 
 #include <algorithm>
@@ -14,8 +14,12 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include <refx/explore/report.hpp>
 #include <refx/ir/eval.hpp>
+#include <refx/runtime/detail/semaphore_names.hpp>
+#include <refx/runtime/program.hpp>
 #include <refx/runtime/worker_pool.hpp>
 
 namespace refx::detail {
@@ -142,6 +146,36 @@ struct RunOutcome {
   /// Accumulating copies as they landed: (destination buffer, source lane).
   std::vector<std::pair<const Buffer*, std::int32_t>> accumulations;
 };
+
+/// Words for step `r` of a run of `p`, making `calls` calls; `together`:
+/// every device enters each call at once.
+inline std::string describe_step(const Program& p, const StepRecord& r, std::int32_t calls, bool together) {
+  const Mesh& m = p.mesh;
+  const auto at = [](const Op* op) { return op ? fmt::format("{} at {}", op->prim->name, op->loc) : "its end"; };
+  const std::string kernel = calls == 1 ? std::string("the kernel")
+                             : r.call == 0 || !together
+                                 ? fmt::format("call {} of the kernel", r.call + 1)
+                                 : fmt::format("call {} of the kernel with every device", r.call + 1);
+  const std::string in_call = calls > 1 ? fmt::format(" in call {}", r.call + 1) : "";
+  switch (r.action.kind) {
+    case Action::Kind::run:
+      if (r.from == nullptr && r.to == nullptr && !r.entered)
+        return fmt::format("{} leaves {}", m.describe_lane(r.action.lane), kernel);
+      return fmt::format("{} {} {} to {}", m.describe_lane(r.action.lane), r.entered ? "enters" : "runs from",
+                         r.entered ? kernel + " and runs" : at(r.from) + in_call,
+                         r.to == nullptr ? std::string("the end")
+                         : r.waits       ? at(r.to) + " (waits)"
+                                         : at(r.to));
+    case Action::Kind::land:
+      return fmt::format("the copy {} started at {}{} ({} bytes) lands in {}", m.describe_lane(r.action.source),
+                         r.from ? r.from->loc : SourceLoc{}, in_call, r.bytes, m.describe_lane(r.action.lane));
+    case Action::Kind::signal:
+      return fmt::format("the signal {} sent at {}{} reaches {} of {}", m.describe_lane(r.action.source),
+                         r.from ? r.from->loc : SourceLoc{}, in_call, report_semaphore_name(p.graph, r.sem),
+                         m.describe_lane(r.action.lane));
+  }
+  return {};
+}
 
 inline constexpr std::size_t stop_run = static_cast<std::size_t>(-1);
 

@@ -88,7 +88,7 @@ inline std::exception_ptr Launch::check_exit_invariants() {
 inline std::string Launch::unbalanced_lines() {
   return unbalanced_semaphore_lines(
       program(), [&](std::int32_t lane) { return here(lane) ? device(lane).ctx.get() : nullptr; },
-      [&](std::int32_t lane, std::int64_t id) -> const Buffer& { return host_.barrier(lane, id); });
+      [&](std::int32_t lane, std::int64_t id) -> const Buffer* { return &host_.barrier(lane, id); });
 }
 
 inline std::string Launch::deadlock_report() const {

@@ -43,7 +43,8 @@ inline std::string report_semaphore_name(const Graph& g, ValueId v) {
 /// One line per semaphore of program `p` not back to 0 when its lanes end
 /// (every signal must be waited and every copy waited), "" when all are:
 /// `context(lane)` is the lane's ExecContext (null: not hosted here),
-/// `barrier(lane, id)` its barrier semaphore of collective id `id`. The
+/// `barrier(lane, id)` its barrier semaphore of collective id `id` (null:
+/// not checked, as when a lane leaves one of several calls). The
 /// runtime's exit check and the controlled scheduler's (refx/explore.hpp).
 template <class Context, class Barrier>
 std::string unbalanced_semaphore_lines(const Program& p, Context&& context, Barrier&& barrier) {
@@ -63,9 +64,9 @@ std::string unbalanced_semaphore_lines(const Program& p, Context&& context, Barr
                                              : ""));
     });
     for (std::int64_t id : p.barrier_ids)
-      if (const std::int64_t c = *barrier(lane, id).template data<std::int64_t>(); c != 0)
-        problems.push_back(
-            fmt::format("  {}: barrier semaphore (collective id {}) ends at {}", p.mesh.describe_lane(lane), id, c));
+      if (const Buffer* b = barrier(lane, id); b != nullptr && *b->template data<std::int64_t>() != 0)
+        problems.push_back(fmt::format("  {}: barrier semaphore (collective id {}) ends at {}",
+                                       p.mesh.describe_lane(lane), id, *b->template data<std::int64_t>()));
   }
   if (problems.empty()) return {};  // every launch that ends clean: no formatting
   return fmt::format("{}", fmt::join(problems, "\n"));
