@@ -46,6 +46,7 @@
 #include <refx/trace/random.hpp>
 #include <refx/trace/ref.hpp>
 #include <refx/trace/scopes.hpp>
+#include <refx/trace/select_ref.hpp>
 #include <refx/trace/semaphore.hpp>
 #include <refx/trace/trace.hpp>
 #include <refx/trace/value.hpp>

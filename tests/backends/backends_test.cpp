@@ -39,6 +39,7 @@ TEST_P(OnEveryBackend, LocalAsyncCopy) { EXPECT_TRUE(local_async_copy(GetParam()
 TEST_P(OnEveryBackend, RemoteCopyRight) { EXPECT_TRUE(remote_copy(GetParam(), 1)); }
 TEST_P(OnEveryBackend, RemoteCopyLeft) { EXPECT_TRUE(remote_copy(GetParam(), -1)); }
 TEST_P(OnEveryBackend, RegularSemaphore) { EXPECT_TRUE(regular_semaphore(GetParam())); }
+TEST_P(OnEveryBackend, RemoteCopyWithRegularCompletion) { EXPECT_TRUE(remote_copy_regular_completion(GetParam())); }
 TEST_P(OnEveryBackend, BarrierSemaphore) { EXPECT_TRUE(barrier_semaphore(GetParam())); }
 TEST_P(OnEveryBackend, PpermuteRight) { EXPECT_TRUE(ppermute(GetParam(), 1)); }
 TEST_P(OnEveryBackend, PpermuteByThree) { EXPECT_TRUE(ppermute(GetParam(), 3)); }

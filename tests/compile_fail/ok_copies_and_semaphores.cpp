@@ -25,6 +25,9 @@ void legitimate_semaphores_and_copies() {
       tile.store(tile.load() * 0.5f);
       sync_copy(tile, out);
       sync_copy(x.at(ds<1>(0), all), tile.at(ds<1>(1), all));
+      // A copy completing on a REGULAR semaphore (v6e and later): it rises by 1, waited with semaphore_wait.
+      async_copy(tile, out, one);
+      semaphore_wait(one);
 
       // Regular semaphores: one semaphore, or one element of an array.
       semaphore_signal(one);

@@ -335,6 +335,30 @@ inline ::testing::AssertionResult remote_copy(const Backend& b, int shift) {
                     [&](int d, std::int64_t i) { return value_of<float>(wrap(d - s, n), i); });
 }
 
+/// The same shift by 1 with a REGULAR receive semaphore (TPU v6e and
+/// later): it rises by 1 when the copy lands, waited with semaphore_wait.
+inline ::testing::AssertionResult remote_copy_regular_completion(const Backend& b) {
+  constexpr std::int64_t K = 256;
+  const int n = b.devices;
+  auto out = b.run<float>(
+      [](HbmRef<float, K> x, HbmRef<float, K> y) {
+        auto me = axis_index("x");
+        auto size = axis_size("x");
+        auto target = (me + 1) % size;
+        run_scoped([&](RegularSemaphore ready, DmaSemaphore send, RegularSemaphore recv) {
+          semaphore_signal(ready, 1, (me + size - 1) % size);  // my y is free
+          semaphore_wait(ready, 1);
+          auto c = make_async_remote_copy(x, y, send, recv, target);
+          c.start();
+          c.wait_send();
+          semaphore_wait(recv);
+        });
+      },
+      {Shape{K}, Shape{K}}, {per_device<float>(n, K), filled_per_device<float>(n, K, -1.0f)});
+  return expect_all("y (from device me - 1)", out[1], K,
+                    [&](int d, std::int64_t i) { return value_of<float>(wrap(d - 1, n), i); });
+}
+
 /// REGULAR semaphores: every device signals every device (itself included)
 /// by its index + 1, then waits for the sum of all increments in one wait;
 /// the count read afterwards is 0. Then two signals to itself, a wait of 1
@@ -472,6 +496,7 @@ inline std::vector<std::pair<std::string, std::function<::testing::AssertionResu
       {"local_async_copy", local_async_copy},
       {"remote_copy_shift1", [](const Backend& b) { return remote_copy(b, 1); }},
       {"remote_copy_shift_minus1", [](const Backend& b) { return remote_copy(b, -1); }},
+      {"remote_copy_regular_completion", remote_copy_regular_completion},
       {"regular_semaphore", regular_semaphore},
       {"barrier_semaphore", barrier_semaphore},
       {"ppermute_shift1", [](const Backend& b) { return ppermute(b, 1); }},

@@ -35,6 +35,9 @@ struct CopyRequest {
   std::int32_t target = 0;
   ValueId recv_sem = no_id, send_sem = no_id;
   std::int64_t recv_index = 0, send_index = 0;
+  /// What each semaphore rises by when the copy lands: its bytes for a DMA
+  /// semaphore, 1 for a REGULAR one (a TPU v6e and later DMA completion).
+  std::int64_t recv_inc = 0, send_inc = 0;
   CopyReduce reduce = CopyReduce::none;
   SourceLoc loc;
 };
@@ -506,9 +509,8 @@ inline std::int64_t ExecEnv::semaphore_read(ExecContext& ctx, ValueId sem, std::
 inline void ExecEnv::copy_start(ExecContext& ctx, const Op& op, const CopyRequest& r) {
   if (r.target != device_id()) runtime_error(op.loc, "remote copy to device {} on a single-device run", r.target);
   copy_view(r.src, r.dst, r.reduce);
-  const auto bytes = static_cast<std::int64_t>(r.src.bytes());
-  ctx.ref(r.recv_sem)->data<std::int64_t>()[r.recv_index] += bytes;
-  if (r.send_sem != no_id) ctx.ref(r.send_sem)->data<std::int64_t>()[r.send_index] += bytes;
+  ctx.ref(r.recv_sem)->data<std::int64_t>()[r.recv_index] += r.recv_inc;
+  if (r.send_sem != no_id) ctx.ref(r.send_sem)->data<std::int64_t>()[r.send_index] += r.send_inc;
 }
 inline void ExecEnv::host_effect(ExecContext&, const Op& op, std::unique_ptr<HostEffect> e) {
   if (auto error = perform_host_effect(*e, op, detail::print_to_stdout)) std::rethrow_exception(error);

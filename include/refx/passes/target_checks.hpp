@@ -41,7 +41,7 @@ enum class TargetMode : std::uint8_t {
 
 /// One broken rule of a target.
 struct TargetViolation {
-  enum class Rule : std::uint8_t { tiling, capacity, element_type, matmul_type, mesh };
+  enum class Rule : std::uint8_t { tiling, capacity, element_type, matmul_type, mesh, semaphore };
   Rule rule = Rule::tiling;
   SourceLoc loc;        ///< the user's line it names
   std::string message;  ///< the whole sentence, "refx: ... (at file:line)[; hint]"

@@ -96,6 +96,9 @@ struct Target {
   std::int32_t devices_per_chip = 1;
   /// Working: a device's time to start one copy (0: none known; calibrate() fits it).
   double dma_issue_seconds = 0;
+  /// Whether a copy may complete on a REGULAR semaphore, which rises by 1
+  /// when it lands (v6e and later).
+  bool regular_semaphore_copies = false;
 
   /// The Vmem a kernel may use: vmem_limit_bytes, else scoped_vmem_bytes, else vmem_bytes.
   std::int64_t vmem_limit() const noexcept {

@@ -6,7 +6,12 @@
 //   make_async_remote_copy(src, dst, send, recv, device)    push src into dst on device;
 //                                                           wait() = wait_send() then wait_recv()
 //   start(accumulate) adds into the destination instead of overwriting it.
+//   A semaphore may be REGULAR instead of DMA (TPU v6e and later): it rises
+//   by 1 when the copy lands, whatever its size, and is waited with
+//   semaphore_wait; the copy's own wait() counts a DMA semaphore's bytes.
 //   sync_copy(src, dst) starts and waits (with a scoped DMA semaphore).
+
+#include <array>
 
 #include <refx/core/source_location.hpp>
 
@@ -23,6 +28,13 @@ struct Accumulate {
 };
 inline constexpr Accumulate accumulate{CopyReduce::sum};
 inline constexpr Accumulate accumulate_max{CopyReduce::max};
+
+/// Pallas' start(priority=p): the DMA engine's queue a copy waits in, 0 (the
+/// default, highest) or 1 (lower; local copies only). The threaded runtime
+/// runs copies alike; predict lets a priority-0 copy take a link first.
+struct Priority {
+  std::int32_t level = 0;
+};
 
 namespace detail {
 // The checks return whether the arguments are right, so that an entry point
@@ -58,17 +70,17 @@ template <class S>
 constexpr bool check_dma_semaphore() {
   static_assert(is_semaphore_v<S>, "refx: a copy needs a DMA semaphore here");
   if constexpr (is_semaphore_v<S>) {
-    static_assert(S::kind != SemaphoreKind::regular,
-                  "refx: copies need a DMA semaphore; a REGULAR semaphore is signalled with semaphore_signal");
     static_assert(S::kind != SemaphoreKind::barrier,
                   "refx: copies need a DMA semaphore; the BARRIER semaphore (get_barrier_semaphore) only synchronises "
                   "devices with semaphore_signal / semaphore_wait; allocate a DmaSemaphore with run_scoped");
     static_assert(S::rank == 0, "refx: a copy needs one DMA semaphore; index the semaphore array with .at(i)");
-    return S::kind == SemaphoreKind::dma && S::rank == 0;
+    return S::kind != SemaphoreKind::barrier && S::rank == 0;
   } else {
     return false;
   }
 }
+template <class S>
+inline constexpr bool is_regular_v = is_semaphore_v<S> && S::kind == SemaphoreKind::regular;
 template <class D>
 constexpr bool check_device_id() {
   constexpr bool ok = std::is_convertible_v<const D&, DeviceId>;
@@ -84,13 +96,20 @@ class CopyBase {
   /// the destination instead of overwriting it.
   void start(refx::source_location loc = refx::source_location::current()) const { do_start(CopyReduce::none, loc); }
   void start(Accumulate a, refx::source_location loc = refx::source_location::current()) const { do_start(a.op, loc); }
+  void start(Priority p, refx::source_location loc = refx::source_location::current()) const {
+    do_start(CopyReduce::none, loc, no_id, p.level);
+  }
+  void start(Accumulate a, Priority p, refx::source_location loc = refx::source_location::current()) const {
+    do_start(a.op, loc, no_id, p.level);
+  }
   /// start(true) and the like: one sentence instead of "no matching function".
   template <class X>
-    requires(!std::is_same_v<X, Accumulate> && !std::is_convertible_v<const X&, refx::source_location>)
+    requires(!std::is_same_v<X, Accumulate> && !std::is_same_v<X, Priority> &&
+             !std::is_convertible_v<const X&, refx::source_location>)
   void start(const X&, refx::source_location = refx::source_location::current()) const {
     static_assert(dependent_false<X>,
                   "refx: a copy's start() takes nothing, or the tag refx::accumulate (add into the destination) or "
-                  "refx::accumulate_max (keep the maximum); not a bool or a number");
+                  "refx::accumulate_max (keep the maximum), and perhaps a refx::Priority; not a bool or a number");
   }
   std::int64_t descriptor() const noexcept { return id_; }
 
@@ -101,31 +120,37 @@ class CopyBase {
     id_ = t.graph().add_descriptor({loc, device.has_value()});
     trace_ = t.serial();
   }
-  void do_start(CopyReduce reduce, SourceLoc loc, ValueId predicate = no_id) const {
-    auto& t = Tracer::current(loc);
-    t.note(loc);
-    Tracer::check_serial(trace_);
-    if (reduce != CopyReduce::none && t.graph().type(t.graph().view(src_).ref).dtype == DType::pred)
-      trace_error(loc, hint("copy without accumulate, or use u8 / i32 elements"),
-                  "start(accumulate) adds into the destination, but bool elements cannot be added or maximised");
-    std::vector<ViewId> views{src_, dst_, recv_};
-    if (send_ != no_id) views.push_back(send_);
-    std::vector<ValueId> ins;
-    if (device_) ins.push_back(*device_);
-    if (predicate != no_id) {
-      ins.push_back(predicate);
-      const std::int64_t attrs[] = {id_, static_cast<std::int64_t>(reduce), device_ ? 1 : 0, 1};
-      t.bind(prim::dma_start, ins, views, attrs, loc);
-      return;
-    }
-    const std::int64_t attrs[] = {id_, static_cast<std::int64_t>(reduce), device_ ? 1 : 0};
-    t.bind(prim::dma_start, ins, views, attrs, loc);
+  void do_start(CopyReduce reduce, SourceLoc loc, ValueId predicate = no_id, std::int32_t priority = 0) const {
+    start_views({src_, dst_, recv_, send_}, reduce, loc, predicate, priority);
   }
   void do_wait(prim::WaitSide side, SourceLoc loc) const {
+    wait_views({src_, dst_, side == prim::WaitSide::recv ? recv_ : send_}, side, loc);
+  }
+  /// Starts the copy between views v = {src, dst, recv, send} (a choice's alternatives: select_ref.hpp).
+  void start_views(std::array<ViewId, 4> v, CopyReduce reduce, SourceLoc loc, ValueId predicate = no_id,
+                   std::int32_t priority = 0) const {
     auto& t = Tracer::current(loc);
     t.note(loc);
     Tracer::check_serial(trace_);
-    const ViewId views[] = {src_, dst_, side == prim::WaitSide::recv ? recv_ : send_};
+    if (reduce != CopyReduce::none && t.graph().type(t.graph().view(v[0]).ref).dtype == DType::pred)
+      trace_error(loc, hint("copy without accumulate, or use u8 / i32 elements"),
+                  "start(accumulate) adds into the destination, but bool elements cannot be added or maximised");
+    std::vector<ViewId> views{v[0], v[1], v[2]};
+    if (v[3] != no_id) views.push_back(v[3]);
+    std::vector<ValueId> ins;
+    if (device_) ins.push_back(*device_);
+    if (predicate != no_id) ins.push_back(predicate);
+    // (descriptor, reduce, remote[, predicated[, priority]])
+    const std::int64_t attrs[] = {id_, static_cast<std::int64_t>(reduce), device_ ? 1 : 0, predicate != no_id ? 1 : 0,
+                                  priority};
+    const std::size_t n = priority != 0 ? 5 : predicate != no_id ? 4 : 3;
+    t.bind(prim::dma_start, ins, views, std::span<const std::int64_t>(attrs, n), loc);
+  }
+  /// Waits on views v = {src, dst, the side's semaphore}.
+  void wait_views(std::array<ViewId, 3> views, prim::WaitSide side, SourceLoc loc) const {
+    auto& t = Tracer::current(loc);
+    t.note(loc);
+    Tracer::check_serial(trace_);
     const std::int64_t attrs[] = {id_, static_cast<std::int64_t>(side)};
     t.bind(prim::dma_wait, {}, views, attrs, loc);
   }
@@ -183,8 +208,9 @@ class AsyncRemoteCopy : detail::CopyBase {
 
 namespace detail {
 /// A copy descriptor that knows its element type, so that start(accumulate)
-/// on bool elements stops at compile time.
-template <class Base, class T>
+/// on bool elements stops at compile time, and which of its semaphores are
+/// REGULAR, so that waiting on one through the copy does too.
+template <class Base, class T, bool RecvRegular = false, bool SendRegular = false>
 class TypedCopy : public Base {
  public:
   using Base::Base;
@@ -195,6 +221,24 @@ class TypedCopy : public Base {
                   "maximised; copy without accumulate, or use u8 / i32 elements");
     Base::start(a, loc);
   }
+  void wait(refx::source_location loc = refx::source_location::current()) const {
+    if constexpr (dma_side < RecvRegular || SendRegular > ()) Base::wait(loc);
+  }
+  void wait_recv(refx::source_location loc = refx::source_location::current()) const {
+    if constexpr (dma_side<RecvRegular>()) Base::wait_recv(loc);
+  }
+  void wait_send(refx::source_location loc = refx::source_location::current()) const {
+    if constexpr (dma_side<SendRegular>()) Base::wait_send(loc);
+  }
+
+ private:
+  template <bool Regular>
+  static constexpr bool dma_side() {
+    static_assert(!Regular,
+                  "refx: this copy completes on a REGULAR semaphore, which rises by 1 when the copy lands: wait for "
+                  "it with semaphore_wait(sem) (a copy's wait counts the bytes of a DMA semaphore)");
+    return !Regular;
+  }
 };
 }  // namespace detail
 
@@ -204,7 +248,8 @@ auto make_async_copy(const Src& src, const Dst& dst, const Sem& sem,
                      refx::source_location loc = refx::source_location::current()) {
   if constexpr (detail::check_copy_types<Src, Dst>() && detail::check_dma_semaphore<Sem>()) {
     detail::Tracer::current(loc).note(loc);
-    return detail::TypedCopy<AsyncCopy, typename Src::value_type>(src.view(), dst.view(), sem.view(), loc);
+    return detail::TypedCopy<AsyncCopy, typename Src::value_type, detail::is_regular_v<Sem>>(src.view(), dst.view(),
+                                                                                             sem.view(), loc);
   } else {
     return AsyncCopy(no_id, no_id, no_id, loc);  // not reached: a check above failed to compile
   }
@@ -232,8 +277,9 @@ auto make_async_remote_copy(const Src& src, const Dst& dst, const SendSem& send,
     auto& t = detail::Tracer::current(loc);
     t.note(loc);
     const DeviceId& id = device;
-    return detail::TypedCopy<AsyncRemoteCopy, typename Src::value_type>(src.view(), dst.view(), send.view(),
-                                                                        recv.view(), id.resolve(t, loc), loc);
+    return detail::TypedCopy<AsyncRemoteCopy, typename Src::value_type, detail::is_regular_v<RecvSem>,
+                             detail::is_regular_v<SendSem>>(src.view(), dst.view(), send.view(), recv.view(),
+                                                            id.resolve(t, loc), loc);
   } else {
     return AsyncRemoteCopy(no_id, no_id, no_id, no_id, no_id, loc);  // not reached: a check above failed to compile
   }
@@ -246,6 +292,15 @@ auto async_copy(const Src& src, const Dst& dst, const Sem& sem,
                 refx::source_location loc = refx::source_location::current()) {
   auto c = make_async_copy(src, dst, sem, loc);
   if constexpr (detail::check_copy_types<Src, Dst>() && detail::check_dma_semaphore<Sem>()) c.start(loc);
+  return c;
+}
+
+/// async_copy(src, dst, sem, Priority{1}): started at that priority.
+template <class Src, class Dst, class Sem>
+auto async_copy(const Src& src, const Dst& dst, const Sem& sem, Priority p,
+                refx::source_location loc = refx::source_location::current()) {
+  auto c = make_async_copy(src, dst, sem, loc);
+  if constexpr (detail::check_copy_types<Src, Dst>() && detail::check_dma_semaphore<Sem>()) c.start(p, loc);
   return c;
 }
 

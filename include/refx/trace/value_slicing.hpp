@@ -8,12 +8,16 @@
 //   bitcast<U>(x)                      pltpu.bitcast / lax.bitcast_convert_type on a Value
 //   load(ref, mask, other)             pl.load(ref, mask=m, other=o): other where the mask is false
 //   store(ref, v, mask)                pl.store(ref, v, mask=m): only where the mask is true
+//   pack_elementwise<P>({x0, x1, ...}) pltpu.pack_elementwise(xs, packed_dtype=P): one u32 word
+//                                      per element, x0 in the lowest bits
+//   unpack_elementwise<P, U>(w, k)     pltpu.unpack_elementwise(w, index=k, packed_dtype=P, unpacked_dtype=U)
 // tile is a broadcast and a reshape; the others go through a scoped Vmem
 // buffer (a store and a load of views), as a TPU kernel's value slice is a
 // copy between vector registers.
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
 #include <refx/core/source_location.hpp>
@@ -137,6 +141,87 @@ auto bitcast(const Value<T, E>& x, refx::source_location loc = refx::source_loca
         return tmp.template bitcast<U>(loc).load(loc);
       },
       loc);
+}
+
+/// A packed element type refx has no element type for (Pallas' int4, int16):
+/// pack_elementwise<packed_int<4>>(...).
+template <int Bits>
+struct packed_int {};
+
+namespace detail {
+template <class P>
+inline constexpr int packed_bits =
+    std::is_same_v<P, bf16> || std::is_same_v<P, std::int8_t> || std::is_same_v<P, std::uint8_t>
+        ? static_cast<int>(8 * sizeof(P))
+        : 0;
+template <int B>
+inline constexpr int packed_bits<packed_int<B>> = B == 4 || B == 16 ? B : 0;
+}  // namespace detail
+
+/// pltpu.pack_elementwise(xs, packed_dtype=P): element i of the result holds
+/// xs[k][i] narrowed to P in bits [k b, (k + 1) b), b being P's width and
+/// xs[0] the lowest. f32 values narrow to bf16 (rounded to nearest even, as
+/// cast<bf16>); 32-bit integers to 4, 8 or 16 bits (their low bits). There
+/// are 32 / b of them.
+template <class P, class T, class E, std::size_t N>
+Value<std::uint32_t, E> pack_elementwise(const Value<T, E> (&xs)[N],
+                                         refx::source_location loc = refx::source_location::current()) {
+  constexpr int b = detail::packed_bits<P>;
+  constexpr bool f32_to_bf16 = std::is_same_v<T, float> && std::is_same_v<P, bf16>;
+  constexpr bool int_to_int =
+      (std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::uint32_t>)&&b > 0 && !std::is_same_v<P, bf16>;
+  static_assert(f32_to_bf16 || int_to_int,
+                "refx: pack_elementwise packs f32 into bf16, or i32 / u32 into std::int8_t, std::uint8_t or "
+                "packed_int<4> / packed_int<16>");
+  static_assert(b == 0 || N * b == 32,
+                "refx: pack_elementwise takes 32 / (the packed width) values: 2 for bf16, 4 "
+                "for 8-bit, 8 for packed_int<4>");
+  if constexpr ((f32_to_bf16 || int_to_int) && N * b == 32) {
+    Value<std::uint32_t, E> word = zeros<std::uint32_t>(xs[0].typed_shape(), loc);
+    for (std::size_t k = 0; k < N; ++k) {
+      Value<std::uint32_t, E> bits;
+      if constexpr (f32_to_bf16) {  // the bf16's bits: the upper half of the f32 it widens back to
+        bits = shift_right_logical(bitcast<std::uint32_t>(cast<float>(cast<bf16>(xs[k], loc), loc), loc), 16);
+      } else {
+        bits = bitcast<std::uint32_t>(xs[k], loc) & static_cast<std::uint32_t>((std::uint64_t{1} << b) - 1);
+      }
+      word = word | shift_left(bits, static_cast<std::uint32_t>(k * b));
+    }
+    return word;
+  } else {
+    return Value<std::uint32_t, E>();  // not reached: a check above failed to compile
+  }
+}
+
+/// pltpu.unpack_elementwise(w, index=k, packed_dtype=P, unpacked_dtype=U):
+/// the k-th P of each 32-bit word of `w`, as U: bf16 widened to f32, or the
+/// integer sign-extended to i32 (zero-extended to u32).
+template <class P, class U, class T, class E>
+Value<U, E> unpack_elementwise(const Value<T, E>& w, int index,
+                               refx::source_location loc = refx::source_location::current()) {
+  constexpr int b = detail::packed_bits<P>;
+  constexpr bool bf16_to_f32 = std::is_same_v<P, bf16> && std::is_same_v<U, float>;
+  constexpr bool int_to_int =
+      b > 0 && !std::is_same_v<P, bf16> && (std::is_same_v<U, std::int32_t> || std::is_same_v<U, std::uint32_t>);
+  static_assert(sizeof(T) == 4 && !std::is_same_v<T, float>,
+                "refx: unpack_elementwise takes the u32 / i32 words pack_elementwise makes");
+  static_assert(bf16_to_f32 || int_to_int,
+                "refx: unpack_elementwise unpacks bf16 into f32, or std::int8_t, std::uint8_t, packed_int<4> / "
+                "packed_int<16> into i32 or u32");
+  if constexpr (sizeof(T) == 4 && !std::is_same_v<T, float> && (bf16_to_f32 || int_to_int)) {
+    if (index < 0 || index >= 32 / b)
+      trace_error(loc, "unpack_elementwise: index {} is out of range: a word holds {} values of {} bits", index, 32 / b,
+                  b);
+    const Value<std::uint32_t, E> u = bitcast<std::uint32_t>(w, loc);
+    // The value's bits at the top of the word, then shifted down (filling in the sign for i32).
+    const auto top = shift_left(u, static_cast<std::uint32_t>(32 - (index + 1) * b));
+    if constexpr (bf16_to_f32) return bitcast<float>(top & 0xFFFF0000u, loc);
+    else if constexpr (std::is_same_v<U, std::int32_t>)
+      return shift_right_arithmetic(bitcast<std::int32_t>(top, loc), 32 - b);
+    else return shift_right_logical(top, static_cast<std::uint32_t>(32 - b));
+  } else {
+    return Value<U, E>();  // not reached: a check above failed to compile
+  }
 }
 
 /// pl.load(ref, mask=mask, other=other): ref's elements where `mask` holds,

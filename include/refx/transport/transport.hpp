@@ -87,6 +87,7 @@ struct RemoteCopy {
   std::int64_t shape[max_rank] = {};
   std::int64_t strides[max_rank] = {};
   std::int64_t bytes = 0;
+  std::int64_t recv_inc = 0;  // what recv_sem rises by when it lands: bytes, or 1 for a REGULAR semaphore
 };
 
 /// Whether a copy's destination view is one dense run of elements.

@@ -362,17 +362,7 @@ class ControlledRun {
 
   void copy(Lane& from, const Op& op, const CopyRequest& r, std::int32_t target) {
     auto job = std::make_unique<CopyJob>();
-    job->src = r.src;
-    job->dst = r.dst;
-    job->dst.buffer = lane(target).ctx->storage(r.dst_ref);
-    job->reduce = r.reduce;
-    job->source = from.id;
-    job->target = target;
-    job->recv_sem = r.recv_sem;
-    job->recv_index = r.recv_index;
-    job->send_sem = r.send_sem;
-    job->send_index = r.send_index;
-    job->bytes = static_cast<std::int64_t>(r.src.bytes());
+    fill_job(*job, r, from.id, target, lane(target).ctx->storage(r.dst_ref));
     job->recv_counter = &counter(target, r.recv_sem, r.recv_index);
     if (r.send_sem != no_id) job->send_counter = &counter(from.id, r.send_sem, r.send_index);
     if (observer_) observer_->on_copy(from.id, op, *job);
@@ -447,8 +437,8 @@ class ControlledRun {
       } else {
         copy_region(job.src, job.dst, job.reduce);
       }
-      *job.recv_counter += job.bytes;
-      if (job.send_counter) *job.send_counter += job.bytes;
+      *job.recv_counter += job.recv_inc;
+      if (job.send_counter) *job.send_counter += job.send_inc;
       if (job.reduce != CopyReduce::none) out.accumulations.emplace_back(job.dst.buffer, job.source);
       if (observer_) observer_->on_copy_landed(job);
     } else {

@@ -94,14 +94,19 @@ inline ExecStatus barrier_impl(ExecContext& ctx, const Op& op) {
 }
 
 inline void copy_abstract(AbstractContext& c) {
-  if (c.num_attrs() != 3 && c.num_attrs() != 4)
-    c.fail("takes three attributes (descriptor, reduce, remote), got {}", c.num_attrs());  // (+ predicated)
+  if (c.num_attrs() < 3 || c.num_attrs() > 5)
+    c.fail("takes three attributes (descriptor, reduce, remote), got {}", c.num_attrs());  // (+ predicated, priority)
   if (c.attr(1) < 0 || c.attr(1) > 2) c.fail("reduce attribute {} is not none (0), sum (1) or max (2)", c.attr(1));
   if (c.num_views() < 3 || c.num_views() > 4)
     c.fail("takes a source, a destination, a receive semaphore and (remote) a send semaphore, got {} Refs",
            c.num_views());
-  const bool remote = c.attr(2) != 0, predicated = c.num_attrs() == 4 && c.attr(3) != 0;
+  const bool remote = c.attr(2) != 0, predicated = c.num_attrs() >= 4 && c.attr(3) != 0;
   if (remote && predicated) c.fail("a predicated copy is a local copy");
+  // Mosaic's enqueue_dma takes priority 0 or 1, and 0 only for a remote copy.
+  if (const std::int64_t p = c.num_attrs() == 5 ? c.attr(4) : 0; p != 0 && p != 1)
+    c.fail("priority {} is neither 0 (the default, highest) nor 1 (lower); the DMA engine has these two", p);
+  else if (p != 0 && remote)
+    c.fail("priority {}: a remote copy runs at priority 0 (Mosaic refuses another for remote DMAs)", p);
   const std::size_t inputs = (remote ? 1 : 0) + (predicated ? 1 : 0);
   if (c.num_inputs() != inputs)
     c.fail("takes {} operands (the target device of a remote copy, the predicate of a predicated one), got {}", inputs,
@@ -125,12 +130,20 @@ inline void copy_abstract(AbstractContext& c) {
     c.fail("source region {} and destination region {} have different shapes", c.view_shape(0), c.view_shape(1));
   for (std::size_t v = 2; v < c.num_views(); ++v) {
     expect_semaphore(c, v, true, "a copy");
-    if (c.view_ref(v).semaphore != SemaphoreKind::dma)
-      c.fail("copies need DMA semaphores; a REGULAR semaphore is signalled with semaphore_signal");
+    const SemaphoreKind k = c.view_ref(v).semaphore;
+    if (k == SemaphoreKind::barrier)
+      c.fail("a copy completes on a DMA or REGULAR semaphore, not on the BARRIER semaphore");
+    // Mosaic refuses a REGULAR completion semaphore for a TensorCore copy to or from Smem.
+    if (k == SemaphoreKind::regular && (src.space == MemorySpace::smem || dst.space == MemorySpace::smem))
+      c.fail("a copy to or from Smem completes on a DMA semaphore, not a REGULAR one");
   }
   c.add_effect(effect_read, c.view(0));
   c.add_effect(c.attr(1) ? effect_accum : effect_write, c.view(1));
   for (std::size_t v = 2; v < c.num_views(); ++v) c.add_effect(effect_semaphore, c.view(v));
+}
+/// What semaphore `sem` rises by when a copy of `src` lands (CopyRequest::recv_inc).
+inline std::int64_t completion_increment(const Graph& g, ValueId sem, const ResolvedView& src) {
+  return g.type(sem).semaphore == SemaphoreKind::regular ? 1 : static_cast<std::int64_t>(src.bytes());
 }
 inline ExecStatus copy_start_impl(ExecContext& ctx, const Op& op) {
   CopyRequest r;
@@ -139,18 +152,19 @@ inline ExecStatus copy_start_impl(ExecContext& ctx, const Op& op) {
   r.dst_ref = ctx.graph().view(ctx.graph().views(op)[1]).ref;
   r.recv_sem = sem_ref(ctx, op, 2);
   r.recv_index = sem_index(ctx, op, 2);
+  r.recv_inc = completion_increment(ctx.graph(), r.recv_sem, r.src);
   if (op.view_count > 3) {
     r.send_sem = sem_ref(ctx, op, 3);
     r.send_index = sem_index(ctx, op, 3);
+    r.send_inc = completion_increment(ctx.graph(), r.send_sem, r.src);
   }
   const prim::DmaStartAttrs a = prim::dma_start_attrs(ctx.graph(), op);
   r.target = a.remote ? static_cast<std::int32_t>(ctx.scalar(ctx.graph().inputs(op)[0])) : ctx.env().device_id();
   r.reduce = a.reduce;
   r.loc = op.loc;
   if (a.predicated && ctx.scalar(ctx.graph().inputs(op)[op.in_count - 1]) == 0) {
-    // Not copied: the receive semaphore rises by the bytes the copy would bring.
-    ctx.env().semaphore_signal(ctx, op, r.recv_sem, r.recv_index, static_cast<std::int64_t>(r.dst.bytes()),
-                               ctx.env().device_id());
+    // Not copied: the receive semaphore rises as if the copy had landed.
+    ctx.env().semaphore_signal(ctx, op, r.recv_sem, r.recv_index, r.recv_inc, ctx.env().device_id());
     return ExecStatus::done;
   }
   if (r.target < 0 || r.target >= ctx.env().num_devices())
@@ -164,6 +178,8 @@ inline void copy_wait_abstract(AbstractContext& c) {
   if (c.attr(1) != 0 && c.attr(1) != 1) c.fail("side attribute {} is not recv (0) or send (1)", c.attr(1));
   if (c.num_views() != 3) c.fail("takes a source, a destination and a semaphore, got {} Refs", c.num_views());
   expect_semaphore(c, 2, true, "a copy wait");
+  if (c.view_ref(2).semaphore != SemaphoreKind::dma)
+    c.fail("waits on a DMA semaphore; a copy that completes on a REGULAR semaphore is waited with semaphore_wait");
   const auto side = static_cast<prim::WaitSide>(c.attr(1));
   // Completion makes the destination readable (recv) / the source reusable (send).
   if (side == prim::WaitSide::recv) c.add_effect(effect_write, c.view(1));
@@ -182,11 +198,12 @@ inline ExecStatus copy_wait_impl(ExecContext& ctx, const Op& op) {
 inline void copy_print(const Graph& g, const Op& op, std::string& s) {
   if (op.prim == &prim::dma_start) {
     const prim::DmaStartAttrs a = prim::dma_start_attrs(g, op);
-    s += fmt::format("dma_start[desc={}{}{}{}]", a.descriptor,
+    s += fmt::format("dma_start[desc={}{}{}{}{}]", a.descriptor,
                      a.reduce == CopyReduce::sum   ? " add"
                      : a.reduce == CopyReduce::max ? " max"
                                                    : "",
-                     a.remote ? " remote" : "", a.predicated ? " if" : "");
+                     a.remote ? " remote" : "", a.predicated ? " if" : "",
+                     a.priority != 0 ? fmt::format(" p{}", a.priority) : "");
   } else {
     const prim::DmaWaitAttrs a = prim::dma_wait_attrs(g, op);
     s += fmt::format("dma_wait[desc={} {}]", a.descriptor, a.side == prim::WaitSide::recv ? "recv" : "send");

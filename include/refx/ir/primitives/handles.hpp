@@ -113,16 +113,19 @@ extern const Primitive& dma_wait;
 /// dma_start's attributes by name: the copy descriptor (an index into
 /// Graph::descriptors()), how the destination combines, and whether the
 /// destination is on another device; `predicated`: the copy runs only where
-/// its last operand (a bool scalar) is true (comm.hpp).
+/// its last operand (a bool scalar) is true (comm.hpp); `priority`: the
+/// DMA engine's queue, 0 (the default, highest) or 1 (Pallas' start(priority=)).
 struct DmaStartAttrs {
   std::int64_t descriptor;
   CopyReduce reduce;
   bool remote;
   bool predicated = false;
+  std::int32_t priority = 0;
 };
 inline DmaStartAttrs dma_start_attrs(const Graph& g, const Op& op) {
   const auto a = g.attrs(op);
-  return {a[0], static_cast<CopyReduce>(a[1]), a[2] != 0, a.size() > 3 && a[3] != 0};
+  return {a[0], static_cast<CopyReduce>(a[1]), a[2] != 0, a.size() > 3 && a[3] != 0,
+          a.size() > 4 ? static_cast<std::int32_t>(a[4]) : 0};
 }
 /// dma_wait's attributes by name: the copy descriptor and which semaphore.
 struct DmaWaitAttrs {

@@ -1,7 +1,9 @@
 #pragma once
 // The abstract execution behind verify(): runs the graph once, symbolically,
 // tracking per semaphore how many bytes (DMA) or signals (REGULAR) it is owed
-// and which copies are in flight with the regions they own.
+// and which copies are in flight with the regions they own. A copy that
+// completes on a REGULAR semaphore owes it 1, and is known to have landed
+// once that semaphore's count is back to 0.
 //
 // SPMD: every device runs the same program, so a remote copy started here
 // stands for the peer's copy arriving here; counts are summed over devices
@@ -71,13 +73,13 @@ class Simulator {
     OpId start = no_id;
     ValueId sem = no_id;
     std::int64_t elem = -1;  ///< semaphore element, or -1 when its index is traced
-    std::int64_t bytes = 0;
+    std::int64_t owed = 0;   ///< what the semaphore rises by: bytes, or 1 for a REGULAR one
     prim::WaitSide side = prim::WaitSide::recv;
     ViewId src = no_id, dst = no_id;  ///< regions the copy owns until this side is waited
     bool dst_from_peer = false;       ///< dst is written by the peer's copy (peer's indices)
     bool crossed = false;             ///< started in an earlier loop iteration
 
-    auto key() const { return std::tuple(desc, start, sem, elem, bytes, side); }
+    auto key() const { return std::tuple(desc, start, sem, elem, owed, side); }
   };
   struct Count {
     bool known = true;
@@ -219,15 +221,16 @@ class Simulator {
         if ((e.bits & (effect_write | effect_accum)) && f.src != no_id && must_overlap(g_, e.view, f.src, !f.crossed))
           verify_error(
               "{} at {} writes the source of the copy started at {} (descriptor made at {}) before the "
-              "copy is waited: the copy may still be reading it; call {}() on the copy first",
-              op.prim->name, op.loc, g_.op(f.start).loc, made, f.side == prim::WaitSide::send ? "wait_send" : "wait");
+              "copy is waited: the copy may still be reading it; {} first",
+              op.prim->name, op.loc, g_.op(f.start).loc, made,
+              how_to_wait(f, f.side == prim::WaitSide::send ? "wait_send" : "wait"));
         if (f.dst != no_id && must_overlap(g_, e.view, f.dst, !f.crossed && !f.dst_from_peer))
           verify_error(
               "{} at {} {} the destination of the copy started at {} (descriptor made at {}) before the "
-              "copy is waited: {} may still be writing it; call {}() on the copy first",
+              "copy is waited: {} may still be writing it; {} first",
               op.prim->name, op.loc, (e.bits & effect_read) ? "reads" : "writes", g_.op(f.start).loc, made,
               f.dst_from_peer ? "the peer's copy (every device runs this start)" : "the copy",
-              f.dst_from_peer ? "wait_recv" : "wait");
+              how_to_wait(f, f.dst_from_peer ? "wait_recv" : "wait"));
       }
     }
   }
@@ -237,20 +240,22 @@ class Simulator {
     const auto a = g_.attrs(op);
     const bool remote = a[2] != 0;
     const std::int64_t bytes = bytes_of(v[0]);
-    InFlight recv{a[0], o, g_.view(v[2]).ref, static_offset(g_, v[2]), bytes, prim::WaitSide::recv};
+    const auto owed = [&](ViewId sem) { return regular(g_.view(sem).ref) ? 1 : bytes; };
+    InFlight recv{a[0], o, g_.view(v[2]).ref, static_offset(g_, v[2]), owed(v[2]), prim::WaitSide::recv};
     recv.dst = v[1];
     recv.dst_from_peer = remote;
     if (!remote) recv.src = v[0];
     add_inflight(recv, op);
     if (remote && v.size() > 3) {
-      InFlight send{a[0], o, g_.view(v[3]).ref, static_offset(g_, v[3]), bytes, prim::WaitSide::send};
+      InFlight send{a[0], o, g_.view(v[3]).ref, static_offset(g_, v[3]), owed(v[3]), prim::WaitSide::send};
       send.src = v[0];
       add_inflight(send, op);
     }
   }
 
   void add_inflight(const InFlight& f, const Op& op) {
-    if (options_.shared_semaphore != passes::SharedSemaphorePolicy::allow && f.elem >= 0)
+    // A REGULAR semaphore counts copies: sharing one among copies in flight is what it is for.
+    if (options_.shared_semaphore != passes::SharedSemaphorePolicy::allow && f.elem >= 0 && !regular(f.sem))
       for (const InFlight& other : inflight_)
         if (other.sem == f.sem && other.elem == f.elem) {
           std::string msg = verify_message(
@@ -264,7 +269,7 @@ class Simulator {
           break;
         }
     inflight_.push_back(f);
-    if (Count* c = count(f.sem); c && c->known) c->value += f.bytes;
+    if (Count* c = count(f.sem); c && c->known) c->value += f.owed;
   }
 
   void wait_copy(OpId o, const Op& op) {
@@ -315,10 +320,9 @@ class Simulator {
   void wait_semaphore(const Op& op) {
     const ValueId sem = g_.view(g_.views(op)[0]).ref;
     Count* c = count(sem);
-    if (c == nullptr || !c->known) return;
     std::int64_t value = 0;
-    if (!passes::constant_int(g_, g_.inputs(op)[0], value)) {
-      c->known = false;
+    if (c == nullptr || !c->known || !passes::constant_int(g_, g_.inputs(op)[0], value)) {
+      forget(sem);  // which copies completing on it have landed is not known
       return;
     }
     if (c->value < value && !peer_signalled_[static_cast<std::size_t>(sem)])
@@ -327,6 +331,14 @@ class Simulator {
           "signals and which holds {} at that point (signals at {}); it would wait forever",
           op.loc, value, semaphore_name(g_, sem), c->value, op_lines(sem, prim::semaphore_signal));
     c->value -= value;
+    // Back to 0: every copy completing on it has landed (before, which ones did is not known).
+    if (c->value == 0) std::erase_if(inflight_, [&](const InFlight& f) { return f.sem == sem; });
+  }
+  bool regular(ValueId sem) const { return g_.type(sem).semaphore == SemaphoreKind::regular; }
+  /// How to wait for copy `f` in a message: "call wait() on the copy", ...
+  std::string how_to_wait(const InFlight& f, const char* call) const {
+    if (regular(f.sem)) return fmt::format("wait for it with semaphore_wait on {}", semaphore_name(g_, f.sem));
+    return fmt::format("call {}() on the copy", call);
   }
 
   // ---- balance at the end of a semaphore's life
@@ -353,6 +365,13 @@ class Simulator {
           "at {}; copies started at {}): a wait would block forever",
           semaphore_name(g_, sem), -c.value, when, op_lines(sem, prim::dma_wait), op_lines(sem, prim::dma_start));
     }
+    if (const std::string copies = op_lines(sem, prim::dma_start); copies != "none")
+      verify_error(
+          "the copies, signals and waits on {} do not balance when {}: it ends at {} (copies completing on it "
+          "started at {}; signals at {}; waits at {}); each copy raises it by 1, and every copy and signal must be "
+          "waited",
+          semaphore_name(g_, sem), when, c.value, copies, op_lines(sem, prim::semaphore_signal),
+          op_lines(sem, prim::semaphore_wait));
     verify_error(
         "the signals and waits on {} do not balance when {}: {} {} than waited "
         "(signals at {}; waits at {}); every signal must be waited",

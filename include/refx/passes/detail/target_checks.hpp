@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <refx/ir/primitives/handles.hpp>
+#include <refx/ir/printer.hpp>
 
 namespace refx {
 
@@ -270,6 +271,28 @@ inline void check_element_types(const Graph& g, const Target& t, SourceLoc kerne
   }
 }
 
+/// Copies that complete on a REGULAR semaphore, where the target's DMA
+/// engine only counts bytes into DMA semaphores: one report per line.
+inline void check_copy_semaphores(const Graph& g, const Target& t, TargetReport& r) {
+  if (t.regular_semaphore_copies) return;
+  std::set<std::pair<const char*, std::uint32_t>> seen;
+  for (std::size_t o = 0; o < g.num_ops(); ++o) {
+    const Op& op = g.op(static_cast<OpId>(o));
+    if (op.prim != &prim::dma_start) continue;
+    const auto views = g.views(op);
+    for (std::size_t v = 2; v < views.size(); ++v) {
+      const ValueId sem = g.view(views[v]).ref;
+      if (g.type(sem).semaphore != SemaphoreKind::regular || !seen.insert({op.loc.file, op.loc.line}).second) continue;
+      r.violations.push_back(
+          {TargetViolation::Rule::semaphore, op.loc,
+           target_message(op.loc, hint("complete the copy on a DMA semaphore and wait() on the copy"),
+                          "the copy completes on {}, but {}'s copies complete on DMA semaphores "
+                          "only (REGULAR completion is v6e and later)",
+                          semaphore_name(g, sem), t.name)});
+    }
+  }
+}
+
 /// Can mesh axes of `sizes` (from `i` on) be laid out on a torus of `dims`
 /// chips per axis, `used` of them taken? A mesh axis may span several torus
 /// axes, a factor on each; the factors along one torus axis multiply to at
@@ -354,6 +377,7 @@ REFX_DECL TargetReport passes::check_target(const Graph& g, const Mesh& mesh, co
   r.target = t.name;
   detail::check_mesh(mesh, t, kernel_loc, r);
   detail::check_element_types(g, t, kernel_loc, r);
+  detail::check_copy_semaphores(g, t, r);
   detail::check_tiling(g, t, r);
   detail::check_capacity(g, t, MemorySpace::vmem, kernel_loc, r);
   detail::check_capacity(g, t, MemorySpace::smem, kernel_loc, r);

@@ -93,6 +93,7 @@ class PredictModel {
     for (std::int32_t c : placed_.slice) chips *= static_cast<std::size_t>(c);
     ici_links_ = chips * ranks_ * 2;
     links_.resize(ici_links_ + static_cast<std::size_t>(n));  // then one HBM per device
+    first_links_.resize(links_.size());
     // A kernel that sends to another device pays the collective's fixed cost once per call.
     for (std::size_t o = 0; o < graph_.num_ops() && !communicates_; ++o) {
       const Op& op = graph_.op(static_cast<OpId>(o));
@@ -226,16 +227,16 @@ class PredictModel {
       seconds = static_cast<double>(bytes) / target_.ici.link_rate();
     }
     ++v.result.copies;
-    const double start = reserve(links, v.clock, seconds);
+    const double start = reserve(links, v.clock, seconds, prim::dma_start_attrs(graph_, op).priority);
     const double arrival = start + seconds + static_cast<double>(hops) * target_.ici.hop_latency_seconds;
     copies_.push_back(PredictedCopy{id, d, r.target, bytes, hops, v.clock, start, arrival, seconds, ring_hops});
-    Event e{arrival, Event::arrival, r.target, &counter(r.target, r.recv_sem, r.recv_index), bytes};
+    Event e{arrival, Event::arrival, r.target, &counter(r.target, r.recv_sem, r.recv_index), r.recv_inc};
     e.job = job;
     e.copy = static_cast<std::int32_t>(copies_.size() - 1);
     if (r.send_sem != no_id) {
       e.device2 = d;
       e.counter2 = &counter(d, r.send_sem, r.send_index);
-      e.inc2 = bytes;
+      e.inc2 = r.send_inc;
     }
     push(e);
   }
@@ -419,13 +420,17 @@ class PredictModel {
 
   // The earliest start at or after `ready` at which every link is free for
   // `seconds`; reserves it.
-  double reserve(const std::vector<std::size_t>& links, double ready, double seconds) {
+  // A priority-0 copy finds its gap among priority-0 copies only (it takes
+  // the link before priority-1 ones); a priority-1 copy among all. (A
+  // priority-1 copy already placed is not moved by one that overtakes it.)
+  double reserve(const std::vector<std::size_t>& links, double ready, double seconds, std::int32_t priority) {
     if (seconds <= 0) return ready;
+    std::vector<Busy>& among = priority == 0 ? first_links_ : links_;
     double s = ready;
     for (bool moved = true; moved;) {
       moved = false;
       for (std::size_t l : links) {
-        const Busy& busy = links_[l];
+        const Busy& busy = among[l];
         const auto it = after(busy, s);
         if (it != busy.begin() && std::prev(it)->second > s) {
           s = std::prev(it)->second;
@@ -436,13 +441,31 @@ class PredictModel {
         }
       }
     }
-    for (std::size_t l : links) links_[l].insert(after(links_[l], s), {s, s + seconds});
+    for (std::size_t l : links) {
+      if (priority == 0) first_links_[l].insert(after(first_links_[l], s), {s, s + seconds});
+      occupy(links_[l], s, s + seconds);
+    }
     return s;
   }
   // A link's busy intervals, sorted and disjoint; the first that begins after `s`.
   using Busy = std::vector<std::pair<double, double>>;
   static Busy::const_iterator after(const Busy& busy, double s) {
     return std::upper_bound(busy.begin(), busy.end(), s, [](double t, const auto& i) { return t < i.first; });
+  }
+  // Adds [b, e) to `busy`, merging what it overlaps (they stay sorted and disjoint).
+  static void occupy(Busy& busy, double b, double e) {
+    auto it = after(busy, b);
+    if (it != busy.begin() && std::prev(it)->second >= b) {
+      --it;
+      b = it->first;
+    }
+    auto last = it;
+    while (last != busy.end() && last->first <= e) {
+      e = std::max(e, last->second);
+      ++last;
+    }
+    it = busy.erase(it, last);
+    busy.insert(it, {b, e});
   }
 
   Prediction result() {
@@ -498,6 +521,7 @@ class PredictModel {
   std::size_t ici_links_ = 0;               // directed ICI links: 2 per torus axis per chip
   bool communicates_ = false;               // a remote copy or signal: the collective's fixed cost
   std::vector<Busy> links_;                 // per directed link, then per device's HBM: busy [begin, end)
+  std::vector<Busy> first_links_;           // the same, priority-0 copies only
   std::vector<std::size_t> links_crossed_;  // the current copy's (reused)
   std::vector<PredictedCopy> copies_;
   std::priority_queue<Key, std::vector<Key>, Later> events_;

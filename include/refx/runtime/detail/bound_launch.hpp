@@ -85,8 +85,9 @@ class BoundPlan {
     ResolvedView src, dst;  // their buffers are the run's arguments
     std::int32_t src_param, dst_param, target;
     CopyReduce reduce;
-    std::int32_t recv, send;  // counters; send is -1 when there is none
-    std::int64_t bytes;       // what the counters rise by
+    std::int32_t recv, send;          // counters; send is -1 when there is none
+    std::int64_t bytes;               // what it moves
+    std::int64_t recv_inc, send_inc;  // what the counters rise by
   };
   // A counter on a cache line of its own: a device polling its counter must
   // not share the line with a neighbour's.
@@ -154,7 +155,9 @@ class BoundPlan::Recorder final : public ExecEnv {
            r.reduce,
            counter(r.target, r.recv_sem, r.recv_index),
            -1,
-           static_cast<std::int64_t>(r.src.bytes())};
+           static_cast<std::int64_t>(r.src.bytes()),
+           r.recv_inc,
+           r.send_inc};
     const auto params = program_.graph.params();
     for (std::size_t i = 0; i < args_.size(); ++i) {
       if (args_[i] == r.src.buffer) c.src_param = static_cast<std::int32_t>(i);
@@ -247,8 +250,8 @@ inline bool BoundPlan::plays_through(std::size_t counters) const {
           c -= a.value;
         } else {
           const Copy& c = copies_[static_cast<std::size_t>(a.value)];
-          count[static_cast<std::size_t>(c.recv)] += c.bytes;
-          if (c.send >= 0) count[static_cast<std::size_t>(c.send)] += c.bytes;
+          count[static_cast<std::size_t>(c.recv)] += c.recv_inc;
+          if (c.send >= 0) count[static_cast<std::size_t>(c.send)] += c.send_inc;
         }
       }
     }
@@ -278,8 +281,8 @@ inline void BoundPlan::run_device(std::int32_t d) {
         src.buffer = arg(d, static_cast<std::size_t>(c.src_param));
         dst.buffer = arg(c.target, static_cast<std::size_t>(c.dst_param));
         copy_region(src, dst, c.reduce);
-        counters_[c.recv].value.fetch_add(c.bytes, std::memory_order_release);
-        if (c.send >= 0) counters_[c.send].value.fetch_add(c.bytes, std::memory_order_release);
+        counters_[c.recv].value.fetch_add(c.recv_inc, std::memory_order_release);
+        if (c.send >= 0) counters_[c.send].value.fetch_add(c.send_inc, std::memory_order_release);
         break;
       }
     }

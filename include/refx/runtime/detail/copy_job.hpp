@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 
+#include <refx/ir/eval.hpp>
 #include <refx/ir/graph.hpp>
 #include <refx/ir/view_access.hpp>
 
@@ -20,6 +21,7 @@ struct CopyJob {
   ValueId recv_sem = no_id, send_sem = no_id;
   std::int64_t recv_index = 0, send_index = 0;
   std::int64_t bytes = 0;
+  std::int64_t recv_inc = 0, send_inc = 0;  // what the semaphores rise by (CopyRequest::recv_inc)
   // Chunked jobs: `chunks` pieces of `per` elements. Pool tasks and the
   // starting device claim them through `next` until none is left; whoever
   // finishes the last one (`remaining`) completes the copy.
@@ -33,6 +35,26 @@ struct CopyJob {
   std::int32_t race_thread = -1;  // its thread in the race detector
   TimelineCopy* trace = nullptr;  // its timeline record, when one is recording
 };
+
+/// Fills `job` from request `r` of device `source`: its destination is in
+/// `dst_storage` (the target's buffer of r.dst_ref). The counters are the
+/// caller's to look up.
+inline void fill_job(CopyJob& job, const CopyRequest& r, std::int32_t source, std::int32_t target,
+                     Buffer* dst_storage) {
+  job.src = r.src;
+  job.dst = r.dst;
+  job.dst.buffer = dst_storage;
+  job.reduce = r.reduce;
+  job.source = source;
+  job.target = target;
+  job.recv_sem = r.recv_sem;
+  job.recv_index = r.recv_index;
+  job.send_sem = r.send_sem;
+  job.send_index = r.send_index;
+  job.bytes = static_cast<std::int64_t>(r.src.bytes());
+  job.recv_inc = r.recv_inc;
+  job.send_inc = r.send_inc;
+}
 
 /// Copies (or combines) elements [begin, end) of two contiguous views.
 inline void copy_contiguous(const ResolvedView& src, const ResolvedView& dst, CopyReduce reduce, std::int64_t begin,

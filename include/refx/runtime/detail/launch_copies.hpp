@@ -8,17 +8,7 @@
 namespace refx::detail {
 
 inline void Launch::fill(CopyJob& job, Device& dev, const Op& op, const CopyRequest& r) {
-  job.src = r.src;
-  job.dst = r.dst;
-  job.dst.buffer = device(r.target).ctx->storage(r.dst_ref);
-  job.reduce = r.reduce;
-  job.source = dev.id;
-  job.target = r.target;
-  job.recv_sem = r.recv_sem;
-  job.recv_index = r.recv_index;
-  job.send_sem = r.send_sem;
-  job.send_index = r.send_index;
-  job.bytes = static_cast<std::int64_t>(r.src.bytes());
+  fill_job(job, r, dev.id, r.target, device(r.target).ctx->storage(r.dst_ref));
   // Pointer lookups only (barrier semaphores have the runtime's own lock).
   job.recv_counter = &counter(job.target, job.recv_sem, job.recv_index);
   if (job.send_sem != no_id) job.send_counter = &counter(job.source, job.send_sem, job.send_index);
@@ -93,10 +83,10 @@ inline void Launch::run_chunks(CopyJob& job) {
 }
 
 inline void Launch::complete_copy_locked(const CopyJob& job) {
-  *job.recv_counter += job.bytes;
+  *job.recv_counter += job.recv_inc;
   sched_.wake_locked(job.target, job.recv_counter);
   if (job.send_counter) {
-    *job.send_counter += job.bytes;
+    *job.send_counter += job.send_inc;
     sched_.wake_locked(job.source, job.send_counter);
   }
   if (observers_.any()) observers_.each([&](LaunchObserver& o) { o.on_copy_landed(job); });

@@ -35,6 +35,7 @@ inline void Launch::remote_copy(std::int32_t self, const Op&, const CopyRequest&
     c.strides[d] = r.dst.strides[d];
   }
   c.bytes = static_cast<std::int64_t>(r.src.bytes());
+  c.recv_inc = r.recv_inc;
   // A dense source is sent from where it is; a strided one is packed first.
   const std::byte* data = nullptr;
   std::shared_ptr<Buffer> packed;
@@ -53,10 +54,10 @@ inline void Launch::remote_copy(std::int32_t self, const Op&, const CopyRequest&
     sched_.copy_started_locked();  // until the source may be reused: then the sender's semaphore rises
   }
   ctx_.remote->copy(host_.owner(r.target, program().mesh.size()), c, data, packed,
-                    [l = shared_from_this(), send_counter, self, bytes = c.bytes] {
+                    [l = shared_from_this(), send_counter, self, inc = r.send_inc] {
                       std::unique_lock lock(l->sched_.mutex());
                       if (send_counter) {
-                        *send_counter += bytes;
+                        *send_counter += inc;
                         l->sched_.wake_locked(self, send_counter);
                       }
                       l->sched_.copy_ended_locked();
@@ -96,7 +97,7 @@ inline void Launch::remote_landed(const transport::RemoteCopy& c, Buffer* data) 
   ++received_;
   if (dev) {
     std::int64_t& recv = counter(c.target, static_cast<ValueId>(c.recv_sem), c.recv_index);
-    recv += c.bytes;
+    recv += c.recv_inc;
     rose_locked(c.target, &recv);
   }
   stats_.bytes_copied += c.bytes;

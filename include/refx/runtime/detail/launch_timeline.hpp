@@ -178,10 +178,10 @@ class LaunchTimeline {
   /// A copy landed: its semaphores rose; its bytes wait in line to be taken.
   void copy_completed(const CopyJob& job) {
     semaphore(job.target, job.recv_sem, job.recv_index, *job.recv_counter);
-    unclaimed_[job.recv_counter].push_back(Unclaimed{job.trace, job.bytes});
+    unclaimed_[job.recv_counter].push_back(Unclaimed{job.trace, job.recv_inc});
     if (job.send_counter) {
       semaphore(job.source, job.send_sem, job.send_index, *job.send_counter);
-      unclaimed_[job.send_counter].push_back(Unclaimed{job.trace, job.bytes});
+      unclaimed_[job.send_counter].push_back(Unclaimed{job.trace, job.send_inc});
     }
   }
   /// Device `d` took `taken` from a counter: the copies whose last byte that

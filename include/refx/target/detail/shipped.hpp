@@ -192,6 +192,7 @@ REFX_DECL const Target& v6e() {
               .hop_latency_seconds = detail::working_hop_latency,
               .working_link_bytes_per_second = 90e9},
       .scoped_vmem_bytes = 32 * detail::mib,
+      .regular_semaphore_copies = true,
   };
   return t;
 }
@@ -222,6 +223,7 @@ REFX_DECL const Target& tpu7x() {
               .working_link_bytes_per_second = 90e9},
       .scoped_vmem_bytes = 32 * detail::mib,
       .devices_per_chip = 2,
+      .regular_semaphore_copies = true,
   };
   return t;
 }

@@ -82,6 +82,7 @@ inline const char* rule_name(TargetViolation::Rule r) {
     case TargetViolation::Rule::element_type: return "element type";
     case TargetViolation::Rule::matmul_type: return "matmul type";
     case TargetViolation::Rule::mesh: return "mesh";
+    case TargetViolation::Rule::semaphore: return "semaphore";
   }
   return "?";
 }
