@@ -207,6 +207,16 @@ class AsyncRemoteCopy : detail::CopyBase {
 };
 
 namespace detail {
+/// Whether a copy may be waited on through its descriptor on a side whose
+/// semaphore is (`Regular`) REGULAR: a compile error where it is.
+template <bool Regular>
+constexpr bool dma_side() {
+  static_assert(!Regular,
+                "refx: this copy completes on a REGULAR semaphore, which rises by 1 when the copy lands: wait for it "
+                "with semaphore_wait(sem) (a copy's wait counts the bytes of a DMA semaphore)");
+  return !Regular;
+}
+
 /// A copy descriptor that knows its element type, so that start(accumulate)
 /// on bool elements stops at compile time, and which of its semaphores are
 /// REGULAR, so that waiting on one through the copy does too.
@@ -222,22 +232,13 @@ class TypedCopy : public Base {
     Base::start(a, loc);
   }
   void wait(refx::source_location loc = refx::source_location::current()) const {
-    if constexpr (dma_side < RecvRegular || SendRegular > ()) Base::wait(loc);
+    if constexpr (dma_side<(RecvRegular || SendRegular)>()) Base::wait(loc);
   }
   void wait_recv(refx::source_location loc = refx::source_location::current()) const {
     if constexpr (dma_side<RecvRegular>()) Base::wait_recv(loc);
   }
   void wait_send(refx::source_location loc = refx::source_location::current()) const {
     if constexpr (dma_side<SendRegular>()) Base::wait_send(loc);
-  }
-
- private:
-  template <bool Regular>
-  static constexpr bool dma_side() {
-    static_assert(!Regular,
-                  "refx: this copy completes on a REGULAR semaphore, which rises by 1 when the copy lands: wait for "
-                  "it with semaphore_wait(sem) (a copy's wait counts the bytes of a DMA semaphore)");
-    return !Regular;
   }
 };
 }  // namespace detail

@@ -192,10 +192,7 @@ auto make_async_copy(const Src& src, const Dst& dst, const Sem& sem,
       choice_start(a.op, l);
     }
     void wait(refx::source_location l = refx::source_location::current()) const {
-      static_assert(!detail::is_regular_v<M>,
-                    "refx: this copy completes on a REGULAR semaphore, which rises by 1 when the copy lands: wait for "
-                    "it with semaphore_wait(sem) (a copy's wait counts the bytes of a DMA semaphore)");
-      choice_wait(l);
+      if constexpr (detail::dma_side<detail::is_regular_v<M>>()) choice_wait(l);
     }
     void wait_recv(refx::source_location l = refx::source_location::current()) const { wait(l); }
   };
