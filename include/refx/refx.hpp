@@ -41,10 +41,12 @@
 #include <refx/trace/cores.hpp>
 #include <refx/trace/device_id.hpp>
 #include <refx/trace/effects.hpp>
+#include <refx/trace/einshape.hpp>
 #include <refx/trace/hints.hpp>
 #include <refx/trace/map.hpp>
 #include <refx/trace/random.hpp>
 #include <refx/trace/ref.hpp>
+#include <refx/trace/sample_block.hpp>
 #include <refx/trace/scopes.hpp>
 #include <refx/trace/select_ref.hpp>
 #include <refx/trace/semaphore.hpp>

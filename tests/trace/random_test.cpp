@@ -294,6 +294,70 @@ TEST(RandomBits, PrintLikeOtherOps) {
   EXPECT_NE(to_dot(g).find("prng_random_bits"), std::string::npos);
 }
 
+// ---------------------------------------------------------------- sample_block
+
+/// Tile t's bits in sample_block: the sampler's first call after the key
+/// (0, seed) with t folded in, as jax's fold_in(key(seed), t); no device.
+std::vector<U32> tile_bits(U32 seed, U32 t, std::int64_t n) { return host_bits(detail::threefry_fold_in({0u, seed}, t), 0, {}, n); }
+
+TEST(SampleBlock, TheSameNumbersWhateverTheBlockShapeAndIndex) {
+  constexpr std::int64_t M = 32, N = 256, TM = 8, TN = 128;
+  const auto sampler = [] { return stateful_bits<TM, TN>(); };
+  Graph g = trace([&](VmemRef<U32, M, N> small, VmemRef<U32, M, N> whole, VmemRef<U32, M, N> rows) {
+    for (std::int64_t i = 0; i < 2; ++i)  // 16 x 128 blocks at integer indices
+      for (std::int64_t j = 0; j < 2; ++j)
+        small.at(ds<16>(i * 16), ds<128>(j * 128))
+            .store(sample_block<extents<16, 128>, extents<TM, TN>>(sampler, 7, Shape{M, N}, i, j));
+    whole.store(sample_block<extents<M, N>, extents<TM, TN>>(sampler, 7, Shape{M, N}, 0, 0));
+    fori_loop(0, 4, [&](Scalar<std::int32_t> i) {  // 8 x 256 blocks at a traced index
+      rows.at(ds<8>(i * 8), all).store(sample_block<extents<8, N>, extents<TM, TN>>(sampler, 7, Shape{M, N}, i, 0));
+    });
+  });
+  Buffer small(DType::u32, Shape{M, N}), whole(DType::u32, Shape{M, N}), rows(DType::u32, Shape{M, N});
+  interpret(g, small, whole, rows);
+  std::vector<U32> want(static_cast<std::size_t>(M * N));
+  for (std::int64_t ti = 0; ti < M / TM; ++ti)
+    for (std::int64_t tj = 0; tj < N / TN; ++tj) {
+      const auto bits = tile_bits(7, static_cast<U32>(ti * (N / TN) + tj), TM * TN);
+      for (std::int64_t r = 0; r < TM; ++r)
+        for (std::int64_t c = 0; c < TN; ++c)
+          want[static_cast<std::size_t>((ti * TM + r) * N + tj * TN + c)] = bits[static_cast<std::size_t>(r * TN + c)];
+    }
+  EXPECT_EQ(contents<U32>(small), want);
+  EXPECT_EQ(contents<U32>(whole), want);
+  EXPECT_EQ(contents<U32>(rows), want);
+}
+
+TEST(SampleBlock, LeavesTheKernelsGeneratorAsItWas) {
+  constexpr std::int64_t W = 16;
+  Graph g = trace([](VmemRef<U32, 2, W> out, VmemRef<float, 8, W> noise) {
+    prng_seed(3);
+    out.at(0, all).store(prng_random_bits<W>());
+    noise.store(sample_block<extents<8, W>, extents<4, W>>([] { return stateful_uniform<4, W>(); }, 9, Shape{8, W}, 0, 0));
+    out.at(1, all).store(prng_random_bits<W>());
+  });
+  Buffer out(DType::u32, Shape{2, W}), noise(DType::f32, Shape{8, W});
+  interpret(g, out, noise);
+  const auto got = contents<U32>(out);
+  EXPECT_EQ(row(got, 0, W), host_bits(device_key({3}, 0), 0, {}, W));
+  EXPECT_EQ(row(got, 1, W), host_bits(device_key({3}, 0), 1, {}, W));  // the next call, not a reseed
+  for (float u : contents<float>(noise)) {
+    EXPECT_GE(u, 0.0f);
+    EXPECT_LT(u, 1.0f);
+  }
+}
+
+TEST(SampleBlock, ATotalShapeOfAnotherRankIsATraceErrorNamingTheLine) {
+  int line = 0;
+  const auto f = [&] {
+    trace([&](VmemRef<U32, 8, 8> out) {
+      line = __LINE__; out.store(sample_block<extents<8, 8>, extents<8, 8>>([] { return stateful_bits<8, 8>(); }, 1, Shape{64}, 0, 0));
+    });
+  };
+  EXPECT_TRUE(throws_with<TraceError>(f, {"refx: sample_block's total shape [64] has rank 1; the block has rank 2"}));
+  EXPECT_TRUE(throws_with<TraceError>(f, {refx::testing::at_line("random_test.cpp", line) + ")"}));
+}
+
 TEST(RandomBits, WithoutASeedIsATraceErrorNamingTheLine) {
   int line = 0;
   const auto f = [&] {

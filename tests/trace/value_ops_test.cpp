@@ -377,4 +377,49 @@ TEST(Shapes, RollAndBitcast) {
   EXPECT_EQ(contents<std::uint8_t>(b8), want);
 }
 
+// pltpu.roll with a shift read when the kernel runs (negative, zero, past
+// the extent), with stride / stride_axis (row i rolls by shift + 2 i), and
+// with a C++ integer shift: each against the host's rotation.
+TEST(Shapes, RollByARunTimeShiftAndWithAStride) {
+  constexpr std::int64_t R = 3, C = 5;
+  Graph g = trace([](VmemRef<const std::int32_t, R, C> x, SmemRef<const std::int32_t, 1> shift,
+                     VmemRef<std::int32_t, R, C> plain, VmemRef<std::int32_t, R, C> strided,
+                     VmemRef<std::int32_t, R, C> rows, VmemRef<std::int32_t, R, C> fixed) {
+    plain.store(roll<1>(x.load(), shift[0]));
+    strided.store(roll<1>(x.load(), shift[0], roll_stride<0>(2)));
+    rows.store(roll<0>(x.load(), shift[0], roll_stride<1>(1)));
+    fixed.store(roll<1>(x.load(), 3));
+  });
+  std::vector<std::int32_t> xs;
+  for (std::int32_t i = 0; i < R * C; ++i) xs.push_back(i * 3 + 1);
+  const auto at = [&](std::int64_t i, std::int64_t j) { return xs[static_cast<std::size_t>(i * C + j)]; };
+  const auto mod = [](std::int64_t a, std::int64_t n) { return ((a % n) + n) % n; };
+  for (std::int32_t s : {-9, -1, 0, 1, 4, 5, 13}) {
+    Buffer bx = make_buffer<std::int32_t>(Shape{R, C}, xs), bs = make_buffer<std::int32_t>(Shape{1}, {s});
+    Buffer bp(DType::i32, Shape{R, C}), bst(DType::i32, Shape{R, C}), br(DType::i32, Shape{R, C}),
+        bf(DType::i32, Shape{R, C});
+    interpret(g, bx, bs, bp, bst, br, bf);
+    std::vector<std::int32_t> plain, strided, rows, fixed;
+    for (std::int64_t i = 0; i < R; ++i)
+      for (std::int64_t j = 0; j < C; ++j) {
+        plain.push_back(at(i, mod(j - s, C)));
+        strided.push_back(at(i, mod(j - (s + 2 * i), C)));
+        rows.push_back(at(mod(i - (s + j), R), j));
+        fixed.push_back(at(i, mod(j - 3, C)));
+      }
+    EXPECT_EQ(contents<std::int32_t>(bp), plain) << s;
+    EXPECT_EQ(contents<std::int32_t>(bst), strided) << s;
+    EXPECT_EQ(contents<std::int32_t>(br), rows) << s;
+    EXPECT_EQ(contents<std::int32_t>(bf), fixed) << s;
+  }
+  const int line = __LINE__ + 3;  // the roll's
+  const auto negative = [] {
+    (void)trace([](VmemRef<const std::int32_t, R, C> x, VmemRef<std::int32_t, R, C> y) {
+      y.store(roll<1>(x.load(), 1, roll_stride<0>(-1)));
+    });
+  };
+  EXPECT_TRUE(throws_with<TraceError>(negative, {"refx: roll's stride is -1; it must be >= 0",
+                                                 fmt::format("value_ops_test.cpp:{}", line)}));
+}
+
 }  // namespace

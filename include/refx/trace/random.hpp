@@ -45,13 +45,16 @@ struct PrngSeed {
   refx::source_location loc;
 };
 
-REFX_DECL void prng_seed_ids(std::span<const ValueId> seeds, SourceLoc loc);
+/// Seeds the trace's generator; `per_device`: the device and core are folded
+/// into the key (prng_seed), or not (sample_block's tile keys).
+REFX_DECL void prng_seed_ids(std::span<const ValueId> seeds, SourceLoc loc, bool per_device = true);
 REFX_DECL ValueId prng_random_bits_id(const Shape& shape, SourceLoc loc);
 
 #if REFX_DEFINITIONS
-REFX_DECL void prng_seed_ids(std::span<const ValueId> seeds, SourceLoc loc) {
+REFX_DECL void prng_seed_ids(std::span<const ValueId> seeds, SourceLoc loc, bool per_device) {
   Tracer& t = Tracer::current(loc);
-  const ValueId key = t.bind1(prim::prng_seed, seeds, {}, {}, loc);
+  const std::int64_t shared[] = {1};
+  const ValueId key = t.bind1(prim::prng_seed, seeds, {}, per_device ? std::span<const std::int64_t>{} : shared, loc);
   t.prng() = Tracer::PrngState{key, loc, 0};
 }
 

@@ -5,6 +5,8 @@
 //   slice_in_dim<Axis, Start, Size>(x) x[..., Start:Start + Size, ...] along Axis
 //                                      (lax.slice_in_dim; flash attention's l[:, :head_dim])
 //   roll<Axis, Shift>(x)               jnp.roll(x, Shift, Axis) / pltpu.roll with a static shift
+//   roll<Axis>(x, shift)               pltpu.roll with a shift read when the kernel runs
+//   roll<Axis>(x, shift, roll_stride<A>(s))  pltpu.roll(..., stride=s, stride_axis=A)
 //   bitcast<U>(x)                      pltpu.bitcast / lax.bitcast_convert_type on a Value
 //   load(ref, mask, other)             pl.load(ref, mask=m, other=o): other where the mask is false
 //   store(ref, v, mask)                pl.store(ref, v, mask=m): only where the mask is true
@@ -127,6 +129,123 @@ auto roll(const Value<T, E>& x, refx::source_location loc = refx::source_locatio
           },
           loc);
     }
+  }
+}
+
+/// The stride of pltpu.roll(..., stride=s, stride_axis=StrideAxis): slice i
+/// along StrideAxis rolls by shift + i * s.
+template <std::size_t StrideAxis>
+struct RollStride {
+  std::int64_t stride = 0;
+};
+template <std::size_t StrideAxis>
+constexpr RollStride<StrideAxis> roll_stride(std::int64_t stride) {
+  return {stride};
+}
+
+namespace detail {
+/// A shift: an integer, or an int32 read when the kernel runs (a Scalar, or
+/// an element of a Smem Ref: shift_ref[0]).
+template <class S>
+inline constexpr bool roll_shift_v = (std::is_integral_v<S> && !std::is_same_v<S, bool>) ||
+                                     (!std::is_arithmetic_v<S> && std::is_convertible_v<S, Scalar<std::int32_t>>);
+template <class S>
+auto roll_shift(const S& shift) {
+  if constexpr (std::is_integral_v<S>) return shift;
+  else return Scalar<std::int32_t>(shift);
+}
+
+/// The extents E with dimension Axis doubled.
+template <std::size_t Axis, class E, class Seq = std::make_index_sequence<E::rank>>
+struct doubled;
+template <std::size_t Axis, class E, std::size_t... I>
+struct doubled<Axis, E, std::index_sequence<I...>> {
+  using type = extents<(I == Axis ? 2 * E::values[I] : E::values[I])...>;
+};
+template <std::size_t Axis, class E>
+using doubled_t = typename doubled<Axis, E>::type;
+
+/// shift mod n, in [0, n): an integer stays one, a traced shift is traced.
+template <class S>
+auto roll_amount(const S& shift, std::int64_t n) {
+  if constexpr (std::is_integral_v<S>) {
+    return ((static_cast<std::int64_t>(shift) % n) + n) % n;
+  } else {
+    const auto m = static_cast<std::int32_t>(n);
+    return ((shift % m) + m) % m;
+  }
+}
+
+/// Dimension D of the window [start, start + N) along Axis, at `slice`
+/// along StrideAxis (none when StrideAxis is the rank).
+template <std::size_t D, std::size_t Axis, std::size_t StrideAxis, std::int64_t N, class Start>
+auto window_index(const Start& start, std::int64_t slice) {
+  if constexpr (D == Axis) return ds<N>(start);
+  else if constexpr (D == StrideAxis) return ds<1>(slice);
+  else return all;
+}
+
+/// x rolled by `shift` along Axis, slice i along StrideAxis by shift + i *
+/// stride (no stride: StrideAxis == rank). x is stored twice, side by side
+/// along Axis; the rolled values are the window n - (shift mod n) into it.
+template <std::size_t Axis, std::size_t StrideAxis, class T, class E, class S>
+auto roll_window(const Value<T, E>& x, const S& shift, std::int64_t stride, refx::source_location loc) {
+  constexpr std::int64_t n = E::values[Axis];
+  return run_scoped(
+      [&](Ref<T, doubled_t<Axis, E>, Vmem> twice, Ref<T, E, Vmem> out) {
+        store_on(axis_view<Axis, 0, n>(twice), x, loc);
+        store_on(axis_view<Axis, n, n>(twice), x, loc);
+        const auto window = [&](const auto& amount, std::int64_t slice) {
+          return [&]<std::size_t... I>(std::index_sequence<I...>) {
+            return twice.at(window_index<I, Axis, StrideAxis, n>(n - amount, slice)...);
+          }
+          (std::make_index_sequence<E::rank>{});
+        };
+        if constexpr (StrideAxis < E::rank) {
+          for (std::int64_t i = 0; i < E::values[StrideAxis]; ++i) {
+            const auto amount = roll_amount(shift + static_cast<std::int32_t>(i * stride), n);
+            const auto slice = [&]<std::size_t... I>(std::index_sequence<I...>) {
+              return out.at(window_index<I, E::rank, StrideAxis, 0>(0, i)...);
+            }
+            (std::make_index_sequence<E::rank>{});
+            store_on(slice, window(amount, i).load(loc), loc);
+          }
+        } else {
+          store_on(out, window(roll_amount(shift, n), 0).load(loc), loc);
+        }
+        return out.load(loc);
+      },
+      loc);
+}
+}  // namespace detail
+
+/// pltpu.roll(x, shift, axis=Axis) with a shift given as a value: an
+/// integer, or a Scalar<std::int32_t> known when the kernel runs. Element i
+/// moves to (i + shift) mod n along Axis.
+template <std::size_t Axis, class T, class E, class S>
+  requires detail::roll_shift_v<S>
+auto roll(const Value<T, E>& x, const S& shift, refx::source_location loc = refx::source_location::current()) {
+  static_assert(detail::all_static_extents<E>(), "refx: roll takes a Value of static extents");
+  static_assert(Axis < E::rank, "refx: roll's axis is past the Value's rank");
+  if constexpr (detail::all_static_extents<E>() && Axis < E::rank)
+    return detail::roll_window<Axis, E::rank>(x, detail::roll_shift(shift), 0, loc);
+}
+
+/// pltpu.roll(x, shift, axis=Axis, stride=s, stride_axis=StrideAxis), as
+/// roll_stride<StrideAxis>(s): slice i along StrideAxis rolls by
+/// shift + i * s.
+template <std::size_t Axis, std::size_t StrideAxis, class T, class E, class S>
+  requires detail::roll_shift_v<S>
+auto roll(const Value<T, E>& x, const S& shift, RollStride<StrideAxis> stride,
+          refx::source_location loc = refx::source_location::current()) {
+  static_assert(detail::all_static_extents<E>(), "refx: roll takes a Value of static extents");
+  static_assert(Axis < E::rank && StrideAxis < E::rank, "refx: roll's axis is past the Value's rank");
+  static_assert(Axis != StrideAxis, "refx: roll's stride axis must differ from the axis it rolls (as in Pallas)");
+  if constexpr (detail::all_static_extents<E>() && Axis < E::rank && StrideAxis < E::rank && Axis != StrideAxis) {
+    if (stride.stride < 0)
+      trace_error(loc, hint("roll the other way by a larger shift"), "roll's stride is {}; it must be >= 0",
+                  stride.stride);
+    return detail::roll_window<Axis, StrideAxis>(x, detail::roll_shift(shift), stride.stride, loc);
   }
 }
 

@@ -7,7 +7,8 @@
 // the same bits.
 //   prng_seed: inputs = one or more i32 scalar seeds; output = the device's
 //     key, u32[2]: (0, seed0), each further seed folded in, then the
-//     device's logical id, then its core (0 until devices have cores).
+//     device's logical id, then its core (0 until devices have cores);
+//     attrs = [1] leaves the device and core out (sample_block's tile keys).
 //   prng_random_bits: inputs = key, then the index of each fori_loop entered
 //     after the seed, outermost first; attrs = [call, rank, dims...]. The
 //     call's key is the key with the call number, then each index, folded
@@ -29,6 +30,8 @@ namespace refx::detail {
 
 inline void prng_seed_abstract(AbstractContext& c) {
   if (c.num_inputs() == 0) c.fail("takes at least one seed");
+  if (c.num_attrs() > 1 || (c.num_attrs() == 1 && c.attr(0) != 1))
+    c.fail("takes no attribute, or 1 (a key without the device and core folded in); got {} attributes", c.num_attrs());
   for (std::size_t i = 0; i < c.num_inputs(); ++i) {
     const ValueType& t = c.input(i);
     if (t.is_ref() || t.shape.rank() != 0 || t.dtype != DType::i32)
@@ -41,8 +44,10 @@ inline ExecStatus prng_seed_impl(ExecContext& ctx, const Op& op) {
   const auto word = [&](std::size_t i) { return static_cast<std::uint32_t>(ctx.in(op, i).as_int(0)); };
   ThreefryWords key{0u, word(0)};  // a 32-bit seed as JAX's key(seed)
   for (std::size_t i = 1; i < ins.size(); ++i) key = threefry_fold_in(key, word(i));
-  key = threefry_fold_in(key, static_cast<std::uint32_t>(ctx.env().device_id()));
-  key = threefry_fold_in(key, static_cast<std::uint32_t>(ctx.env().core_index()));  // (Mesh::with_cores)
+  if (ctx.graph().attrs(op).empty()) {  // prng_seed's; sample_block's tile keys are shared
+    key = threefry_fold_in(key, static_cast<std::uint32_t>(ctx.env().device_id()));
+    key = threefry_fold_in(key, static_cast<std::uint32_t>(ctx.env().core_index()));  // (Mesh::with_cores)
+  }
   std::uint32_t* out = ctx.out(op, 0).data<std::uint32_t>();
   out[0] = key[0];
   out[1] = key[1];

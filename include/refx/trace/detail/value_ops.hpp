@@ -423,6 +423,27 @@ auto transpose(const Value<T, E>& v, refx::source_location loc = refx::source_lo
   }
 }
 
+/// jnp.transpose(x, axes) of any rank: result axis k is x's axis Axes[k].
+template <std::size_t... Axes, class T, class E>
+  requires(sizeof...(Axes) > 0)
+auto transpose(const Value<T, E>& v, refx::source_location loc = refx::source_location::current()) {
+  constexpr bool permutation = [] {
+    if (sizeof...(Axes) != E::rank) return false;
+    bool used[sizeof...(Axes)]{};
+    for (const std::size_t a : {Axes...}) {
+      if (a >= E::rank || used[a]) return false;
+      used[a] = true;
+    }
+    return true;
+  }();
+  static_assert(permutation,
+                "refx: transpose<Axes...> takes a permutation of the Value's axes (each axis once, one per dimension)");
+  if constexpr (permutation) {
+    const std::int64_t attrs[] = {static_cast<std::int64_t>(Axes)...};
+    return detail::wrap<T, extents<E::values[Axes]...>>(detail::apply(prim::transpose, {v.id()}, attrs, loc));
+  }
+}
+
 namespace detail {
 /// The mesh's axis named `axis`; a TraceError at the user's line if it has none.
 REFX_DECL const Mesh::Axis& traced_mesh_axis(const Mesh& m, std::string_view axis, SourceLoc loc);
