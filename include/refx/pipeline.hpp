@@ -143,27 +143,44 @@ constexpr Grid<sizeof...(X)> grid(X... extents) {
   return g;
 }
 
+/// The tag of BlockSpec::buffered(n, lookahead).
+struct Lookahead {};
+inline constexpr Lookahead lookahead{};
+
 /// Block shape `B...` of an Hbm operand and the index map from grid indices
 /// (std::int64_t each) to block indices (one per dimension: integers or
 /// traced integer scalars, as a std::array, a std::tuple, or one value for
-/// rank 1). Element start along dimension d = block index * B_d. It keeps
+/// rank 1). Element start along dimension d = block index * B_d (the index
+/// itself along a squeezed or element(n) dimension). It keeps
 /// the line it was written on: pipeline_kernel's messages about the operand
 /// name it.
 template <class Map, std::int64_t... B>
 struct BlockSpec {
   static_assert(sizeof...(B) >= 1, "refx: a BlockSpec needs a block shape of rank >= 1");
-  static_assert(((B >= 1 || B == squeezed) && ...),
-                "refx: a BlockSpec's block extents must be >= 1, or `squeezed` (Pallas' None)");
+  static_assert(((B >= 1 || B <= -1) && ...),
+                "refx: a BlockSpec's block extents must be >= 1, `squeezed` (Pallas' None) or element(n) with n >= 1 "
+                "(Pallas' pl.Element(n))");
   static constexpr std::size_t rank = sizeof...(B);
   static constexpr std::array<std::int64_t, sizeof...(B)> block_extents{B...};
   Map map;
   int buffers = 2;  ///< slots in the ring (inputs: 1 = fetch and wait in the same step; outputs: 1 = synchronous)
   refx::source_location loc{};  ///< where block<...>(map) was written
+  bool lookahead = false;       ///< an input fetches the next changed blocks as soon as slots free up
 
   /// The same spec with `n` slots (Pallas' pipeline_mode=pl.Buffered(n)).
   BlockSpec buffered(int n) const {
     BlockSpec s = *this;
     s.buffers = n;
+    return s;
+  }
+  /// n slots, refilled with lookahead (Pallas' pl.Buffered(n,
+  /// use_lookahead=True)): an input's next n - 1 distinct blocks are in
+  /// flight however many steps ahead they are, not only the blocks of the
+  /// next n - 1 steps. In a rolled grid the fetches look n - 1 steps ahead,
+  /// as without it. The values the body sees are the same either way.
+  BlockSpec buffered(int n, Lookahead) const {
+    BlockSpec s = buffered(n);
+    s.lookahead = true;
     return s;
   }
 };

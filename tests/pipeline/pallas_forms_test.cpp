@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -259,5 +260,160 @@ TEST(DynamicGrid, TracedExtentInAnEmitPipeline) {
   }
   EXPECT_NE(msg.find("emit_pipeline: a grid extent known only at run time needs a rolled grid"), std::string::npos)
       << msg;
+}
+
+// Pallas' pl.Element(n): the index map gives the element a block starts at.
+// Overlapping windows (a halo): step i reads rows [8 i, 8 i + 16) and
+// writes row r of its 8-row block as x[8 i + r] + x[8 i + r + 8]; unrolled
+// and rolled (where the element start is traced).
+template <bool Rolled>
+void check_halo_windows() {
+  const auto map_x = [](auto i) { return std::tuple{i * 8, I{0}}; };
+  const auto map_z = [](auto i) { return std::tuple{i, I{0}}; };
+  const auto g = [] {
+    if constexpr (Rolled) return grid(4).rolled();
+    else return grid(4).unrolled();
+  }();
+  const auto k = pipeline_kernel<HbmRef<const float, 40, 128>, HbmRef<float, 32, 128>>(
+      g,
+      [](VmemRef<const float, 16, 128> w, VmemRef<float, 8, 128> zb) {
+        zb.store(w.at(ds<8>(0), all).load() + w.at(ds<8>(8), all).load());
+      },
+      block<element(16), 128>(map_x), block<8, 128>(map_z));
+  for (const RuntimeOptions& o : kModes) {
+    Runtime rt(o);
+    const Executable exe = kernel(k).compile(Mesh{{"x", 1}}, {}, rt);
+    EXPECT_EQ(exe.pipeline_report().rolled, Rolled);
+    const Array x = Array::generate<float>(1, Shape{40, 128}, [](int, I e) { return xval(e); }, rt);
+    const auto z = exe(x)[0].to_host<float>(0);
+    for (I e = 0; e < 32 * 128; ++e) ASSERT_EQ(z[static_cast<std::size_t>(e)], xval(e) + xval(e + 8 * 128)) << e;
+  }
+}
+TEST(ElementDimension, OverlappingWindowsUnrolledAndRolled) {
+  check_halo_windows<false>();
+  check_halo_windows<true>();
+}
+
+// Ragged starts read from a scalar operand (a traced element index): block
+// i is rows [starts[i], starts[i] + 8). A start that puts the window past
+// the array stops the run naming the operand, the step and the line.
+TEST(ElementDimension, StartsReadFromDataAreCheckedAtRunTime) {
+  const int line = __LINE__ + 6;  // the block<element(8), 128> line
+  const auto k = pipeline_kernel<SmemRef<const i32, 4>, HbmRef<const float, 40, 128>, HbmRef<float, 32, 128>>(
+      grid(4),
+      [](SmemRef<const i32, 4>, VmemRef<const float, 8, 128> w, VmemRef<float, 8, 128> zb) {
+        zb.store(w.load() * 2.0f);
+      },
+      block<element(8), 128>([](I i, const auto& starts) { return std::tuple{starts.at(i).load(), I{0}}; }),
+      block<8, 128>([](I i, auto&&...) { return std::tuple{i, I{0}}; }));
+  for (const RuntimeOptions& o : kModes) {
+    Runtime rt(o);
+    const Executable exe = kernel(k).compile(Mesh{{"x", 1}}, {}, rt);
+    const Array x = Array::generate<float>(1, Shape{40, 128}, [](int, I e) { return xval(e); }, rt);
+    const std::vector<i32> starts{3, 0, 17, 32};
+    const auto z = exe(Array::from_shards<i32>({starts}, Shape{4}, rt), x)[0].to_host<float>(0);
+    for (I i = 0; i < 4; ++i)
+      for (I e = 0; e < 8 * 128; ++e)
+        ASSERT_EQ(z[static_cast<std::size_t>(i * 8 * 128 + e)], 2.0f * xval(starts[static_cast<std::size_t>(i)] * 128 + e))
+            << i << " " << e;
+    std::string msg = "no error";
+    try {
+      exe(Array::from_shards<i32>({{0, 33, 0, 0}}, Shape{4}, rt), x)[0].block_until_ready();
+    } catch (const Error& e) {
+      msg = e.what();
+    }
+    EXPECT_NE(msg.find("pipeline_kernel: operand 0 (input, shape [40,128], block [8, 128]): the element start at step "
+                       "1 of the grid puts the block outside the array: index 33"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find(fmt::format("pallas_forms_test.cpp:{}", line)), std::string::npos) << msg;
+  }
+}
+
+TEST(ElementDimension, AStartPastTheArrayIsATraceError) {
+  const auto k = pipeline_kernel<HbmRef<const float, 40, 128>, HbmRef<float, 32, 128>>(
+      grid(4), [](VmemRef<const float, 16, 128> w, VmemRef<float, 8, 128> zb) { zb.store(w.at(ds<8>(0), all).load()); },
+      block<element(16), 128>([](I i) { return std::array<I, 2>{i * 9, 0}; }),
+      block<8, 128>([](I i) { return std::array<I, 2>{i, 0}; }));
+  std::string msg = "no error";
+  try {
+    (void)kernel(k).compile(Mesh{{"x", 1}});
+  } catch (const TraceError& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("the index map gives element 27 along dimension 0 (an element(16) dimension) at grid step (3), "
+                     "so the block [27, 43) lies outside the array's 40 elements there; return a start in [0, 24]"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("pallas_forms_test.cpp"), std::string::npos) << msg;
+}
+
+// A block index read from data on a dimension the block does not divide
+// (Pallas allows it; gmm's row tiles): blocks of 8 rows over 20, picked by a
+// table, so block 2 is the partial last one (rows 16-19, then padding). Its
+// rows past the array read as poison (NaN) in every mode, as a partial
+// block at an integer index does; unrolled and rolled. A block index past
+// the last block stops the run naming the operand and the step.
+template <bool Rolled>
+void check_traced_partial_blocks() {
+  const auto g = [] {
+    if constexpr (Rolled) return grid(4).rolled();
+    else return grid(4).unrolled();
+  }();
+  const auto k = pipeline_kernel<SmemRef<const i32, 4>, HbmRef<const float, 20, 128>, HbmRef<float, 32, 128>>(
+      g, [](SmemRef<const i32, 4>, VmemRef<const float, 8, 128> xb, VmemRef<float, 8, 128> zb) { zb.store(xb.load() + 1.0f); },
+      block<8, 128>([](auto i, const auto& table) { return std::tuple{table.at(i).load(), I{0}}; }),
+      block<8, 128>([](auto i, auto&&...) { return std::tuple{i, I{0}}; }));
+  for (const RuntimeOptions& o : kModes) {
+    Runtime rt(o);
+    const Executable exe = kernel(k).compile(Mesh{{"x", 1}}, {}, rt);
+    EXPECT_EQ(exe.pipeline_report().rolled, Rolled);
+    const Array x = Array::generate<float>(1, Shape{20, 128}, [](int, I e) { return xval(e); }, rt);
+    const std::vector<i32> table{2, 0, 2, 1};
+    const auto z = exe(Array::from_shards<i32>({table}, Shape{4}, rt), x)[0].to_host<float>(0);
+    for (I step = 0; step < 4; ++step)
+      for (I r = 0; r < 8; ++r)
+        for (I c = 0; c < 128; ++c) {
+          const I row = table[static_cast<std::size_t>(step)] * 8 + r;
+          const float got = z[static_cast<std::size_t>((step * 8 + r) * 128 + c)];
+          if (row < 20) ASSERT_EQ(got, xval(row * 128 + c) + 1.0f) << Rolled << " step " << step << " row " << r;
+          else ASSERT_TRUE(std::isnan(got)) << Rolled << " step " << step << " row " << r << ": " << got;
+        }
+    std::string msg = "no error";
+    try {
+      exe(Array::from_shards<i32>({{0, 1, 3, 0}}, Shape{4}, rt), x)[0].block_until_ready();
+    } catch (const Error& e) {
+      msg = e.what();
+    }
+    EXPECT_NE(msg.find("pipeline_kernel: operand 0 (input, shape [20,128], block [8, 128]): the block index at"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find(Rolled ? "a step of the rolled grid" : "step 2 of the grid"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("pallas_forms_test.cpp"), std::string::npos) << msg;
+  }
+}
+TEST(PartialBlock, ATracedBlockIndexMayPickThePartialLastBlock) {
+  check_traced_partial_blocks<false>();
+  check_traced_partial_blocks<true>();
+}
+
+// An output's partial last block at a traced index stays refused: its
+// write-back would have no size known while tracing.
+TEST(PartialBlock, AnOutputsTracedPartialBlockIsATraceError) {
+  const auto k = pipeline_kernel<SmemRef<const i32, 3>, HbmRef<const float, 24, 128>, HbmRef<float, 20, 128>>(
+      grid(3), [](SmemRef<const i32, 3>, VmemRef<const float, 8, 128> xb, VmemRef<float, 8, 128> zb) { zb.store(xb.load()); },
+      block<8, 128>([](I i, auto&&...) { return std::tuple{i, I{0}}; }),
+      block<8, 128>([](I i, const auto& table) { return std::tuple{table.at(i).load(), I{0}}; }));
+  std::string msg = "no error";
+  try {
+    (void)kernel(k).compile(Mesh{{"x", 1}});
+  } catch (const TraceError& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("the output's block index there is traced, so the write-back of its partial last block cannot be "
+                     "sized while tracing"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("pallas_forms_test.cpp"), std::string::npos) << msg;
 }
 }  // namespace

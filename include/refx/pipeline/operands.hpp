@@ -47,6 +47,14 @@ inline constexpr bool is_none_v = std::is_same_v<std::remove_cvref_t<T>, None>;
 /// index. `block<squeezed, 128, 64>(map)` gives the body a (128, 64) block.
 inline constexpr std::int64_t squeezed = -1;
 
+/// A BlockSpec extent indexed by element (Pallas' `pl.Element(n)`): the
+/// block is n elements thick there and the index map returns the element
+/// it starts at, not a block index, so blocks may overlap or start
+/// anywhere. `block<element(128), 64>(map)` gives the body (128, 64) blocks
+/// whose first row is the map's first index. The block lies inside the
+/// array (no padding: Pallas' `padding=` has no counterpart).
+constexpr std::int64_t element(std::int64_t n) { return n >= 1 ? -1 - n : 0; }
+
 namespace detail {
 enum class PipeRole { in, out, scratch };
 /// Whether a step's block index differs from the previous step's: known
@@ -54,8 +62,12 @@ enum class PipeRole { in, out, scratch };
 /// traced comparison: indices read from scalar operands).
 enum class BlockChange { same, differs, run_time };
 
-/// A block extent as copied: a squeezed dimension is one element thick.
-constexpr std::int64_t copied_extent(std::int64_t b) { return b == squeezed ? 1 : b; }
+/// A block extent as copied: a squeezed dimension is one element thick, an
+/// element(n) one n.
+constexpr std::int64_t copied_extent(std::int64_t b) { return b == squeezed ? 1 : b < 0 ? -1 - b : b; }
+/// Whether the index map's index along a dimension of extent `b` is an
+/// element (squeezed, element(n)) rather than a block index.
+constexpr bool indexed_by_element(std::int64_t b) { return b < 0; }
 
 /// No block extent exceeds a static extent of the operand (a dynamic one is
 /// checked while tracing, check_pipeline_operands).
@@ -77,7 +89,7 @@ struct drop_squeezed {
 };
 template <std::int64_t... K, std::int64_t B0, std::int64_t... B>
 struct drop_squeezed<extents<K...>, B0, B...>
-    : drop_squeezed<std::conditional_t<B0 == squeezed, extents<K...>, extents<K..., B0>>, B...> {};
+    : drop_squeezed<std::conditional_t<B0 == squeezed, extents<K...>, extents<K..., copied_extent(B0)>>, B...> {};
 
 template <class RefT, class Spec, PipeRole Role>
 struct PipeArg {
@@ -128,7 +140,9 @@ struct PipeOperand {
   ViewId hbm = no_id;
   std::vector<std::int64_t> block;  ///< as copied (a squeezed dimension: 1)
   std::vector<bool> squeezed;       ///< per dimension: dropped from the body's block
+  std::vector<bool> by_element;     ///< per dimension: the index map gives an element, not a block index
   int buffers = 2;
+  bool lookahead = false;                    ///< fetches by distinct blocks, not by steps (inputs)
   refx::source_location loc;                 ///< of its in(...) / out(...)
   std::vector<std::vector<DynIndex>> index;  ///< block index per step
   ViewId window = no_id;                     ///< (buffers, block...) in Vmem
@@ -310,6 +324,7 @@ template <class Map, std::int64_t... B>
 struct spec_shape<BlockSpec<Map, B...>> {
   static std::vector<std::int64_t> dims() { return {copied_extent(B)...}; }
   static std::vector<bool> squeezed_dims() { return {(B == squeezed)...}; }
+  static std::vector<bool> element_dims() { return {indexed_by_element(B)...}; }
   template <class T, bool Const>
   using block_ref = Ref<std::conditional_t<Const, const T, T>, typename drop_squeezed<extents<>, B...>::type, Vmem>;
   template <class T>
@@ -409,7 +424,9 @@ void describe_block_operand(const A& a, PipeOperand& op) {
   op.hbm = a.ref.view();
   op.block = spec_shape<std::remove_cvref_t<decltype(a.spec)>>::dims();
   op.squeezed = spec_shape<std::remove_cvref_t<decltype(a.spec)>>::squeezed_dims();
+  op.by_element = spec_shape<std::remove_cvref_t<decltype(a.spec)>>::element_dims();
   op.buffers = a.spec.buffers;
+  op.lookahead = a.spec.lookahead;
   op.loc = a.loc;
 }
 

@@ -37,7 +37,7 @@ REFX_DECL bool roll_grid(const std::vector<PipeOperand>& ops, std::span<const st
     if (op.role == PipeRole::scratch) continue;
     const Shape shape = g.view_shape(op.hbm);
     for (std::size_t d = 0; d < op.block.size(); ++d) {
-      if (op.block[d] > shape[d] || shape[d] % op.block[d] == 0) continue;  // a larger block: reported later
+      if (op.block[d] > shape[d] || shape[d] % op.block[d] == 0 || op.by_element[d]) continue;  // reported later
       if (!asked) return false;
       trace_error(op.loc,
                   hint("unroll the grid (grid(...).unrolled()), or use a block extent that divides {}", shape[d]),
@@ -152,17 +152,17 @@ REFX_DECL AsyncCopy RolledSchedule::copy(std::size_t k, const std::vector<DynInd
   const Shape shape = t.graph().view_shape(op.hbm);
   std::vector<IndexEntry> hbm, win;
   for (std::size_t d = 0; d < op.block.size(); ++d) {
-    const std::int64_t B = op.block[d];
-    DynIndex start{b[d].constant * B, -1};
+    const std::int64_t B = op.block[d], scale = op.by_element[d] ? 1 : B;
+    DynIndex start{b[d].constant * scale, -1};
     if (!b[d].is_static()) {
       ValueId v = b[d].value;
-      if (B != 1 && t.graph().type(v).dtype == DType::i32) {
-        v = op2(prim::mul, v, i32(B));
-      } else if (B != 1) {
+      if (scale != 1 && t.graph().type(v).dtype == DType::i32) {
+        v = op2(prim::mul, v, i32(scale));
+      } else if (scale != 1) {
         const ValueId c = visit_dtype(t.graph().type(v).dtype, [&](auto tag) {
           using I = typename decltype(tag)::type;
           if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>)
-            return constant<I>(static_cast<I>(B), Shape{}, loc_);
+            return constant<I>(static_cast<I>(scale), Shape{}, loc_);
           else return v;
         });
         v = op2(prim::mul, v, c);

@@ -110,7 +110,7 @@ REFX_DECL void check_pipeline_operands(const std::vector<PipeOperand>& ops, std:
                   pipeline_entry(), k, role_name(op.role), op.buffers);
     // An output block may pad past the array (its padding is dropped when
     // written back: paged attention's m and l); an input's would be read.
-    for (std::size_t d = 0; d < op.block.size() && op.role == PipeRole::in; ++d)
+    for (std::size_t d = 0; d < op.block.size() && (op.role == PipeRole::in || op.by_element[d]); ++d)
       if (op.block[d] > shape[d])
         trace_error(op.loc, hint("give a block extent at most {} there (the whole dimension at most)", shape[d]),
                     "{}: operand {} ({}, shape {}, block [{}]): the block is larger than the array along "
@@ -121,6 +121,16 @@ REFX_DECL void check_pipeline_operands(const std::vector<PipeOperand>& ops, std:
       for (std::size_t d = 0; d < op.block.size(); ++d) {
         const DynIndex& b = op.index[s][d];
         const std::int64_t B = op.block[d], n = shape[d];
+        if (op.by_element[d] && B > 1) {  // element(n): the window [b, b + n) lies inside the array
+          if (b.is_static() && (b.constant < 0 || b.constant + B > n))
+            trace_error(op.loc,
+                        "{}: operand {} ({}, shape {}, block [{}]): the index map gives element {} along "
+                        "dimension {} (an element({}) dimension) at grid step ({}), so the block [{}, {}) lies outside "
+                        "the array's {} elements there; return a start in [0, {}]",
+                        pipeline_entry(), k, role_name(op.role), shape, fmt::join(op.block, ", "), b.constant, d, B,
+                        fmt::join(grid_points(grid)[s], ", "), b.constant, b.constant + B, n, n - B);
+          continue;
+        }
         if (b.is_static()) {
           if (b.constant < 0 || b.constant * B >= n)
             trace_error(op.loc,
@@ -263,11 +273,12 @@ inline void poison_slot(Tracer& t, ViewId slot_view, const std::vector<std::int6
 /// name only the index.
 inline ValueId checked_block_start(Tracer& t, const PipeOperand& op, std::size_t k, std::size_t d, ValueId v,
                                    const Shape& shape, const std::string& step, SourceLoc loc) {
-  const std::int64_t attrs[] = {static_cast<std::int64_t>(d), op.block[d], 1, shape[d],
-                                t.graph().add_string(fmt::format(
-                                    "{}: operand {} ({}, shape {}, block [{}]): the block index at {} puts the "
-                                    "block outside the array",
-                                    pipeline_entry(), k, role_name(op.role), shape, fmt::join(op.block, ", "), step))};
+  const std::int64_t attrs[] = {
+      static_cast<std::int64_t>(d), op.block[d], 1, shape[d],
+      t.graph().add_string(fmt::format("{}: operand {} ({}, shape {}, block [{}]): the {} at {} puts the block "
+                                       "outside the array",
+                                       pipeline_entry(), k, role_name(op.role), shape, fmt::join(op.block, ", "),
+                                       op.by_element[d] ? "element start" : "block index", step))};
   return t.bind1(prim::index_check, std::span<const ValueId>(&v, 1), {}, attrs, loc);
 }
 
@@ -297,19 +308,19 @@ REFX_DECL void PipelineSchedule::start(std::size_t k, int e) {
   }
   std::vector<IndexEntry> hbm, win;
   for (std::size_t d = 0; d < op.block.size(); ++d) {
-    const std::int64_t B = op.block[d];
+    const std::int64_t B = op.block[d], scale = op.by_element[d] ? 1 : B;
     DynIndex start;
     std::int64_t size = B;
     if (b[d].is_static()) {
-      start = DynIndex{b[d].constant * B, -1};
+      start = DynIndex{b[d].constant * scale, -1};
       size = std::min(B, shape[d] - start.constant);
     } else {
       ValueId v = b[d].value;
-      if (B != 1) {
+      if (scale != 1) {
         const ValueId c = visit_dtype(t.graph().type(v).dtype, [&](auto tag) {
           using I = typename decltype(tag)::type;
           if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>)
-            return constant<I>(static_cast<I>(B), Shape{});
+            return constant<I>(static_cast<I>(scale), Shape{});
           else return v;
         });
         v = apply(prim::mul, {v, c});
@@ -351,7 +362,13 @@ REFX_DECL void PipelineSchedule::prologue() {
   for (std::size_t k = 0; k < ops_.size(); ++k) {
     const PipeOperand& op = ops_[k];
     if (op.role != PipeRole::in) continue;
-    // Fetch the blocks of steps 0 .. n-2 (where the index changes).
+    // Fetch the blocks of steps 0 .. n-2 (where the index changes), or with
+    // lookahead the first n - 1 blocks.
+    if (op.lookahead) {
+      for (std::size_t e = 0; e + 1 < static_cast<std::size_t>(op.buffers) && e < op.event_step.size(); ++e)
+        start(k, static_cast<int>(e));
+      continue;
+    }
     for (std::size_t s = 0; s + 1 < static_cast<std::size_t>(op.buffers) && s < steps_; ++s)
       if (op.event_step[static_cast<std::size_t>(op.event[s])] == s) start(k, op.event[s]);
   }
@@ -387,6 +404,16 @@ REFX_DECL void PipelineSchedule::before_body(std::size_t s) {
   for (std::size_t k = 0; k < ops_.size(); ++k) {
     const PipeOperand& op = ops_[k];
     if (op.role != PipeRole::in || op.buffers == 1) continue;
+    if (op.lookahead) {
+      // At the first step of block e, the slot of block e - 1 (at step 0 the
+      // one slot the prologue left empty) is free: fetch block e + n - 1
+      // into it, however many steps ahead it is used.
+      const int e = op.event[s];
+      const auto ahead = static_cast<std::size_t>(e + op.buffers - 1);
+      if (op.event_step[static_cast<std::size_t>(e)] == s && ahead < op.event_step.size())
+        start(k, static_cast<int>(ahead));
+      continue;
+    }
     // Prefetch step s + n - 1's block if it is a new one.
     const std::size_t ahead = s + static_cast<std::size_t>(op.buffers) - 1;
     if (ahead < steps_ && op.event_step[static_cast<std::size_t>(op.event[ahead])] == ahead) start(k, op.event[ahead]);
