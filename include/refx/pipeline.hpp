@@ -312,7 +312,8 @@ class Pipeline {
           [&]<std::size_t... I>(std::index_sequence<I...>) {
             std::apply(
                 [&](const auto&... sc) {
-                  body_(sc..., detail::body_arg<A>(ops[I], std::get<I>(handles), sched.slot(I, s))...);
+                  body_(sc..., detail::body_arg<A>(ops[I], std::get<I>(handles), sched.slot(I, s),
+                                                   detail::step_index(ops[I], s))...);
                 },
                 scalars_);
           }
@@ -398,11 +399,14 @@ class Pipeline {
       if (extents[d] != no_id) frame_dims[d] = -1;
     auto done = [&] {
       detail::RolledSchedule sched(ops, grid_.dims, range, loc_, extents);
-      report = sched.trace([&](std::span<const ValueId> point, std::span<const DynIndex> slots) {
+      report = sched.trace([&](std::span<const ValueId> point, std::span<const DynIndex> slots,
+                               std::span<const std::vector<DynIndex>> index) {
         detail::FrameGuard frame(point, frame_dims);
         [&]<std::size_t... I>(std::index_sequence<I...>) {
           std::apply(
-              [&](const auto&... sc) { body_(sc..., detail::body_arg<A>(ops[I], std::get<I>(handles), slots[I])...); },
+              [&](const auto&... sc) {
+                body_(sc..., detail::body_arg<A>(ops[I], std::get<I>(handles), slots[I], index[I])...);
+              },
               scalars_);
         }
         (std::index_sequence_for<A...>{});

@@ -262,14 +262,16 @@ TEST(Errors, BlockIndexOutOfRange) {
   EXPECT_NE(msg.find("operands_test.cpp"), std::string::npos) << msg;
 }
 
-TEST(Errors, TracedIndexWithPartialBlock) {
-  const std::string msg = trace_error([](HbmRef<const float, 60> x, HbmRef<float, 64> z) {
+// An input's partial block at a traced index is fetched
+// (pallas_forms_test.cpp, PartialBlock); an output's is refused.
+TEST(Errors, TracedIndexWithPartialOutputBlock) {
+  const std::string msg = trace_error([](HbmRef<const float, 64> x, HbmRef<float, 60> z) {
     const auto me = axis_index("x");
     emit_pipeline(grid(4), [](VmemRef<const float, 16> a, VmemRef<float, 16> b) { b.store(a.load()); })(
-        in(x, block<16>([me](I) { return me; })), out(z, block<16>(same)));
+        in(x, block<16>(same)), out(z, block<16>([me](I) { return me; })));
   });
-  EXPECT_NE(msg.find("refx: emit_pipeline: operand 0 (input, shape [60], block [16]): the block does not divide "
-                     "dimension 0 and its block index there is traced"),
+  EXPECT_NE(msg.find("refx: emit_pipeline: operand 1 (output, shape [60], block [16]): the block does not divide "
+                     "dimension 0 and the output's block index there is traced"),
             std::string::npos)
       << msg;
 }

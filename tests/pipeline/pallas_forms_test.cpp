@@ -416,4 +416,94 @@ TEST(PartialBlock, AnOutputsTracedPartialBlockIsATraceError) {
       << msg;
   EXPECT_NE(msg.find("pallas_forms_test.cpp"), std::string::npos) << msg;
 }
+
+// Pallas' pl.BoundedSlice(16): step i's slice of rows [start, start + size)
+// is read from a table. The body's 16-row block starts at `start`; past the
+// array its rows are poison (NaN). A size above the bound, or a start past
+// the array, stops the run naming the operand and the step.
+template <bool Rolled>
+void check_bounded_slices() {
+  const auto g = [] {
+    if constexpr (Rolled) return grid(3).rolled();
+    else return grid(3).unrolled();
+  }();
+  const auto k = pipeline_kernel<SmemRef<const i32, 3>, SmemRef<const i32, 3>, HbmRef<const float, 40, 128>,
+                                 HbmRef<float, 48, 128>>(
+      g,
+      [](SmemRef<const i32, 3>, SmemRef<const i32, 3>, VmemRef<const float, 16, 128> w, VmemRef<float, 16, 128> zb) {
+        zb.store(w.load());
+      },
+      block<bounded_slice(16), 128>([](auto i, const auto& start, const auto& size) {
+        return std::tuple{bounded(start.at(i).load(), size.at(i).load()), I{0}};
+      }),
+      block<16, 128>([](auto i, auto&&...) { return std::tuple{i, I{0}}; }));
+  for (const RuntimeOptions& o : kModes) {
+    Runtime rt(o);
+    const Executable exe = kernel(k).compile(Mesh{{"x", 1}}, {}, rt);
+    const Array x = Array::generate<float>(1, Shape{40, 128}, [](int, I e) { return xval(e); }, rt);
+    const std::vector<i32> starts{5, 30, 0}, sizes{16, 10, 3};
+    const auto z = exe(Array::from_shards<i32>({starts}, Shape{3}, rt), Array::from_shards<i32>({sizes}, Shape{3}, rt),
+                       x)[0]
+                       .to_host<float>(0);
+    for (I step = 0; step < 3; ++step)
+      for (I r = 0; r < 16; ++r) {
+        const I row = starts[static_cast<std::size_t>(step)] + r;
+        const float got = z[static_cast<std::size_t>((step * 16 + r) * 128 + 7)];
+        if (row < 40) ASSERT_EQ(got, xval(row * 128 + 7)) << Rolled << " step " << step << " row " << r;
+        else ASSERT_TRUE(std::isnan(got)) << Rolled << " step " << step << " row " << r << ": " << got;
+      }
+    const auto error_of = [&](std::vector<i32> st, std::vector<i32> sz) {
+      try {
+        exe(Array::from_shards<i32>({st}, Shape{3}, rt), Array::from_shards<i32>({sz}, Shape{3}, rt), x)[0]
+            .block_until_ready();
+      } catch (const Error& e) {
+        return std::string(e.what());
+      }
+      return std::string("no error");
+    };
+    const std::string big = error_of({0, 0, 0}, {16, 17, 1});
+    EXPECT_NE(big.find(Rolled ? "pipeline_kernel: operand 0 (input) at a step of the rolled grid: the index map's "
+                                "bounded slice size along dimension 0 lies outside [0, 16]"
+                              : "pipeline_kernel: operand 0 (input) at grid step (1): the index map's bounded slice "
+                                "size along dimension 0 lies outside [0, 16]"),
+              std::string::npos)
+        << big;
+    const std::string past = error_of({0, 40, 0}, {1, 1, 1});
+    EXPECT_NE(past.find("the element start at"), std::string::npos) << past;
+    EXPECT_NE(past.find("pallas_forms_test.cpp"), std::string::npos) << past;
+  }
+}
+TEST(BoundedSlice, SlicesReadFromDataUnrolledAndRolled) {
+  check_bounded_slices<false>();
+  check_bounded_slices<true>();
+}
+
+TEST(BoundedSlice, AStartPastTheArrayOrAPlainIndexIsATraceError) {
+  const auto traced = [](auto map) {
+    const auto k = pipeline_kernel<HbmRef<const float, 40, 128>, HbmRef<float, 32, 128>>(
+        grid(2), [](VmemRef<const float, 16, 128> w, VmemRef<float, 16, 128> zb) { zb.store(w.load()); },
+        block<bounded_slice(16), 128>(map), block<16, 128>([](I i) { return std::array<I, 2>{i, 0}; }));
+    try {
+      (void)kernel(k).compile(Mesh{{"x", 1}});
+    } catch (const TraceError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string past = traced([](I i) { return std::tuple{bounded(i * 45, I{3}), I{0}}; });
+  EXPECT_NE(past.find("the index map's bounded slice along dimension 0 starts at 45 at grid step (1), outside the "
+                      "array's 40 elements there"),
+            std::string::npos)
+      << past;
+  const std::string big = traced([](I i) { return std::tuple{bounded(i, I{17}), I{0}}; });
+  EXPECT_NE(big.find("pipeline_kernel: operand 0 (input) at grid step (0): the index map's bounded slice along "
+                     "dimension 0 has size 17, outside [0, 16]"),
+            std::string::npos)
+      << big;
+  const std::string plain = traced([](I i) { return std::array<I, 2>{i, 0}; });
+  EXPECT_NE(plain.find("dimension 0 is a bounded_slice(16): its index map returns bounded(start, size) there"),
+            std::string::npos)
+      << plain;
+  EXPECT_NE(plain.find("pallas_forms_test.cpp"), std::string::npos) << plain;
+}
 }  // namespace

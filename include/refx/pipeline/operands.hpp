@@ -20,6 +20,9 @@
 #include <variant>
 #include <vector>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <refx/config.hpp>
 #include <refx/trace/copy.hpp>
 #include <refx/trace/ref.hpp>
@@ -53,7 +56,21 @@ inline constexpr std::int64_t squeezed = -1;
 /// anywhere. `block<element(128), 64>(map)` gives the body (128, 64) blocks
 /// whose first row is the map's first index. The block lies inside the
 /// array (no padding: Pallas' `padding=` has no counterpart).
-constexpr std::int64_t element(std::int64_t n) { return n >= 1 ? -1 - n : 0; }
+namespace detail {
+/// How element(n) and bounded_slice(n) are written among block extents.
+inline constexpr std::int64_t element_tag = std::int64_t{1} << 40;
+}  // namespace detail
+constexpr std::int64_t element(std::int64_t n) { return n >= 1 ? -detail::element_tag - n : 0; }
+
+/// A BlockSpec extent for a slice of at most n elements (Pallas'
+/// `pl.BoundedSlice(n)`): the index map returns bounded(start, size)
+/// there. The body's block is n elements thick and starts at `start`; its
+/// first `size` elements are the slice, the rest the array's next elements
+/// or, past its end, poison (refx copies n elements, Pallas `size`: what
+/// lies past the slice is unspecified in both). A start outside the array
+/// or a size outside [0, n] stops the run (or the trace), naming the operand
+/// and the step.
+constexpr std::int64_t bounded_slice(std::int64_t n) { return n >= 1 ? -2 * detail::element_tag - n : 0; }
 
 namespace detail {
 enum class PipeRole { in, out, scratch };
@@ -62,12 +79,20 @@ enum class PipeRole { in, out, scratch };
 /// traced comparison: indices read from scalar operands).
 enum class BlockChange { same, differs, run_time };
 
+inline const char* role_name(PipeRole r) {
+  return r == PipeRole::in ? "input" : r == PipeRole::out ? "output" : "scratch";
+}
+
 /// A block extent as copied: a squeezed dimension is one element thick, an
-/// element(n) one n.
-constexpr std::int64_t copied_extent(std::int64_t b) { return b == squeezed ? 1 : b < 0 ? -1 - b : b; }
+/// element(n) or bounded_slice(n) one n.
+constexpr std::int64_t copied_extent(std::int64_t b) {
+  return b == squeezed ? 1 : b <= -2 * element_tag ? -2 * element_tag - b : b < 0 ? -element_tag - b : b;
+}
 /// Whether the index map's index along a dimension of extent `b` is an
-/// element (squeezed, element(n)) rather than a block index.
+/// element (squeezed, element(n), bounded_slice(n)) rather than a block index.
 constexpr bool indexed_by_element(std::int64_t b) { return b < 0; }
+/// Whether block extent `b` is a bounded_slice(n).
+constexpr bool is_bounded_slice(std::int64_t b) { return b <= -2 * element_tag; }
 
 /// No block extent exceeds a static extent of the operand (a dynamic one is
 /// checked while tracing, check_pipeline_operands).
@@ -141,6 +166,12 @@ struct PipeOperand {
   std::vector<std::int64_t> block;  ///< as copied (a squeezed dimension: 1)
   std::vector<bool> squeezed;       ///< per dimension: dropped from the body's block
   std::vector<bool> by_element;     ///< per dimension: the index map gives an element, not a block index
+  std::vector<bool> bounded;        ///< per dimension: a bounded_slice(n) (the block starts anywhere in the array)
+  std::vector<bool> traced;         ///< per dimension: some step's block index there is traced
+  /// The window slot's extents: the block's, or 2B - n % B along a
+  /// dimension of extent n where an input's traced block index may pick the
+  /// partial last block (slot_extents; body_arg views the block inside it).
+  std::vector<std::int64_t> slot_block;
   int buffers = 2;
   bool lookahead = false;                    ///< fetches by distinct blocks, not by steps (inputs)
   refx::source_location loc;                 ///< of its in(...) / out(...)
@@ -228,19 +259,87 @@ DynIndex to_dyn_index(const X& x) {
     return DynIndex{0, x.id()};
   }
 }
-/// The block index tuple an index map returns, as one DynIndex per dimension.
-template <std::size_t N, class Ret>
-std::vector<DynIndex> block_indices(const Ret& r) {
-  if constexpr (std::is_integral_v<Ret> || is_value_v<Ret>) {
+}  // namespace detail
+
+/// A bounded_slice(n) dimension's index: the slice [start, start + size),
+/// size <= n (Pallas' pl.ds(start, size) there). Integers or traced
+/// integer scalars each.
+struct BoundedIndex {
+  DynIndex start;
+  DynIndex size;
+};
+template <class S, class Z>
+BoundedIndex bounded(const S& start, const Z& size) {
+  return {detail::to_dyn_index(start), detail::to_dyn_index(size)};
+}
+
+namespace detail {
+/// Entry d of what an index map returns: its block index (a bounded
+/// slice's start). A bounded slice's size is checked against its bound
+/// (block extent `extent`, a bounded_slice(n)): at run time when traced.
+/// `where()` names the operand and the step for the messages.
+template <class X, class F>
+DynIndex block_index_entry(const X& x, std::size_t d, std::int64_t extent, const F& where, SourceLoc loc) {
+  const std::int64_t n = copied_extent(extent);
+  if constexpr (std::is_same_v<X, BoundedIndex>) {
+    if (!is_bounded_slice(extent))
+      trace_error(loc,
+                  "{}: the index map returns bounded(start, size) along dimension {}, whose block extent is "
+                  "not a bounded_slice(n)",
+                  where(), d);
+    if (x.size.is_static() && (x.size.constant < 0 || x.size.constant > n))
+      trace_error(loc, "{}: the index map's bounded slice along dimension {} has size {}, outside [0, {}]", where(), d,
+                  x.size.constant, n);
+    if (!x.size.is_static()) {
+      Tracer& t = Tracer::current(loc);
+      const std::int64_t attrs[] = {
+          0, 1, 1, n + 1,
+          t.graph().add_string(fmt::format(
+              "{}: the index map's bounded slice size along dimension {} lies outside [0, {}]", where(), d, n))};
+      const ValueId v = x.size.value;
+      const ValueId checked = t.bind1(prim::index_check, std::span<const ValueId>(&v, 1), {}, attrs, loc);
+      // The start carries checked - size (0), so that the check is not dropped as unused.
+      const ValueId zero = apply(prim::sub, {checked, v}, {}, loc);
+      const DType type = x.start.is_static() ? t.graph().type(v).dtype : t.graph().type(x.start.value).dtype;
+      const std::int64_t to[] = {static_cast<std::int64_t>(type)};
+      const ValueId offset = t.graph().type(v).dtype == type ? zero : apply(prim::cast, {zero}, to, loc);
+      const ValueId start = x.start.is_static()
+                                ? visit_dtype(type,
+                                              [&](auto tag) {
+                                                using I = typename decltype(tag)::type;
+                                                if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>)
+                                                  return constant<I>(static_cast<I>(x.start.constant), Shape{}, loc);
+                                                else return offset;  // not reached: sizes are integers (to_dyn_index)
+                                              })
+                                : x.start.value;
+      return DynIndex{0, apply(prim::add, {start, offset}, {}, loc)};
+    }
+    return x.start;
+  } else {
+    if (is_bounded_slice(extent))
+      trace_error(loc, "{}: dimension {} is a bounded_slice({}): its index map returns bounded(start, size) there",
+                  where(), d, n);
+    return to_dyn_index(x);
+  }
+}
+/// The block index tuple an index map returns, as one DynIndex per
+/// dimension (block extents `extents`; block_index_entry).
+template <std::size_t N, class Ret, class F>
+std::vector<DynIndex> block_indices(const Ret& r, const std::array<std::int64_t, N>& extents, const F& where,
+                                    SourceLoc loc) {
+  if constexpr (std::is_integral_v<Ret> || is_value_v<Ret> || std::is_same_v<Ret, BoundedIndex>) {
     static_assert(N == 1,
                   "refx: an index map returns one block index per dimension of its operand; this one "
                   "returns a single index for an operand of rank > 1");
-    return {to_dyn_index(r)};
+    return {block_index_entry(r, 0, extents[0], where, loc)};
   } else {
     static_assert(std::tuple_size_v<Ret> == N,
                   "refx: an index map returns one block index per dimension of its operand (a std::array or "
                   "std::tuple of that size)");
-    return std::apply([](const auto&... x) { return std::vector<DynIndex>{to_dyn_index(x)...}; }, r);
+    return [&]<std::size_t... D>(std::index_sequence<D...>) {
+      return std::vector<DynIndex>{block_index_entry(std::get<D>(r), D, extents[D], where, loc)...};
+    }
+    (std::make_index_sequence<N>{});
   }
 }
 
@@ -325,10 +424,11 @@ struct spec_shape<BlockSpec<Map, B...>> {
   static std::vector<std::int64_t> dims() { return {copied_extent(B)...}; }
   static std::vector<bool> squeezed_dims() { return {(B == squeezed)...}; }
   static std::vector<bool> element_dims() { return {indexed_by_element(B)...}; }
+  static std::vector<bool> bounded_dims() { return {is_bounded_slice(B)...}; }
   template <class T, bool Const>
   using block_ref = Ref<std::conditional_t<Const, const T, T>, typename drop_squeezed<extents<>, B...>::type, Vmem>;
   template <class T>
-  using window_ref = Ref<T, extents<dyn, copied_extent(B)...>, Vmem>;
+  using window_ref = Ref<T, dyn_extents<sizeof...(B) + 1>, Vmem>;  // (slots, slot_block...)
 };
 
 template <class A>
@@ -425,9 +525,59 @@ void describe_block_operand(const A& a, PipeOperand& op) {
   op.block = spec_shape<std::remove_cvref_t<decltype(a.spec)>>::dims();
   op.squeezed = spec_shape<std::remove_cvref_t<decltype(a.spec)>>::squeezed_dims();
   op.by_element = spec_shape<std::remove_cvref_t<decltype(a.spec)>>::element_dims();
+  op.bounded = spec_shape<std::remove_cvref_t<decltype(a.spec)>>::bounded_dims();
   op.buffers = a.spec.buffers;
   op.lookahead = a.spec.lookahead;
   op.loc = a.loc;
+  op.traced.assign(op.block.size(), false);
+}
+
+/// Sizes operand `op`'s window slot (op.slot_block) for an Hbm operand of
+/// `shape`. An input whose traced block index may pick the partial last
+/// block along dimension d (B not dividing n) copies B elements from
+/// min(b B, n - B), a start that keeps the copy inside the array, into a
+/// slot 2B - n % B long there; the body views the B elements from
+/// b B - min(b B, n - B) on (block_offset), so the last block's rows past
+/// the array are rows no copy writes: poisoned once (PipelineSchedule and
+/// RolledSchedule). An output's such block stays refused: its write-back
+/// would have no size known while tracing.
+inline void size_slots(PipeOperand& op, const Shape& shape) {
+  op.slot_block = op.block;
+  if (op.role != PipeRole::in) return;
+  for (std::size_t d = 0; d < op.block.size(); ++d) {
+    const std::int64_t B = op.block[d], n = shape[d];
+    if (op.traced[d] && !op.by_element[d] && B < n && n % B != 0) op.slot_block[d] = 2 * B - n % B;
+    if (op.bounded[d]) op.slot_block[d] = 2 * B - 1;  // a start up to n - 1 lies up to B - 1 into the slot
+  }
+}
+/// Operand `op`'s block index at step s of an unrolled grid (none for scratch).
+inline std::span<const DynIndex> step_index(const PipeOperand& op, std::size_t s) {
+  return s < op.index.size() ? std::span<const DynIndex>(op.index[s]) : std::span<const DynIndex>{};
+}
+/// Whether operand `op` has a dimension whose slot is longer than its block.
+inline bool has_tall_slots(const PipeOperand& op) { return op.slot_block != op.block; }
+
+/// Where operand `op`'s block starts within its slot along dimension d, for
+/// block index `b` (size_slots): 0 unless the slot is longer there.
+inline DynIndex block_offset(const PipeOperand& op, std::size_t d, const DynIndex& b) {
+  // (b B, or the start itself along a bounded slice, less the copy's start)
+  if (op.slot_block[d] == op.block[d]) return DynIndex{0, -1};
+  Tracer& t = Tracer::current();
+  const Shape shape = t.graph().view_shape(op.hbm);
+  if (b.is_static())  // a bounded slice's start past n - B; a partial block's copy lands at 0
+    return DynIndex{op.bounded[d] ? b.constant - std::min(b.constant, shape[d] - op.block[d]) : 0, -1};
+  const DType type = t.graph().type(b.value).dtype;
+  return visit_dtype(type, [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) {
+      const ValueId start =
+          op.by_element[d] ? b.value : apply(prim::mul, {b.value, constant<I>(static_cast<I>(op.block[d]), Shape{})});
+      const ValueId last = constant<I>(static_cast<I>(shape[d] - op.block[d]), Shape{});
+      return DynIndex{0, apply(prim::sub, {start, apply(prim::min, {start, last})})};
+    } else {
+      return DynIndex{0, -1};  // not reached: block indices are integers (to_dyn_index)
+    }
+  });
 }
 
 template <std::size_t R, class A, class Scalars = std::tuple<>>
@@ -468,13 +618,21 @@ void describe(const A& a, PipeOperand& op, const std::vector<std::vector<std::in
           const SmemIndexContextScope checked(context);
           op.index.push_back([&]<std::size_t... I, std::size_t... J>(std::index_sequence<I...>,
                                                                      std::index_sequence<J...>) {
-            return block_indices<Spec::rank>(a.spec.map(p[I]..., std::get<J>(scalars)...));
+            return block_indices<Spec::rank>(
+                a.spec.map(p[I]..., std::get<J>(scalars)...), Spec::block_extents,
+                [&] {
+                  return fmt::format("{}: operand {} ({}) at grid step ({})", pipeline_entry(), k, role_name(op.role),
+                                     fmt::join(p, ", "));
+                },
+                op.loc);
           }(std::make_index_sequence<R>{}, std::make_index_sequence<std::tuple_size_v<Scalars>>{}));
         } catch (const TraceError& e) {
           index_map_failed(e, call, views_before, loc);
         }
         check_index_map_memory(call, ops_before, op.loc);
       }
+      for (const std::vector<DynIndex>& b : op.index)
+        for (std::size_t d = 0; d < b.size(); ++d) op.traced[d] = op.traced[d] || !b[d].is_static();
     }
   } else {
     op.role = PipeRole::scratch;
@@ -497,8 +655,9 @@ void allocate_all(const Args& args, std::vector<PipeOperand>& ops, Handles& hand
         ops[I].sems = s;
         allocate_all<I + 1>(args, ops, handles, done, loc);
       };
+      size_slots(ops[I], Tracer::current(loc).graph().view_shape(ops[I].hbm));
       std::vector<std::int64_t> wdims{ops[I].buffers};
-      wdims.insert(wdims.end(), ops[I].block.begin(), ops[I].block.end());
+      wdims.insert(wdims.end(), ops[I].slot_block.begin(), ops[I].slot_block.end());
       run_scoped(std::vector<Shape>{Shape(std::span<const std::int64_t>(wdims)), Shape{ops[I].buffers}},
                  WindowScope<W, S, decltype(next)>{&next}, loc);
     } else if constexpr (is_pipe_any_v<A>) {
@@ -515,16 +674,21 @@ void allocate_all(const Args& args, std::vector<PipeOperand>& ops, Handles& hand
   }
 }
 
-/// The handle the body gets for operand I at step s.
+/// The handle the body gets for operand I at a step: window slot `slot`,
+/// block index `index` (the step's).
 template <class A, class Handle>
-auto body_arg(const PipeOperand& op, const Handle& h, DynIndex slot) {
+auto body_arg(const PipeOperand& op, const Handle& h, DynIndex slot, std::span<const DynIndex> index) {
   if constexpr (requires { std::declval<A>().spec; }) {
     using B = typename pipe_traits<A>::block;
-    // The slot, then each block dimension up to the last squeezed one.
+    // The slot, then each block dimension: squeezed, the block inside a
+    // longer slot, or all of it.
     std::vector<IndexEntry> e{IndexEntry{squeeze_dim, slot, 1, 1}};
-    const auto last = std::find(op.squeezed.rbegin(), op.squeezed.rend(), true);
-    for (std::size_t d = 0; d < static_cast<std::size_t>(op.squeezed.rend() - last); ++d)
-      e.push_back(op.squeezed[d] ? IndexEntry{squeeze_dim, DynIndex{0, -1}, 1, 1} : IndexEntry{keep_dim, {}, 0, 1});
+    for (std::size_t d = 0; d < op.block.size(); ++d) {
+      if (op.squeezed[d]) e.push_back(IndexEntry{squeeze_dim, DynIndex{0, -1}, 1, 1});
+      else if (op.slot_block[d] != op.block[d])
+        e.push_back(IndexEntry{dyn, block_offset(op, d, index[d]), op.block[d], 1});
+      else e.push_back(IndexEntry{keep_dim, {}, 0, 1});
+    }
     return B::from_view(make_view(op.window, std::span<const IndexEntry>(e)));
   } else {
     return h;

@@ -50,6 +50,7 @@ void describe_rolled(const A& a, PipeOperand& op, const Scalars& scalars, std::s
   if constexpr (requires { a.spec; }) {
     using Spec = std::remove_cvref_t<decltype(a.spec)>;
     describe_block_operand(a, op);
+    op.traced.assign(op.block.size(), true);  // a rolled grid's indices are traced
     if constexpr (rolls<A, Scalars, R>()) {
       op.map_at = [map = a.spec.map, scalars, k, role = op.role, loc = op.loc](std::span<const ValueId> p) {
         // A traced index into a scalar operand is checked at run time, its
@@ -64,7 +65,13 @@ void describe_rolled(const A& a, PipeOperand& op, const Scalars& scalars, std::s
         {
           const SmemIndexContextScope checked(context);
           index = [&]<std::size_t... I, std::size_t... J>(std::index_sequence<I...>, std::index_sequence<J...>) {
-            return block_indices<Spec::rank>(map(wrap<std::int32_t, extents<>>(p[I])..., std::get<J>(scalars)...));
+            return block_indices<Spec::rank>(
+                map(wrap<std::int32_t, extents<>>(p[I])..., std::get<J>(scalars)...), Spec::block_extents,
+                [&] {
+                  return fmt::format("{}: operand {} ({}) at a step of the rolled grid", pipeline_entry(), k,
+                                     role_name(role));
+                },
+                loc);
           }
           (std::make_index_sequence<R>{}, std::make_index_sequence<std::tuple_size_v<Scalars>>{});
         }
@@ -92,8 +99,10 @@ REFX_DECL ValueId checked_extent(ValueId extent, std::size_t d, std::int64_t bou
 /// Traces a rolled grid (see the top of this header).
 class RolledSchedule {
  public:
-  /// The body of one step: the traced grid point and each operand's window slot.
-  using StepBody = std::function<void(std::span<const ValueId> point, std::span<const DynIndex> slots)>;
+  /// The body of one step: the traced grid point, each operand's window
+  /// slot and block index.
+  using StepBody = std::function<void(std::span<const ValueId> point, std::span<const DynIndex> slots,
+                                      std::span<const std::vector<DynIndex>> index)>;
   /// Over steps [range.first, range.first + range.count) of the grid `dims`
   /// (this core's share; pipeline/cores.hpp), count >= 1.
   /// `extents`: per dimension, its extent traced (known only at run time;

@@ -37,13 +37,14 @@ REFX_DECL bool roll_grid(const std::vector<PipeOperand>& ops, std::span<const st
     if (op.role == PipeRole::scratch) continue;
     const Shape shape = g.view_shape(op.hbm);
     for (std::size_t d = 0; d < op.block.size(); ++d) {
-      if (op.block[d] > shape[d] || shape[d] % op.block[d] == 0 || op.by_element[d]) continue;  // reported later
+      if (op.block[d] > shape[d] || shape[d] % op.block[d] == 0 || op.by_element[d] || op.role == PipeRole::in)
+        continue;  // a larger block: reported later; an input's partial block: a longer slot (size_slots)
       if (!asked) return false;
       trace_error(op.loc,
                   hint("unroll the grid (grid(...).unrolled()), or use a block extent that divides {}", shape[d]),
                   "{}: operand {} ({}, shape {}, block [{}]) in a rolled grid: the block does not divide "
-                  "dimension {}, and a rolled grid's block indices are traced, so its partial last block cannot be "
-                  "sized while tracing",
+                  "dimension {}, and a rolled grid's block indices are traced, so the write-back of the output's "
+                  "partial last block cannot be sized while tracing",
                   pipeline_entry(), k, role_name(op.role), shape, fmt::join(op.block, ", "), d);
     }
   }
@@ -168,7 +169,7 @@ REFX_DECL AsyncCopy RolledSchedule::copy(std::size_t k, const std::vector<DynInd
         v = op2(prim::mul, v, c);
       }
       v = checked_block_start(t, op, k, d, v, shape, "a step of the rolled grid", op.loc);
-      start = DynIndex{0, v};
+      start = DynIndex{0, clamp_to_last_block(op, d, v, shape)};
     }
     hbm.push_back(IndexEntry{dyn, start, B, 1});
     win.push_back(IndexEntry{dyn, DynIndex{0, -1}, B, 1});
@@ -244,6 +245,7 @@ REFX_DECL void RolledSchedule::trace_steps(const StepBody& body) {
   // grid's end they move nothing).
   for (const std::size_t k : blocks) {
     const PipeOperand& op = ops_[k];
+    if (op.role == PipeRole::in) poison_tall_window(t, op, loc_);
     if (op.role != PipeRole::in || op.buffers == 1) continue;
     copy(k, index_at(k, i32(0)), DynIndex{0, -1}, i32(0)).start(loc_);
     for (std::int64_t j = 1; j + 1 < op.buffers; ++j) fetch_ahead(k, i32(0), i32(0), j);
@@ -302,7 +304,7 @@ REFX_DECL void RolledSchedule::trace_steps(const StepBody& body) {
     // The fetch of step s + n - 1.
     for (const std::size_t k : blocks)
       if (ops_[k].role == PipeRole::in && ops_[k].buffers > 1) fetch_ahead(k, s, next_carry[k], ops_[k].buffers - 1);
-    body(point, slots);
+    body(point, slots, index);
     for (const std::size_t k : blocks) {
       const PipeOperand& op = ops_[k];
       if (op.role != PipeRole::out) continue;

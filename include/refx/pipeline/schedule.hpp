@@ -40,10 +40,6 @@ REFX_DECL std::vector<std::vector<std::int64_t>> grid_points(std::span<const std
   return out;
 }
 
-inline const char* role_name(PipeRole r) {
-  return r == PipeRole::in ? "input" : r == PipeRole::out ? "output" : "scratch";
-}
-
 REFX_DECL std::string index_map_reads(const void* c, ValueId ref) {
   const auto& call = *static_cast<const IndexMapCall*>(c);
   const Graph& g = Tracer::current().graph();
@@ -121,6 +117,15 @@ REFX_DECL void check_pipeline_operands(const std::vector<PipeOperand>& ops, std:
       for (std::size_t d = 0; d < op.block.size(); ++d) {
         const DynIndex& b = op.index[s][d];
         const std::int64_t B = op.block[d], n = shape[d];
+        if (op.bounded[d]) {  // bounded_slice(n): the slice starts inside the array
+          if (b.is_static() && (b.constant < 0 || b.constant >= n))
+            trace_error(op.loc,
+                        "{}: operand {} ({}, shape {}, block [{}]): the index map's bounded slice along dimension {} "
+                        "starts at {} at grid step ({}), outside the array's {} elements there",
+                        pipeline_entry(), k, role_name(op.role), shape, fmt::join(op.block, ", "), d, b.constant,
+                        fmt::join(grid_points(grid)[s], ", "), n);
+          continue;
+        }
         if (op.by_element[d] && B > 1) {  // element(n): the window [b, b + n) lies inside the array
           if (b.is_static() && (b.constant < 0 || b.constant + B > n))
             trace_error(op.loc,
@@ -138,11 +143,11 @@ REFX_DECL void check_pipeline_operands(const std::vector<PipeOperand>& ops, std:
                         "dimension {} at grid step ({}), outside the {} blocks there; return a block index in [0, {})",
                         pipeline_entry(), k, role_name(op.role), shape, fmt::join(op.block, ", "), b.constant, d,
                         fmt::join(grid_points(grid)[s], ", "), (n + B - 1) / B, (n + B - 1) / B);
-        } else if (n % B != 0) {
+        } else if (n % B != 0 && op.role == PipeRole::out) {
           trace_error(op.loc,
                       "{}: operand {} ({}, shape {}, block [{}]): the block does not divide dimension {} "
-                      "and its block index there is traced, so the partial last block cannot be sized while tracing; "
-                      "use a block extent that divides {} or an integer block index",
+                      "and the output's block index there is traced, so the write-back of its partial last block "
+                      "cannot be sized while tracing; use a block extent that divides {} or an integer block index",
                       pipeline_entry(), k, role_name(op.role), shape, fmt::join(op.block, ", "), d, n);
         }
       }
@@ -266,6 +271,29 @@ inline void poison_slot(Tracer& t, ViewId slot_view, const std::vector<std::int6
   t.bind(prim::store, ins, views, {}, loc);
 }
 
+/// Fills operand `op`'s whole window with poison when a slot is longer than
+/// its block (size_slots): the rows past the partial last block are rows no
+/// copy writes.
+inline void poison_tall_window(Tracer& t, const PipeOperand& op, SourceLoc loc) {
+  if (!has_tall_slots(op)) return;
+  std::vector<std::int64_t> dims{op.buffers};
+  dims.insert(dims.end(), op.slot_block.begin(), op.slot_block.end());
+  poison_slot(t, op.window, dims, loc);
+}
+
+/// The start `v` (b B) of a block along dimension d, where the slot is
+/// longer (size_slots): min(v, n - B), so that B elements from it lie in the
+/// array; elsewhere v.
+inline ValueId clamp_to_last_block(const PipeOperand& op, std::size_t d, ValueId v, const Shape& shape) {
+  if (op.slot_block[d] == op.block[d]) return v;
+  return visit_dtype(Tracer::current().graph().type(v).dtype, [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>)
+      return apply(prim::min, {v, constant<I>(static_cast<I>(shape[d] - op.block[d]), Shape{})});
+    else return v;
+  });
+}
+
 /// The element start `v` of operand k's block along dimension d, checked at
 /// run time against the array: a block index read from data that puts the
 /// block past the array's end is an error naming the operand and `step`
@@ -273,8 +301,11 @@ inline void poison_slot(Tracer& t, ViewId slot_view, const std::vector<std::int6
 /// name only the index.
 inline ValueId checked_block_start(Tracer& t, const PipeOperand& op, std::size_t k, std::size_t d, ValueId v,
                                    const Shape& shape, const std::string& step, SourceLoc loc) {
+  // A block that may be the partial last one (a longer slot) starts inside
+  // the array; any other lies inside it whole.
+  const std::int64_t size = op.slot_block[d] != op.block[d] ? 1 : op.block[d];
   const std::int64_t attrs[] = {
-      static_cast<std::int64_t>(d), op.block[d], 1, shape[d],
+      static_cast<std::int64_t>(d), size, 1, shape[d],
       t.graph().add_string(fmt::format("{}: operand {} ({}, shape {}, block [{}]): the {} at {} puts the block "
                                        "outside the array",
                                        pipeline_entry(), k, role_name(op.role), shape, fmt::join(op.block, ", "),
@@ -313,6 +344,7 @@ REFX_DECL void PipelineSchedule::start(std::size_t k, int e) {
     std::int64_t size = B;
     if (b[d].is_static()) {
       start = DynIndex{b[d].constant * scale, -1};
+      if (op.bounded[d]) start.constant = std::min(start.constant, shape[d] - B);  // B elements inside the array
       size = std::min(B, shape[d] - start.constant);
     } else {
       ValueId v = b[d].value;
@@ -326,7 +358,7 @@ REFX_DECL void PipelineSchedule::start(std::size_t k, int e) {
         v = apply(prim::mul, {v, c});
       }
       v = checked_block_start(t, op, k, d, v, shape, fmt::format("step {} of the grid", first), op.loc);
-      start = DynIndex{0, v};
+      start = DynIndex{0, clamp_to_last_block(op, d, v, shape)};
     }
     hbm.push_back(IndexEntry{dyn, start, size, 1});
     win.push_back(IndexEntry{dyn, DynIndex{0, -1}, size, 1});
@@ -339,7 +371,7 @@ REFX_DECL void PipelineSchedule::start(std::size_t k, int e) {
   for (std::size_t d = 0; d < op.block.size(); ++d) partial = partial || win[d].size < op.block[d];
   // A predicated copy may not run; its slot then still holds the unchanged
   // block, which a fill would destroy.
-  if (op.role == PipeRole::in && partial && predicate == no_id) poison_slot(t, slot_view, op.block, loc_);
+  if (op.role == PipeRole::in && partial && predicate == no_id) poison_slot(t, slot_view, op.slot_block, loc_);
   const ViewId sem = make_view(op.sems, std::span<const IndexEntry>(sem_entry));
   const bool in = op.role == PipeRole::in;
   auto& c = op.copies[static_cast<std::size_t>(e)];
@@ -362,6 +394,7 @@ REFX_DECL void PipelineSchedule::prologue() {
   for (std::size_t k = 0; k < ops_.size(); ++k) {
     const PipeOperand& op = ops_[k];
     if (op.role != PipeRole::in) continue;
+    poison_tall_window(Tracer::current(loc_), op, loc_);
     // Fetch the blocks of steps 0 .. n-2 (where the index changes), or with
     // lookahead the first n - 1 blocks.
     if (op.lookahead) {
