@@ -216,7 +216,12 @@ TEST(Failure, PrintsBeforeADeviceFailureAreFlushed) {
                  when(me == 0, [&] { semaphore_signal(printed, 1, 1); });
                  when(me == 1, [&] {
                    semaphore_wait(printed, 1);
-                   debug_print("{}", t.at(ds(me * 4, 4)).load());  // out of bounds
+                   // Out of bounds. The start reads the semaphore (0 after the
+                   // wait) so that the load stays after the wait: with a start
+                   // of me * 4 alone the scheduler may hoist the load of a
+                   // read-only input above it, and device 1 then fails before
+                   // device 0 printed (a flake under load, found at 5122c4f).
+                   debug_print("{}", t.at(ds(me * 4 + semaphore_read(printed), 4)).load());
                  });
                });
              }).compile(Mesh{{"x", 2}}, {}, rt);
