@@ -151,15 +151,15 @@ inline constexpr Lookahead lookahead{};
 /// (std::int64_t each) to block indices (one per dimension: integers or
 /// traced integer scalars, as a std::array, a std::tuple, or one value for
 /// rank 1). Element start along dimension d = block index * B_d (the index
-/// itself along a squeezed or element(n) dimension). It keeps
+/// itself along a squeezed, element(n) or bounded_slice(n) dimension). It keeps
 /// the line it was written on: pipeline_kernel's messages about the operand
 /// name it.
 template <class Map, std::int64_t... B>
 struct BlockSpec {
   static_assert(sizeof...(B) >= 1, "refx: a BlockSpec needs a block shape of rank >= 1");
   static_assert(((B >= 1 || B <= -1) && ...),
-                "refx: a BlockSpec's block extents must be >= 1, `squeezed` (Pallas' None) or element(n) with n >= 1 "
-                "(Pallas' pl.Element(n))");
+                "refx: a BlockSpec's block extents must be >= 1, `squeezed` (Pallas' None), or element(n) or "
+                "bounded_slice(n) with n >= 1 (Pallas' pl.Element(n), pl.BoundedSlice(n))");
   static constexpr std::size_t rank = sizeof...(B);
   static constexpr std::array<std::int64_t, sizeof...(B)> block_extents{B...};
   Map map;

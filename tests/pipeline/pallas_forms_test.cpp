@@ -28,6 +28,23 @@ const RuntimeOptions kModes[] = {RuntimeOptions{}, RuntimeOptions{.detect_races 
 
 float xval(std::int64_t e) { return float(e % 89) - 30.0f; }
 
+/// grid(n), rolled or unrolled.
+template <bool Rolled>
+auto grid_of(I n) {
+  if constexpr (Rolled) return grid(n).rolled();
+  else return grid(n).unrolled();
+}
+/// What `f` throws (an Error's message), or "no error".
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 // Pallas' block (None, 8, 128): the body's block is (8, 128), and the index
 // map's first index is an element index. A squeezed middle dimension too:
 // (2, None, 64) over (4, 3, 64) visits every (row pair, plane).
@@ -270,12 +287,8 @@ template <bool Rolled>
 void check_halo_windows() {
   const auto map_x = [](auto i) { return std::tuple{i * 8, I{0}}; };
   const auto map_z = [](auto i) { return std::tuple{i, I{0}}; };
-  const auto g = [] {
-    if constexpr (Rolled) return grid(4).rolled();
-    else return grid(4).unrolled();
-  }();
   const auto k = pipeline_kernel<HbmRef<const float, 40, 128>, HbmRef<float, 32, 128>>(
-      g,
+      grid_of<Rolled>(4),
       [](VmemRef<const float, 16, 128> w, VmemRef<float, 8, 128> zb) {
         zb.store(w.at(ds<8>(0), all).load() + w.at(ds<8>(8), all).load());
       },
@@ -316,12 +329,8 @@ TEST(ElementDimension, StartsReadFromDataAreCheckedAtRunTime) {
       for (I e = 0; e < 8 * 128; ++e)
         ASSERT_EQ(z[static_cast<std::size_t>(i * 8 * 128 + e)], 2.0f * xval(starts[static_cast<std::size_t>(i)] * 128 + e))
             << i << " " << e;
-    std::string msg = "no error";
-    try {
-      exe(Array::from_shards<i32>({{0, 33, 0, 0}}, Shape{4}, rt), x)[0].block_until_ready();
-    } catch (const Error& e) {
-      msg = e.what();
-    }
+    const std::string msg =
+        error_of([&] { exe(Array::from_shards<i32>({{0, 33, 0, 0}}, Shape{4}, rt), x)[0].block_until_ready(); });
     EXPECT_NE(msg.find("pipeline_kernel: operand 0 (input, shape [40,128], block [8, 128]): the element start at step "
                        "1 of the grid puts the block outside the array: index 33"),
               std::string::npos)
@@ -335,12 +344,7 @@ TEST(ElementDimension, AStartPastTheArrayIsATraceError) {
       grid(4), [](VmemRef<const float, 16, 128> w, VmemRef<float, 8, 128> zb) { zb.store(w.at(ds<8>(0), all).load()); },
       block<element(16), 128>([](I i) { return std::array<I, 2>{i * 9, 0}; }),
       block<8, 128>([](I i) { return std::array<I, 2>{i, 0}; }));
-  std::string msg = "no error";
-  try {
-    (void)kernel(k).compile(Mesh{{"x", 1}});
-  } catch (const TraceError& e) {
-    msg = e.what();
-  }
+  const std::string msg = error_of([&] { (void)kernel(k).compile(Mesh{{"x", 1}}); });
   EXPECT_NE(msg.find("the index map gives element 27 along dimension 0 (an element(16) dimension) at grid step (3), "
                      "so the block [27, 43) lies outside the array's 40 elements there; return a start in [0, 24]"),
             std::string::npos)
@@ -356,12 +360,8 @@ TEST(ElementDimension, AStartPastTheArrayIsATraceError) {
 // the last block stops the run naming the operand and the step.
 template <bool Rolled>
 void check_traced_partial_blocks() {
-  const auto g = [] {
-    if constexpr (Rolled) return grid(4).rolled();
-    else return grid(4).unrolled();
-  }();
   const auto k = pipeline_kernel<SmemRef<const i32, 4>, HbmRef<const float, 20, 128>, HbmRef<float, 32, 128>>(
-      g, [](SmemRef<const i32, 4>, VmemRef<const float, 8, 128> xb, VmemRef<float, 8, 128> zb) { zb.store(xb.load() + 1.0f); },
+      grid_of<Rolled>(4), [](SmemRef<const i32, 4>, VmemRef<const float, 8, 128> xb, VmemRef<float, 8, 128> zb) { zb.store(xb.load() + 1.0f); },
       block<8, 128>([](auto i, const auto& table) { return std::tuple{table.at(i).load(), I{0}}; }),
       block<8, 128>([](auto i, auto&&...) { return std::tuple{i, I{0}}; }));
   for (const RuntimeOptions& o : kModes) {
@@ -379,12 +379,8 @@ void check_traced_partial_blocks() {
           if (row < 20) ASSERT_EQ(got, xval(row * 128 + c) + 1.0f) << Rolled << " step " << step << " row " << r;
           else ASSERT_TRUE(std::isnan(got)) << Rolled << " step " << step << " row " << r << ": " << got;
         }
-    std::string msg = "no error";
-    try {
-      exe(Array::from_shards<i32>({{0, 1, 3, 0}}, Shape{4}, rt), x)[0].block_until_ready();
-    } catch (const Error& e) {
-      msg = e.what();
-    }
+    const std::string msg =
+        error_of([&] { exe(Array::from_shards<i32>({{0, 1, 3, 0}}, Shape{4}, rt), x)[0].block_until_ready(); });
     EXPECT_NE(msg.find("pipeline_kernel: operand 0 (input, shape [20,128], block [8, 128]): the block index at"),
               std::string::npos)
         << msg;
@@ -404,12 +400,7 @@ TEST(PartialBlock, AnOutputsTracedPartialBlockIsATraceError) {
       grid(3), [](SmemRef<const i32, 3>, VmemRef<const float, 8, 128> xb, VmemRef<float, 8, 128> zb) { zb.store(xb.load()); },
       block<8, 128>([](I i, auto&&...) { return std::tuple{i, I{0}}; }),
       block<8, 128>([](I i, const auto& table) { return std::tuple{table.at(i).load(), I{0}}; }));
-  std::string msg = "no error";
-  try {
-    (void)kernel(k).compile(Mesh{{"x", 1}});
-  } catch (const TraceError& e) {
-    msg = e.what();
-  }
+  const std::string msg = error_of([&] { (void)kernel(k).compile(Mesh{{"x", 1}}); });
   EXPECT_NE(msg.find("the output's block index there is traced, so the write-back of its partial last block cannot be "
                      "sized while tracing"),
             std::string::npos)
@@ -423,13 +414,9 @@ TEST(PartialBlock, AnOutputsTracedPartialBlockIsATraceError) {
 // the array, stops the run naming the operand and the step.
 template <bool Rolled>
 void check_bounded_slices() {
-  const auto g = [] {
-    if constexpr (Rolled) return grid(3).rolled();
-    else return grid(3).unrolled();
-  }();
   const auto k = pipeline_kernel<SmemRef<const i32, 3>, SmemRef<const i32, 3>, HbmRef<const float, 40, 128>,
                                  HbmRef<float, 48, 128>>(
-      g,
+      grid_of<Rolled>(3),
       [](SmemRef<const i32, 3>, SmemRef<const i32, 3>, VmemRef<const float, 16, 128> w, VmemRef<float, 16, 128> zb) {
         zb.store(w.load());
       },
@@ -452,23 +439,20 @@ void check_bounded_slices() {
         if (row < 40) ASSERT_EQ(got, xval(row * 128 + 7)) << Rolled << " step " << step << " row " << r;
         else ASSERT_TRUE(std::isnan(got)) << Rolled << " step " << step << " row " << r << ": " << got;
       }
-    const auto error_of = [&](std::vector<i32> st, std::vector<i32> sz) {
-      try {
+    const auto run_with = [&](std::vector<i32> st, std::vector<i32> sz) {
+      return error_of([&] {
         exe(Array::from_shards<i32>({st}, Shape{3}, rt), Array::from_shards<i32>({sz}, Shape{3}, rt), x)[0]
             .block_until_ready();
-      } catch (const Error& e) {
-        return std::string(e.what());
-      }
-      return std::string("no error");
+      });
     };
-    const std::string big = error_of({0, 0, 0}, {16, 17, 1});
+    const std::string big = run_with({0, 0, 0}, {16, 17, 1});
     EXPECT_NE(big.find(Rolled ? "pipeline_kernel: operand 0 (input) at a step of the rolled grid: the index map's "
                                 "bounded slice size along dimension 0 lies outside [0, 16]"
                               : "pipeline_kernel: operand 0 (input) at grid step (1): the index map's bounded slice "
                                 "size along dimension 0 lies outside [0, 16]"),
               std::string::npos)
         << big;
-    const std::string past = error_of({0, 40, 0}, {1, 1, 1});
+    const std::string past = run_with({0, 40, 0}, {1, 1, 1});
     EXPECT_NE(past.find("the element start at"), std::string::npos) << past;
     EXPECT_NE(past.find("pallas_forms_test.cpp"), std::string::npos) << past;
   }
@@ -483,12 +467,7 @@ TEST(BoundedSlice, AStartPastTheArrayOrAPlainIndexIsATraceError) {
     const auto k = pipeline_kernel<HbmRef<const float, 40, 128>, HbmRef<float, 32, 128>>(
         grid(2), [](VmemRef<const float, 16, 128> w, VmemRef<float, 16, 128> zb) { zb.store(w.load()); },
         block<bounded_slice(16), 128>(map), block<16, 128>([](I i) { return std::array<I, 2>{i, 0}; }));
-    try {
-      (void)kernel(k).compile(Mesh{{"x", 1}});
-    } catch (const TraceError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    return error_of([&] { (void)kernel(k).compile(Mesh{{"x", 1}}); });
   };
   const std::string past = traced([](I i) { return std::tuple{bounded(i * 45, I{3}), I{0}}; });
   EXPECT_NE(past.find("the index map's bounded slice along dimension 0 starts at 45 at grid step (1), outside the "

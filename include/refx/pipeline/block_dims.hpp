@@ -89,6 +89,26 @@ BoundedIndex bounded(const S& start, const Z& size) {
 }
 
 namespace detail {
+/// `i` as a traced scalar of element type `to` (a constant, or a cast).
+inline ValueId index_as(const DynIndex& i, DType to, SourceLoc loc) {
+  if (!i.is_static()) {
+    if (Tracer::current(loc).graph().type(i.value).dtype == to) return i.value;
+    const std::int64_t attrs[] = {static_cast<std::int64_t>(to)};
+    return apply(prim::cast, {i.value}, attrs, loc);
+  }
+  return visit_dtype(to, [&](auto tag) -> ValueId {
+    using I = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>)
+      return constant<I>(static_cast<I>(i.constant), Shape{}, loc);
+    else return no_id;  // not reached: block indices are integers (to_dyn_index)
+  });
+}
+
+/// The integer `c` as a constant of traced index `like`'s element type.
+inline ValueId index_like(std::int64_t c, ValueId like, SourceLoc loc) {
+  return index_as(DynIndex{c, -1}, Tracer::current(loc).graph().type(like).dtype, loc);
+}
+
 /// Entry d of what an index map returns: its block index (a bounded
 /// slice's start). A bounded slice's size is checked against its bound
 /// (block extent `extent`, a bounded_slice(n)): at run time when traced.
@@ -116,18 +136,8 @@ DynIndex block_index_entry(const X& x, std::size_t d, std::int64_t extent, const
       // The start carries checked - size (0), so that the check is not dropped as unused.
       const ValueId zero = apply(prim::sub, {checked, v}, {}, loc);
       const DType type = x.start.is_static() ? t.graph().type(v).dtype : t.graph().type(x.start.value).dtype;
-      const std::int64_t to[] = {static_cast<std::int64_t>(type)};
-      const ValueId offset = t.graph().type(v).dtype == type ? zero : apply(prim::cast, {zero}, to, loc);
-      const ValueId start = x.start.is_static()
-                                ? visit_dtype(type,
-                                              [&](auto tag) {
-                                                using I = typename decltype(tag)::type;
-                                                if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>)
-                                                  return constant<I>(static_cast<I>(x.start.constant), Shape{}, loc);
-                                                else return offset;  // not reached: sizes are integers (to_dyn_index)
-                                              })
-                                : x.start.value;
-      return DynIndex{0, apply(prim::add, {start, offset}, {}, loc)};
+      const ValueId offset = index_as(DynIndex{0, zero}, type, loc);
+      return DynIndex{0, apply(prim::add, {index_as(x.start, type, loc), offset}, {}, loc)};
     }
     return x.start;
   } else {

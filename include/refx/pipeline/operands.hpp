@@ -130,9 +130,10 @@ struct PipeOperand {
   std::vector<bool> by_element;     ///< per dimension: the index map gives an element, not a block index
   std::vector<bool> bounded;        ///< per dimension: a bounded_slice(n) (the block starts anywhere in the array)
   std::vector<bool> traced;         ///< per dimension: some step's block index there is traced
-  /// The window slot's extents: the block's, or 2B - n % B along a
-  /// dimension of extent n where an input's traced block index may pick the
-  /// partial last block (slot_extents; body_arg views the block inside it).
+  /// The window slot's extents: the block's, 2B - n % B along a dimension
+  /// of extent n where an input's traced block index may pick the partial
+  /// last block, 2B - 1 along a bounded_slice(n) (size_slots; body_arg views
+  /// the block inside it).
   std::vector<std::int64_t> slot_block;
   int buffers = 2;
   bool lookahead = false;                    ///< fetches by distinct blocks, not by steps (inputs)
@@ -352,6 +353,14 @@ inline std::span<const DynIndex> step_index(const PipeOperand& op, std::size_t s
 /// Whether operand `op` has a dimension whose slot is longer than its block.
 inline bool has_tall_slots(const PipeOperand& op) { return op.slot_block != op.block; }
 
+/// The start `v` (b B) of a block along dimension d, where the slot is
+/// longer (size_slots): min(v, n - B), so that B elements from it lie in the
+/// array; elsewhere v.
+inline ValueId clamp_to_last_block(const PipeOperand& op, std::size_t d, ValueId v, const Shape& shape) {
+  if (op.slot_block[d] == op.block[d]) return v;
+  return apply(prim::min, {v, index_like(shape[d] - op.block[d], v, {})});
+}
+
 /// Where operand `op`'s block starts within its slot along dimension d, for
 /// block index `b` (size_slots): 0 unless the slot is longer there.
 inline DynIndex block_offset(const PipeOperand& op, std::size_t d, const DynIndex& b) {
@@ -361,18 +370,8 @@ inline DynIndex block_offset(const PipeOperand& op, std::size_t d, const DynInde
   const Shape shape = t.graph().view_shape(op.hbm);
   if (b.is_static())  // a bounded slice's start past n - B; a partial block's copy lands at 0
     return DynIndex{op.bounded[d] ? b.constant - std::min(b.constant, shape[d] - op.block[d]) : 0, -1};
-  const DType type = t.graph().type(b.value).dtype;
-  return visit_dtype(type, [&](auto tag) {
-    using I = typename decltype(tag)::type;
-    if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) {
-      const ValueId start =
-          op.by_element[d] ? b.value : apply(prim::mul, {b.value, constant<I>(static_cast<I>(op.block[d]), Shape{})});
-      const ValueId last = constant<I>(static_cast<I>(shape[d] - op.block[d]), Shape{});
-      return DynIndex{0, apply(prim::sub, {start, apply(prim::min, {start, last})})};
-    } else {
-      return DynIndex{0, -1};  // not reached: block indices are integers (to_dyn_index)
-    }
-  });
+  const ValueId start = op.by_element[d] ? b.value : apply(prim::mul, {b.value, index_like(op.block[d], b.value, {})});
+  return DynIndex{0, apply(prim::sub, {start, clamp_to_last_block(op, d, start, shape)})};
 }
 
 template <std::size_t R, class A, class Scalars = std::tuple<>>

@@ -160,13 +160,7 @@ REFX_DECL AsyncCopy RolledSchedule::copy(std::size_t k, const std::vector<DynInd
       if (scale != 1 && t.graph().type(v).dtype == DType::i32) {
         v = op2(prim::mul, v, i32(scale));
       } else if (scale != 1) {
-        const ValueId c = visit_dtype(t.graph().type(v).dtype, [&](auto tag) {
-          using I = typename decltype(tag)::type;
-          if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>)
-            return constant<I>(static_cast<I>(scale), Shape{}, loc_);
-          else return v;
-        });
-        v = op2(prim::mul, v, c);
+        v = op2(prim::mul, v, index_like(scale, v, loc_));
       }
       v = checked_block_start(t, op, k, d, v, shape, "a step of the rolled grid", op.loc);
       start = DynIndex{0, clamp_to_last_block(op, d, v, shape)};

@@ -155,21 +155,6 @@ REFX_DECL void check_pipeline_operands(const std::vector<PipeOperand>& ops, std:
   }
 }
 
-/// `i` as a traced scalar of element type `to` (a constant, or a cast).
-inline ValueId index_as(const DynIndex& i, DType to, SourceLoc loc) {
-  if (!i.is_static()) {
-    if (Tracer::current(loc).graph().type(i.value).dtype == to) return i.value;
-    const std::int64_t attrs[] = {static_cast<std::int64_t>(to)};
-    return apply(prim::cast, {i.value}, attrs, loc);
-  }
-  return visit_dtype(to, [&](auto tag) -> ValueId {
-    using I = typename decltype(tag)::type;
-    if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>)
-      return constant<I>(static_cast<I>(i.constant), Shape{}, loc);
-    else return no_id;  // not reached: block indices are integers (to_dyn_index)
-  });
-}
-
 /// Whether block index `b` differs from `a` (the step before): known while
 /// tracing when every dimension is known equal (integers, or one traced
 /// value) or one is known to differ; otherwise `changed` becomes a traced
@@ -281,19 +266,6 @@ inline void poison_tall_window(Tracer& t, const PipeOperand& op, SourceLoc loc) 
   poison_slot(t, op.window, dims, loc);
 }
 
-/// The start `v` (b B) of a block along dimension d, where the slot is
-/// longer (size_slots): min(v, n - B), so that B elements from it lie in the
-/// array; elsewhere v.
-inline ValueId clamp_to_last_block(const PipeOperand& op, std::size_t d, ValueId v, const Shape& shape) {
-  if (op.slot_block[d] == op.block[d]) return v;
-  return visit_dtype(Tracer::current().graph().type(v).dtype, [&](auto tag) {
-    using I = typename decltype(tag)::type;
-    if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>)
-      return apply(prim::min, {v, constant<I>(static_cast<I>(shape[d] - op.block[d]), Shape{})});
-    else return v;
-  });
-}
-
 /// The element start `v` of operand k's block along dimension d, checked at
 /// run time against the array: a block index read from data that puts the
 /// block past the array's end is an error naming the operand and `step`
@@ -348,15 +320,7 @@ REFX_DECL void PipelineSchedule::start(std::size_t k, int e) {
       size = std::min(B, shape[d] - start.constant);
     } else {
       ValueId v = b[d].value;
-      if (scale != 1) {
-        const ValueId c = visit_dtype(t.graph().type(v).dtype, [&](auto tag) {
-          using I = typename decltype(tag)::type;
-          if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>)
-            return constant<I>(static_cast<I>(scale), Shape{});
-          else return v;
-        });
-        v = apply(prim::mul, {v, c});
-      }
+      if (scale != 1) v = apply(prim::mul, {v, index_like(scale, v, loc_)});
       v = checked_block_start(t, op, k, d, v, shape, fmt::format("step {} of the grid", first), op.loc);
       start = DynIndex{0, clamp_to_last_block(op, d, v, shape)};
     }
