@@ -6,7 +6,9 @@
 // multiply by ones (a literal, a broadcast or a full block; ones that widen
 // the product leave the other factor's broadcast) and a select with a
 // constant condition (detail::binary_rewrites_to, select) trace no op either,
-// bit for bit what the op gives.
+// bit for bit what the op gives. A reshape of a load traced just before it
+// (detail::reshape_rewrites_to) is a load of the reshaped view: one read of
+// the Ref, in place where nothing writes it before the value's last use.
 
 #include <gtest/gtest.h>
 
@@ -18,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include <refx/ir/primitives/ref_ops.hpp>
 #include <refx/refx.hpp>
 
 namespace {
@@ -189,6 +192,90 @@ TEST(SelectRewrite, AConstantConditionPicksItsAlternativeAndRunsNothing) {
     ASSERT_EQ(std::bit_cast<std::uint32_t>(b[i]), std::bit_cast<std::uint32_t>(host[i])) << i;
   }
   EXPECT_EQ(m[20], 0.0f);  // 20 * -0.37 < 0
+}
+
+// Pallas' `buf[...].reshape(m, n)` of a dense region: no reshape runs, the
+// load reads the reshaped view (in place where nothing writes it before its
+// last use), and every bit pattern comes out where row-major order puts it.
+TEST(ReshapeRewrite, AReshapedLoadOfADenseRegionIsOneRead) {
+  using i32 = std::int32_t;
+  const auto k = kernel([](SmemRef<const i32, 1> at, VmemRef<const float, 2, 4, 8, 16> x, VmemRef<const float, 8, 32> q,
+                           VmemRef<float, 32, 16> y, VmemRef<float, 8, 16> z) {
+                   y.store(reshape<32, 16>(x.at(at[0]).load()));  // a traced index: still one dense run
+                   z.store(dot(q.load(), reshape<32, 16>(x.at(at[0]).load())));
+                 }).compile(Mesh{{"x", 1}});
+  EXPECT_EQ(ops_in(k.graph(), prim::reshape), 0u) << fmt::format("{}", k.graph());
+  std::size_t in_place = 0;
+  for (std::size_t o = 0; o < k.graph().num_ops(); ++o) in_place += prim::load_reads_in_place(k.graph(), k.graph().op(OpId(o)));
+  EXPECT_GE(in_place, 1u) << fmt::format("{}", k.graph());  // the dot's operand borrows the Ref
+  const std::vector<float> host = special_floats(2 * 4 * 8 * 16);
+  const Array x = Array::generate<float>(1, Shape{2, 4, 8, 16}, [&](int, std::int64_t i) { return host[std::size_t(i)]; });
+  const Array q = Array::generate<float>(1, Shape{8, 32}, [](int, std::int64_t i) { return float(i % 3); });
+  const Array one = Array::from_shards<i32>({{1}}, Shape{1});
+  const auto out = k(one, x, q);
+  const std::vector<float> y = out[0].to_host<float>(0), z = out[1].to_host<float>(0);
+  for (std::size_t i = 0; i < y.size(); ++i)
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(y[i]), std::bit_cast<std::uint32_t>(host[512 + i])) << i;
+  // The dot over the borrowed region gives what it gives over a copy: the unrewritten kernel's.
+  const auto copied = kernel([](VmemRef<const float, 32, 16> x, VmemRef<const float, 8, 32> q, VmemRef<float, 8, 16> z) {
+                        z.store(dot(q.load(), x.load()));
+                      }).compile(Mesh{{"x", 1}});
+  const Array rows = Array::generate<float>(1, Shape{32, 16}, [&](int, std::int64_t i) { return host[512 + std::size_t(i)]; });
+  const std::vector<float> want = copied(rows, q)[0].to_host<float>(0);
+  for (std::size_t i = 0; i < z.size(); ++i)
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(z[i]), std::bit_cast<std::uint32_t>(want[i])) << i;
+}
+
+// A reshape to the value's own extents is the value; a reshape of a reshape
+// is one reshape of the first's operand (none when that has the extents):
+// flash attention's `tile<1, 1>(m)` and `l_broadcast` ran two 64 KiB copies.
+TEST(ReshapeRewrite, AReshapeChainIsAtMostOneReshape) {
+  const auto k = kernel([](VmemRef<const float, 8, 16> x, VmemRef<float, 8, 16> a, VmemRef<float, 128> b,
+                           VmemRef<float, 8, 16> c) {
+                   const auto v = x.load() * 2.0f;  // not a load: no load of a reshaped view
+                   a.store(tile<1, 1>(v) + reshape<8, 16>(v));
+                   b.store(reshape<128>(reshape<16, 8>(reshape<8, 1, 16>(v))));
+                   c.store(reshape<8, 16>(reshape<4, 32>(v)));
+                 }).compile(Mesh{{"x", 1}});
+  EXPECT_EQ(ops_in(k.graph(), prim::reshape), 1u) << fmt::format("{}", k.graph());  // b's, from v
+  const std::vector<float> host = special_floats(128);
+  const Array x = Array::generate<float>(1, Shape{8, 16}, [&](int, std::int64_t i) { return host[std::size_t(i)]; });
+  const auto out = k(x);
+  const std::vector<float> a = out[0].to_host<float>(0), b = out[1].to_host<float>(0), c = out[2].to_host<float>(0);
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    const float twice = host[i] * 2.0f;
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(a[i]), std::bit_cast<std::uint32_t>(twice + twice)) << i;
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(b[i]), std::bit_cast<std::uint32_t>(twice)) << i;
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(c[i]), std::bit_cast<std::uint32_t>(twice)) << i;
+  }
+}
+
+// Where the rewrite would change what is read, or the region is not one run,
+// the reshape stays: a store into the Ref after the load (the value is the
+// old contents), a window of an inner dimension, and a load not traced last.
+TEST(ReshapeRewrite, ALaterWriteOrAStridedRegionKeepsTheReshape) {
+  const auto k = kernel([](VmemRef<const float, 4, 16> x, VmemRef<float, 4, 16> r, VmemRef<float, 64> y,
+                           VmemRef<float, 32> w, VmemRef<float, 64> v) {
+                   r.store(x.load());
+                   const auto old = r.load();
+                   r.store(zeros<float, 4, 16>());
+                   y.store(reshape<64>(old));
+                   w.store(reshape<32>(x.at(all, ds(0, 8)).load()));
+                   const auto first = x.load();
+                   const auto second = r.load();
+                   const auto rf = reshape<64>(first);  // second's load was traced last
+                   const auto rs = reshape<64>(second);  // and now rf's reshape
+                   v.store(rf + rs);
+                 }).compile(Mesh{{"x", 1}});
+  EXPECT_EQ(ops_in(k.graph(), prim::reshape), 4u) << fmt::format("{}", k.graph());
+  const Array x = Array::generate<float>(1, Shape{4, 16}, [](int, std::int64_t i) { return float(i) + 0.25f; });
+  const auto out = k(x);
+  const std::vector<float> y = out[1].to_host<float>(0), w = out[2].to_host<float>(0), v = out[3].to_host<float>(0);
+  for (std::int64_t i = 0; i < 64; ++i) {
+    ASSERT_EQ(y[std::size_t(i)], float(i) + 0.25f) << i;
+    ASSERT_EQ(v[std::size_t(i)], float(i) + 0.25f) << i;
+  }
+  for (std::int64_t i = 0; i < 32; ++i) ASSERT_EQ(w[std::size_t(i)], float(i / 8 * 16 + i % 8) + 0.25f) << i;
 }
 
 }  // namespace

@@ -163,11 +163,20 @@ TEST(Einshape, AnIdentityTracesNoOpAndAMergeOnlyAReshape) {
   EXPECT_EQ(same_text.find("reshape"), std::string::npos) << same_text;
   EXPECT_EQ(same_text.find("transpose"), std::string::npos) << same_text;
   auto merge = kernel([](VmemRef<const float, 2, 3, 4> x, VmemRef<float, 6, 4> y) {
-                 y.store(einshape<"abc->(ab)c">(x.load()));
+                 y.store(einshape<"abc->(ab)c">(x.load() * 2.0f));
                }).compile(Mesh{{"x", 1}});
   const std::string merge_text = to_text(merge.program().graph);
   EXPECT_NE(merge_text.find("reshape"), std::string::npos) << merge_text;
   EXPECT_EQ(merge_text.find("transpose"), std::string::npos) << merge_text;
+  // Of a load, the merge is a load of the reshaped view (no reshape runs).
+  auto merged_load = kernel([](VmemRef<const float, 2, 3, 4> x, VmemRef<float, 6, 4> y) {
+                       y.store(einshape<"abc->(ab)c">(x.load()));
+                     }).compile(Mesh{{"x", 1}});
+  const std::string load_text = to_text(merged_load.program().graph);
+  EXPECT_EQ(load_text.find("reshape"), std::string::npos) << load_text;
+  EXPECT_NE(load_text.find("as f32[6,4]"), std::string::npos) << load_text;
+  const auto merged = merged_load(input_array<float, extents<2, 3, 4>>())[0].to_host<float>(0);
+  expect_same(merged, input_values<float>(24), "abc->(ab)c");
   // "abc->cab" moves (ab) as one: one transpose, no reshape back.
   auto runs = kernel([](VmemRef<const float, 2, 3, 4> x, VmemRef<float, 4, 2, 3> y) {
                 y.store(einshape<"abc->cab">(x.load()));

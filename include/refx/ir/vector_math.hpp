@@ -66,7 +66,33 @@ using Packet = ei::packet_traits<float>::type;
 inline constexpr int width = ei::unpacket_traits<Packet>::size;
 
 inline Packet constant(float v) { return ei::pset1<Packet>(v); }
-inline Packet less(const Packet& a, const Packet& b) { return ei::pcmp_lt(a, b); }
+// Lane masks: Eigen's own (a packet of all-ones lanes) or, with AVX-512, the
+// mask registers. Eigen's AVX-512 pcmp_lt and pselect convert between the
+// two on every call, which made exp 5x slower than Eigen's pexp alone (1.24
+// against 0.23 ns an element on this machine's Xeon); the native masks cost
+// 0.29. Both give the same lanes.
+template <class P>
+P less(const P& a, const P& b) {
+  return ei::pcmp_lt(a, b);
+}
+template <class P>
+P select(const P& mask, const P& a, const P& b) {
+  return ei::pselect(mask, a, b);
+}
+template <class P>
+P either(const P& a, const P& b) {
+  return ei::por(a, b);
+}
+template <class P>
+P both(const P& a, const P& b) {
+  return ei::pand(a, b);
+}
+#if defined(__AVX512F__)
+inline __mmask16 less(const __m512& a, const __m512& b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+inline __m512 select(__mmask16 mask, const __m512& a, const __m512& b) { return _mm512_mask_blend_ps(mask, b, a); }
+inline __mmask16 either(__mmask16 a, __mmask16 b) { return static_cast<__mmask16>(a | b); }
+inline __mmask16 both(__mmask16 a, __mmask16 b) { return static_cast<__mmask16>(a & b); }
+#endif
 
 /// The correctly rounded square root (Eigen's packet sqrt is an approximation
 /// under EIGEN_FAST_MATH, wrong for denormals and infinity).
@@ -91,19 +117,19 @@ inline __m128 sqrt(const __m128& x) { return _mm_sqrt_ps(x); }
 /// argument (to +-88.72, or +-88.38 with AVX-512), so its results end at
 /// 2.9e-39 below (no denormals, no 0 for -inf) and overflow early above.
 inline Packet exp(const Packet& x) {
-  const Packet outside = ei::por(less(constant(88.0f), x), less(x, constant(-87.0f)));
-  const Packet e = ei::pexp(ei::pselect(outside, ei::pmul(x, constant(0.5f)), x));
-  return ei::pselect(outside, ei::pmul(e, e), e);
+  const auto outside = either(less(constant(88.0f), x), less(x, constant(-87.0f)));
+  const Packet e = ei::pexp(select(outside, ei::pmul(x, constant(0.5f)), x));
+  return select(outside, ei::pmul(e, e), e);
 }
 
 /// log, with denormal x scaled by 2^24 first (Eigen flushes them to FLT_MIN).
 inline Packet log(const Packet& x) {
-  const Packet tiny = ei::pand(less(x, constant(1.17549435e-38f)), less(constant(0.0f), x));
-  const Packet r = ei::plog(ei::pselect(tiny, ei::pmul(x, constant(16777216.0f)), x));
-  return ei::pselect(tiny, ei::padd(r, constant(-16.6355323f)), r);  // - 24 ln 2
+  const auto tiny = both(less(x, constant(1.17549435e-38f)), less(constant(0.0f), x));
+  const Packet r = ei::plog(select(tiny, ei::pmul(x, constant(16777216.0f)), x));
+  return select(tiny, ei::padd(r, constant(-16.6355323f)), r);  // - 24 ln 2
 }
 
-inline Packet expm1(const Packet& x) { return ei::pselect(less(constant(88.0f), x), exp(x), ei::pexpm1(x)); }
+inline Packet expm1(const Packet& x) { return select(less(constant(88.0f), x), exp(x), ei::pexpm1(x)); }
 
 /// 1 / (1 + exp(-x)), as e / (1 + e) with e = exp(x) for negative x (the
 /// relative error stays small where the result is; Eigen's own logistic is
@@ -111,14 +137,14 @@ inline Packet expm1(const Packet& x) { return ei::pselect(less(constant(88.0f), 
 inline Packet logistic(const Packet& x) {
   const Packet e = exp(ei::pnegate(ei::pabs(x)));
   const Packet r = ei::pdiv(constant(1.0f), ei::padd(constant(1.0f), e));
-  return ei::pselect(less(x, constant(0.0f)), ei::pmul(e, r), r);
+  return select(less(x, constant(0.0f)), ei::pmul(e, r), r);
 }
 
 /// erf; below 2^-60 in magnitude it is x * 2 / sqrt(pi) (Eigen's polynomial
 /// loses precision there, 37 ulp near FLT_MIN).
 inline Packet erf(const Packet& x) {
-  const Packet tiny = less(ei::pabs(x), constant(8.67361738e-19f));
-  return ei::pselect(tiny, ei::pmul(x, constant(1.12837917f)), ei::scalar_erf_op<float>{}.packetOp(x));
+  const auto tiny = less(ei::pabs(x), constant(8.67361738e-19f));
+  return select(tiny, ei::pmul(x, constant(1.12837917f)), ei::scalar_erf_op<float>{}.packetOp(x));
 }
 
 /// pow for positive normal x and finite y: exp(y * log(x)) in double with

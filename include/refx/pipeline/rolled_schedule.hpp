@@ -318,7 +318,9 @@ REFX_DECL void RolledSchedule::trace_steps(const StepBody& body) {
   t.close_block(loop_block);
   const auto types = types_of<void>(t.graph(), out);
   const BlockId bodies[] = {loop_block};
-  const std::span<const ValueId> final_slot = t.record(prim::fori_loop, ins, {}, {}, types, {}, bodies, loc_);
+  // A copy: the span points into the graph's pool, which the epilogue's ops grow.
+  const std::span<const ValueId> results = t.record(prim::fori_loop, ins, {}, {}, types, {}, bodies, loc_);
+  const std::vector<ValueId> final_slot(results.begin(), results.end());
 
   // Epilogue: the last output run's write-back; the waits for the fetches
   // issued past the grid's end (moving nothing, they signalled).

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -18,20 +20,21 @@ namespace refx::detail {
 // Every functor sees compute_t<T>: bf16 and f16 elements are computed in
 // f32 and the result is rounded (to nearest even) when stored, as XLA does.
 template <class F>
-void unary_kernel(DType t, const void* const* ins, void* out, std::int64_t n) {
+void unary_kernel(DType t, const void* const* ins, void* out, std::int64_t count) {
   visit_dtype(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     if constexpr (F::template accepts<C>) {
       const T* a = static_cast<const T*>(ins[0]);
       T* o = static_cast<T*>(out);
+      const std::int64_t n = count;  // a local: a store through o (an i64) may alias the captured count
       for (std::int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(F{}(static_cast<C>(a[i])));
     }
   });
 }
 
 template <class F>
-void binary_kernel(DType t, const void* const* ins, void* out, std::int64_t n) {
+void binary_kernel(DType t, const void* const* ins, void* out, std::int64_t count) {
   visit_dtype(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
@@ -40,19 +43,35 @@ void binary_kernel(DType t, const void* const* ins, void* out, std::int64_t n) {
       const T* a = static_cast<const T*>(ins[0]);
       const T* b = static_cast<const T*>(ins[1]);
       R* o = static_cast<R*>(out);
+      const std::int64_t n = count;  // as in unary_kernel
       for (std::int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(F{}(static_cast<C>(a[i]), static_cast<C>(b[i])));
     }
   });
 }
 
-inline void select_kernel(DType t, const void* const* ins, void* out, std::int64_t n) {
+// Picks the bits of a or b through a mask made from the condition: a loop
+// the compiler vectorises (`c[i] ? a[i] : b[i]` did not: 0.6-0.8 ns an f32
+// element against 0.11 with AVX-512, 0.19 with SSE2).
+inline void select_kernel(DType t, const void* const* ins, void* out, std::int64_t count) {
   visit_dtype(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const bool* c = static_cast<const bool*>(ins[0]);
-    const T* a = static_cast<const T*>(ins[1]);
-    const T* b = static_cast<const T*>(ins[2]);
-    T* o = static_cast<T*>(out);
-    for (std::int64_t i = 0; i < n; ++i) o[i] = c[i] ? a[i] : b[i];
+    using U = std::conditional_t<sizeof(T) == 1, std::uint8_t,
+                                 std::conditional_t<sizeof(T) == 2, std::uint16_t,
+                                                    std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>>;
+    static_assert(sizeof(U) == sizeof(T));
+    const auto* c = static_cast<const std::uint8_t*>(ins[0]);  // bools
+    const auto* a = static_cast<const std::byte*>(ins[1]);
+    const auto* b = static_cast<const std::byte*>(ins[2]);
+    auto* o = static_cast<std::byte*>(out);
+    const std::int64_t n = count;  // a local: byte stores through o may alias the captured count
+    for (std::int64_t i = 0; i < n; ++i) {
+      U x, y;
+      std::memcpy(&x, a + i * sizeof(U), sizeof(U));
+      std::memcpy(&y, b + i * sizeof(U), sizeof(U));
+      const auto m = static_cast<U>(U{0} - static_cast<U>(c[i] != 0));
+      const auto r = static_cast<U>((x & m) | (y & static_cast<U>(~m)));
+      std::memcpy(o + i * sizeof(U), &r, sizeof(U));
+    }
   });
 }
 

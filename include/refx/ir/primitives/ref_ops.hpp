@@ -63,8 +63,8 @@ inline ExecStatus load_impl(ExecContext& ctx, const Op& op) {
     const ResolvedView r = ctx.view(op, 0);
     if (prim::load_reads_in_place(ctx.graph(), op) && r.elements() > 0 && is_contiguous(r)) {
       const DType t = r.buffer->dtype();
-      ctx.set_out(op, 0,
-                  Buffer::borrow(t, r.shape, r.buffer->data() + r.offset * static_cast<std::int64_t>(size_of(t))));
+      const Shape& shape = ctx.graph().type(ctx.graph().outputs(op)[0]).shape;  // a reshaped view's extents
+      ctx.set_out(op, 0, Buffer::borrow(t, shape, r.buffer->data() + r.offset * static_cast<std::int64_t>(size_of(t))));
       return ExecStatus::done;
     }
     read_view(r, ctx.out(op, 0));

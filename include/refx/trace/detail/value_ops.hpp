@@ -342,7 +342,50 @@ constexpr bool broadcasts_to() {
     if (E::values[i] != to[lead + i] && E::values[i] != 1 && E::values[i] != dyn) return false;
   return true;
 }
+/// What a reshape of `v` to extents `s` rewrites to, or no_id; each gives the
+/// same elements in the same order, so the same bits:
+/// - `v` itself when it has extents `s` (`tile<1, 1>(x)`'s reshapes);
+/// - the value a reshape made `v` from, when that has extents `s`, or a
+///   reshape of it (one copy instead of two);
+/// - a load of `v`'s region presented with extents `s`, when `v` is the
+///   result of the load traced last in the current block (nothing can have
+///   written the Ref since) of a plain view that is one dense run of its
+///   Ref: `reshape(r.load())` is `r.reshape<...>().load()`, read once
+///   instead of read and copied, and in place when the read_in_place pass
+///   allows it (Pallas' `buf[...].reshape(...)`).
+inline ValueId reshape_to(ValueId v, const Shape& s, SourceLoc loc);
+inline ValueId reshape_rewrites_to(ValueId v, const Shape& s, SourceLoc loc) {
+  Tracer& t = Tracer::current(loc);
+  Graph& g = t.graph();
+  if (v < 0 || static_cast<std::size_t>(v) >= g.num_values()) return no_id;  // apply() names the problem
+  const ValueInfo& info = g.value(v);
+  if (info.type.is_ref() || s.num_elements() != info.type.shape.num_elements()) return no_id;
+  if (info.type.shape == s) return v;
+  if (info.producer == no_id) return no_id;
+  const Op& op = g.op(info.producer);
+  if (op.prim == &prim::reshape) {
+    const ValueId from = g.inputs(op)[0];
+    return g.type(from).shape == s ? from : reshape_to(from, s, loc);
+  }
+  const auto& ops = g.block(t.current_block()).ops;
+  if (op.prim != &prim::load || op.attr_count != 0 || op.view_count != 1 || ops.empty() || ops.back() != info.producer)
+    return no_id;
+  const ViewId view = g.views(op)[0];
+  const View parent = g.view(view);
+  if (parent.layout != no_id) return no_id;
+  const auto base_strides = g.type(parent.ref).shape.strides();
+  std::array<std::int64_t, max_rank> strides{};
+  std::size_t k = 0;
+  for (std::size_t d = 0; d < parent.rank; ++d)
+    if (const DimIndex& di = g.dims(parent)[d]; !di.squeezed) strides[k++] = di.stride * base_strides[d];
+  if (!is_dense_run(g.footprint_shape(view).dims(), strides.data())) return no_id;
+  const ViewId reshaped = g.add_reinterpreted_view(view, ViewLayout{info.type.dtype, s});
+  t.inherit_view_error(view, reshaped, {});
+  const ViewId views[] = {reshaped};
+  return t.bind1(prim::load, {}, views, {}, op.loc);
+}
 inline ValueId reshape_to(ValueId v, const Shape& s, SourceLoc loc) {
+  if (const ValueId loaded = reshape_rewrites_to(v, s, loc); loaded != no_id) return loaded;
   std::vector<std::int64_t> attrs{static_cast<std::int64_t>(s.rank())};
   attrs.insert(attrs.end(), s.begin(), s.end());
   const ValueId ins[] = {v};
@@ -410,6 +453,8 @@ Value<T, extents<Dims...>> reshape(const Value<T, E>& v, refx::source_location l
   static_assert(!known || from == (std::int64_t{1} * ... * Dims),
                 "refx: reshape must keep the element count; the target extents hold a different number of elements "
                 "than the Value");
+  if (const ValueId loaded = detail::reshape_rewrites_to(v.id(), Shape{Dims...}, loc); loaded != no_id)
+    return detail::wrap<T, extents<Dims...>>(loaded);
   const std::int64_t attrs[] = {static_cast<std::int64_t>(sizeof...(Dims)), Dims...};
   return detail::wrap<T, extents<Dims...>>(detail::apply(prim::reshape, {v.id()}, attrs, loc));
 }
