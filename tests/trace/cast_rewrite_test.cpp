@@ -15,6 +15,7 @@
 #include <bit>
 #include <cstdint>
 #include <iterator>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -247,6 +248,25 @@ TEST(ReshapeRewrite, AReshapeChainIsAtMostOneReshape) {
     ASSERT_EQ(std::bit_cast<std::uint32_t>(a[i]), std::bit_cast<std::uint32_t>(twice + twice)) << i;
     ASSERT_EQ(std::bit_cast<std::uint32_t>(b[i]), std::bit_cast<std::uint32_t>(twice)) << i;
     ASSERT_EQ(std::bit_cast<std::uint32_t>(c[i]), std::bit_cast<std::uint32_t>(twice)) << i;
+  }
+}
+
+// A rewritten reshape still names a Value used outside its body, on the
+// reshape's line, although it runs nothing.
+TEST(ReshapeRewrite, AValueOutsideItsBodyIsStillNamed) {
+  const auto escaped = [] {
+    (void)trace([](VmemRef<const float, 8, 16> x) {
+      std::optional<Value<float, extents<8, 16>>> inner;
+      fori_loop(0, 2, [&](Scalar<std::int32_t>) { inner = x.load() * 2.0f; });
+      (void)reshape<8, 16>(*inner);  // to its own extents: no op
+    });
+  };
+  try {
+    escaped();
+    FAIL() << "no TraceError";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("used outside that body"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cast_rewrite_test.cpp"), std::string::npos) << e.what();
   }
 }
 

@@ -358,6 +358,7 @@ inline ValueId reshape_rewrites_to(ValueId v, const Shape& s, SourceLoc loc) {
   Tracer& t = Tracer::current(loc);
   Graph& g = t.graph();
   if (v < 0 || static_cast<std::size_t>(v) >= g.num_values()) return no_id;  // apply() names the problem
+  t.check_value(v, loc);  // a Value out of its body is named here, as the reshape would name it
   const ValueInfo& info = g.value(v);
   if (info.type.is_ref() || s.num_elements() != info.type.shape.num_elements()) return no_id;
   if (info.type.shape == s) return v;
