@@ -7,7 +7,8 @@
 // call it times the baseline, a plain loop z[i] = x[i] + 1 over the same
 // amount of memory (two std::vectors of 64 MiB), and reports GB/s for both
 // (bytes read + written) and bandwidth_vs_loop = loop_ms / median_ms
-// (target >= 0.8). The third baseline, `staged`, is the pipeline's own work
+// (target >= 0.8); <block rows, true>: the same with
+// passes::Options::forward_copies, one pass over each block. The third baseline, `staged`, is the pipeline's own work
 // written by hand on one thread -- copy a block into a buffer, add one into a
 // second buffer, copy that back -- and bandwidth_vs_staged = staged_ms /
 // median_ms says how refx's schedule compares with that work done serially
@@ -74,15 +75,19 @@ double seconds_of(F&& f) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-template <I BR>
+template <I BR, bool Forward = false>
 void BM_PipelinedElementwise(benchmark::State& state) {
+  passes::Options options;
+  options.forward_copies = Forward;
   Executable exe =
       kernel([](HbmRef<const float, kRows, kCols> x, HbmRef<float, kRows, kCols> z) {
         const auto rows = [](I i) { return std::array{i, I{0}}; };
         emit_pipeline(grid(kRows / BR), [](VmemRef<const float, BR, kCols> xb, VmemRef<float, BR, kCols> zb) {
           zb.store(xb.load() + 1.0f);
         })(in(x, block<BR, kCols>(rows)), out(z, block<BR, kCols>(rows)));
-      }).compile(Mesh{{"x", 1}});
+      })
+          .passes(options)
+          .compile(Mesh{{"x", 1}});
   const Array x = Array::generate<float>(1, Shape{kRows, kCols}, [](int, std::int64_t i) { return value(i, 1); });
   Array z = exe(x)[0];
   const std::vector<Array> args{x, z};
@@ -133,7 +138,8 @@ void BM_PipelinedElementwise(benchmark::State& state) {
   state.counters["bandwidth_vs_loop"] = loop_med / med;
   state.counters["staged_ms"] = staged_med * 1e3;
   state.counters["bandwidth_vs_staged"] = staged_med / med;
-  state.SetLabel(ok ? "z = x + 1, 64 MiB f32, 2 slots" : "WRONG RESULT");
+  state.SetLabel(ok ? (Forward ? "z = x + 1, 64 MiB f32, 2 slots, copies forwarded" : "z = x + 1, 64 MiB f32, 2 slots")
+                    : "WRONG RESULT");
 }
 
 struct EigenGemm {
@@ -284,6 +290,9 @@ void BM_PipelineStepCost(benchmark::State& state) {
 BENCHMARK_TEMPLATE(BM_PipelinedElementwise, 16)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK_TEMPLATE(BM_PipelinedElementwise, 64)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK_TEMPLATE(BM_PipelinedElementwise, 256)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK_TEMPLATE(BM_PipelinedElementwise, 16, true)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK_TEMPLATE(BM_PipelinedElementwise, 64, true)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK_TEMPLATE(BM_PipelinedElementwise, 256, true)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 // The shape of examples/pipelined_matmul: 512^3 in 128^3 blocks, grid 4x4x4
 // (issue 49's row: bf16 >= 0.8x Eigen f32 512^3).
 BENCHMARK_TEMPLATE(BM_PipelinedMatmul, float, 128, 512)->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(40);

@@ -7,12 +7,14 @@
 // only by its identity (the same traced value) or when a view spans the
 // whole dimension.
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <numeric>
 #include <utility>
 
 #include <refx/ir/graph.hpp>
+#include <refx/ir/view_access.hpp>
 
 namespace refx {
 
@@ -166,6 +168,23 @@ inline bool same_region(const Graph& g, ViewId a, ViewId b) {
         (da[d].size > 1 && da[d].stride != db[d].stride) || da[d].squeezed != db[d].squeezed)
       return false;
   return true;
+}
+
+/// The strides, in its Ref's elements, of view `v`'s footprint (its dims,
+/// whatever layout presents them; squeezed dimensions dropped).
+inline std::array<std::int64_t, max_rank> footprint_strides(const Graph& g, ViewId v) {
+  const View& view = g.view(v);
+  const auto base_strides = g.type(view.ref).shape.strides();
+  std::array<std::int64_t, max_rank> strides{};
+  std::size_t k = 0;
+  for (std::size_t d = 0; d < view.rank; ++d)
+    if (const DimIndex& di = g.dims(view)[d]; !di.squeezed) strides[k++] = di.stride * base_strides[d];
+  return strides;
+}
+
+/// Is the footprint of view `v` one dense run of its Ref's elements?
+inline bool footprint_is_dense(const Graph& g, ViewId v) {
+  return is_dense_run(g.footprint_shape(v).dims(), footprint_strides(g, v).data());
 }
 
 /// The flat element index of a view with static starts (a semaphore in an

@@ -23,6 +23,12 @@ struct Options {
   /// Loads whose region nothing changes before the value's last use borrow
   /// the Ref's memory instead of copying it (read_in_place.hpp).
   bool read_in_place = true;
+  /// Local copies that only stage a block for the ops beside them move
+  /// nothing, and those ops read the source or write the destination
+  /// (forward_copies.hpp): emit_pipeline's copy in, body and copy out of an
+  /// elementwise block become one pass. Off by default: a forwarded copy is
+  /// not in the runtime's copy and byte counts or its timeline.
+  bool forward_copies = false;
   /// One DMA semaphore serving two copies in flight at once.
   // DMA semaphores count bytes, so one wait may absorb several copies (a
   // Pallas pattern refx's own collectives use): sharing is allowed unless a

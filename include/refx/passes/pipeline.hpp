@@ -4,6 +4,8 @@
 //   user      Options::user_passes, each given a Rewriter (ir/rewrite.hpp)
 //   dce       removes ops with no visible effect whose results are unused
 //   schedule  copy starts early, waits late, every dependency kept
+//   forward_copies  copies that only stage a block move nothing; the ops
+//             beside them read the source or write the destination
 //   fuse      elementwise chains into one loop
 //   read_in_place  loads that may borrow the Ref's memory (on the final order)
 // Each is switched by Options. With the environment variable REFX_DOT_FILE
@@ -20,6 +22,7 @@
 #include <refx/ir/rewrite.hpp>
 #include <refx/passes/dce.hpp>
 #include <refx/passes/dependencies.hpp>
+#include <refx/passes/forward_copies.hpp>
 #include <refx/passes/fuse.hpp>
 #include <refx/passes/options.hpp>
 #include <refx/passes/read_in_place.hpp>
@@ -62,6 +65,7 @@ inline void run_pipeline(Graph& g, const Options& options = {}) {
   }
   if (options.dce) dce(g);
   if (options.schedule) schedule(g);
+  if (options.forward_copies) forward_copies(g);
   if (options.fuse) fuse(g);
   if (options.read_in_place) read_in_place(g);
   detail::write_dot_file(g);

@@ -15,7 +15,7 @@
 #include <refx/core/slice.hpp>
 #include <refx/ir/attrs.hpp>
 #include <refx/ir/primitives/builtins.hpp>
-#include <refx/ir/view_access.hpp>  // is_dense_run (detail::reshape_rewrites_to)
+#include <refx/ir/regions.hpp>  // footprint_is_dense (detail::reshape_rewrites_to)
 #include <refx/trace/detail/tracer.hpp>
 
 namespace refx {

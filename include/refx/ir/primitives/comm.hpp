@@ -13,6 +13,8 @@
 //                     nothing moves and the receive semaphore is signalled with the
 //                     copy's byte count at once, so its wait stays unconditional
 //                     (emit_pipeline's run-time fetch rule, pipeline/schedule.hpp)
+//                     forwarded (attr 5, set by passes::forward_copies): nothing moves,
+//                     the receive semaphore rises at once as above
 //   dma_wait          views [src, dst, sem]    attrs [descriptor, which (0 recv, 1 send)]
 
 #include <refx/ir/eval.hpp>
@@ -94,8 +96,8 @@ inline ExecStatus barrier_impl(ExecContext& ctx, const Op& op) {
 }
 
 inline void copy_abstract(AbstractContext& c) {
-  if (c.num_attrs() < 3 || c.num_attrs() > 5)
-    c.fail("takes three attributes (descriptor, reduce, remote), got {}", c.num_attrs());  // (+ predicated, priority)
+  if (c.num_attrs() < 3 || c.num_attrs() > 6)  // (+ predicated, priority, forwarded)
+    c.fail("takes three attributes (descriptor, reduce, remote), got {}", c.num_attrs());
   if (c.attr(1) < 0 || c.attr(1) > 2) c.fail("reduce attribute {} is not none (0), sum (1) or max (2)", c.attr(1));
   if (c.num_views() < 3 || c.num_views() > 4)
     c.fail("takes a source, a destination, a receive semaphore and (remote) a send semaphore, got {} Refs",
@@ -103,7 +105,7 @@ inline void copy_abstract(AbstractContext& c) {
   const bool remote = c.attr(2) != 0, predicated = c.num_attrs() >= 4 && c.attr(3) != 0;
   if (remote && predicated) c.fail("a predicated copy is a local copy");
   // Mosaic's enqueue_dma takes priority 0 or 1, and 0 only for a remote copy.
-  if (const std::int64_t p = c.num_attrs() == 5 ? c.attr(4) : 0; p != 0 && p != 1)
+  if (const std::int64_t p = c.num_attrs() >= 5 ? c.attr(4) : 0; p != 0 && p != 1)
     c.fail("priority {} is neither 0 (the default, highest) nor 1 (lower); the DMA engine has these two", p);
   else if (p != 0 && remote)
     c.fail("priority {}: a remote copy runs at priority 0 (Mosaic refuses another for remote DMAs)", p);
@@ -162,7 +164,7 @@ inline ExecStatus copy_start_impl(ExecContext& ctx, const Op& op) {
   r.target = a.remote ? static_cast<std::int32_t>(ctx.scalar(ctx.graph().inputs(op)[0])) : ctx.env().device_id();
   r.reduce = a.reduce;
   r.loc = op.loc;
-  if (a.predicated && ctx.scalar(ctx.graph().inputs(op)[op.in_count - 1]) == 0) {
+  if (a.forwarded || (a.predicated && ctx.scalar(ctx.graph().inputs(op)[op.in_count - 1]) == 0)) {
     // Not copied: the receive semaphore rises as if the copy had landed.
     ctx.env().semaphore_signal(ctx, op, r.recv_sem, r.recv_index, r.recv_inc, ctx.env().device_id());
     return ExecStatus::done;
@@ -198,12 +200,12 @@ inline ExecStatus copy_wait_impl(ExecContext& ctx, const Op& op) {
 inline void copy_print(const Graph& g, const Op& op, std::string& s) {
   if (op.prim == &prim::dma_start) {
     const prim::DmaStartAttrs a = prim::dma_start_attrs(g, op);
-    s += fmt::format("dma_start[desc={}{}{}{}{}]", a.descriptor,
+    s += fmt::format("dma_start[desc={}{}{}{}{}{}]", a.descriptor,
                      a.reduce == CopyReduce::sum   ? " add"
                      : a.reduce == CopyReduce::max ? " max"
                                                    : "",
                      a.remote ? " remote" : "", a.predicated ? " if" : "",
-                     a.priority != 0 ? fmt::format(" p{}", a.priority) : "");
+                     a.priority != 0 ? fmt::format(" p{}", a.priority) : "", a.forwarded ? " forwarded" : "");
   } else {
     const prim::DmaWaitAttrs a = prim::dma_wait_attrs(g, op);
     s += fmt::format("dma_wait[desc={} {}]", a.descriptor, a.side == prim::WaitSide::recv ? "recv" : "send");

@@ -114,18 +114,25 @@ extern const Primitive& dma_wait;
 /// Graph::descriptors()), how the destination combines, and whether the
 /// destination is on another device; `predicated`: the copy runs only where
 /// its last operand (a bool scalar) is true (comm.hpp); `priority`: the
-/// DMA engine's queue, 0 (the default, highest) or 1 (Pallas' start(priority=)).
+/// DMA engine's queue, 0 (the default, highest) or 1 (Pallas' start(priority=));
+/// `forwarded` (set by passes::forward_copies only): the ops beside the copy
+/// use its other end, and it moves nothing (passes/forward_copies.hpp).
 struct DmaStartAttrs {
   std::int64_t descriptor;
   CopyReduce reduce;
   bool remote;
   bool predicated = false;
   std::int32_t priority = 0;
+  bool forwarded = false;
 };
 inline DmaStartAttrs dma_start_attrs(const Graph& g, const Op& op) {
   const auto a = g.attrs(op);
-  return {a[0], static_cast<CopyReduce>(a[1]), a[2] != 0, a.size() > 3 && a[3] != 0,
-          a.size() > 4 ? static_cast<std::int32_t>(a[4]) : 0};
+  return {a[0],
+          static_cast<CopyReduce>(a[1]),
+          a[2] != 0,
+          a.size() > 3 && a[3] != 0,
+          a.size() > 4 ? static_cast<std::int32_t>(a[4]) : 0,
+          a.size() > 5 && a[5] != 0};
 }
 /// dma_wait's attributes by name: the copy descriptor and which semaphore.
 struct DmaWaitAttrs {

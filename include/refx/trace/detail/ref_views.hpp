@@ -88,12 +88,7 @@ inline ViewId detail::reinterpret_view(ViewId parent_id, DType to, const Shape* 
     trace_error(loc, "{} of an empty (default-constructed) Ref", what);
   const View parent = g.view(parent_id);
   const Shape from = g.view_shape(parent_id), foot = g.footprint_shape(parent_id);
-  // The footprint's strides in the Ref's elements (squeezed dimensions dropped).
-  const auto base_strides = g.type(parent.ref).shape.strides();
-  std::array<std::int64_t, max_rank> strides{};
-  std::size_t k = 0;
-  for (std::size_t d = 0; d < parent.rank; ++d)
-    if (const DimIndex& di = g.dims(parent)[d]; !di.squeezed) strides[k++] = di.stride * base_strides[d];
+  const auto strides = footprint_strides(g, parent_id);
   const bool dense = is_dense_run(foot.dims(), strides.data());
   Shape shape = from;
   if (reshape_to != nullptr) {

@@ -372,14 +372,7 @@ inline ValueId reshape_rewrites_to(ValueId v, const Shape& s, SourceLoc loc) {
   if (op.prim != &prim::load || op.attr_count != 0 || op.view_count != 1 || ops.empty() || ops.back() != info.producer)
     return no_id;
   const ViewId view = g.views(op)[0];
-  const View parent = g.view(view);
-  if (parent.layout != no_id) return no_id;
-  const auto base_strides = g.type(parent.ref).shape.strides();
-  std::array<std::int64_t, max_rank> strides{};
-  std::size_t k = 0;
-  for (std::size_t d = 0; d < parent.rank; ++d)
-    if (const DimIndex& di = g.dims(parent)[d]; !di.squeezed) strides[k++] = di.stride * base_strides[d];
-  if (!is_dense_run(g.footprint_shape(view).dims(), strides.data())) return no_id;
+  if (g.view(view).layout != no_id || !footprint_is_dense(g, view)) return no_id;
   const ViewId reshaped = g.add_reinterpreted_view(view, ViewLayout{info.type.dtype, s});
   t.inherit_view_error(view, reshaped, {});
   const ViewId views[] = {reshaped};

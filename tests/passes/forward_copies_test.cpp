@@ -1,0 +1,267 @@
+// Forwarded copies (passes/forward_copies.hpp): a local copy that only stages
+// a block moves nothing, and the loads after its wait read its source (a
+// fetch) or the store before it writes its destination (a write-back). Each
+// kernel runs with the pass on and off, and every argument ends
+// bit-identical; the kernels that stage a block for another reader too (a
+// partial load, a copy of the staging region, the destination read before
+// the copy lands, a source written in the kernel, a staging Ref the caller
+// reads) keep their copies, and still give the copies' results.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "support/graph_testing.hpp"
+#include "support/runtime_testing.hpp"
+#include <refx/pipeline.hpp>
+#include <refx/runtime/runtime.hpp>
+
+using namespace refx;
+using namespace refx::testing;
+using namespace refx::graph_testing;
+
+namespace {
+
+passes::Options copying() { return passes::Options{}; }  // forward_copies is off by default
+
+passes::Options forwarding() {
+  passes::Options o;
+  o.forward_copies = true;
+  return o;
+}
+
+/// The forwarded copies among the live ops of `g`.
+std::size_t forwarded(const Graph& g) {
+  std::size_t n = 0;
+  for (std::size_t b = 0; b < g.num_blocks(); ++b)
+    for (OpId o : g.block(static_cast<BlockId>(b)).ops)
+      n += g.op(o).prim == &prim::dma_start && prim::dma_start_attrs(g, g.op(o)).forwarded ? 1 : 0;
+  return n;
+}
+
+/// The live loads and fused loops of `g` that read or write a Vmem Ref.
+std::size_t vmem_accesses(const Graph& g) {
+  std::size_t n = 0;
+  for (std::size_t b = 0; b < g.num_blocks(); ++b)
+    for (OpId o : g.block(static_cast<BlockId>(b)).ops) {
+      const Op& op = g.op(o);
+      if (op.prim == &prim::dma_start || op.prim == &prim::dma_wait) continue;
+      for (ViewId v : g.views(op)) n += g.type(g.view(v).ref).space == MemorySpace::vmem ? 1 : 0;
+    }
+  return n;
+}
+
+std::vector<Buffer> run(const Graph& g, const std::vector<Buffer>& args) {
+  std::vector<Buffer> out;
+  std::vector<Buffer*> ptrs;
+  for (const Buffer& a : args) out.push_back(a.clone());
+  for (Buffer& a : out) ptrs.push_back(&a);
+  interpret(g, ptrs);
+  return out;
+}
+
+/// Traces `f`, compiles it with and without forwarding, runs both on copies
+/// of `args` and checks every argument ends bit-identical. Returns the
+/// forwarded graph; `args` holds its results.
+template <class F>
+Graph forwarded_matches_copying(F&& f, std::vector<Buffer>& args) {
+  Graph copy = trace(f), fwd = trace(f);
+  passes::run_pipeline(copy, copying());
+  passes::run_pipeline(fwd, forwarding());
+  EXPECT_EQ(forwarded(copy), 0u);
+  const std::vector<Buffer> a = run(copy, args);
+  std::vector<Buffer> b = run(fwd, args);
+  for (std::size_t i = 0; i < a.size(); ++i)
+    EXPECT_TRUE(same_bits(a[i], b[i])) << "argument " << i << "\n" << to_text(fwd);
+  args = std::move(b);
+  return fwd;
+}
+
+float value(std::int64_t i) { return static_cast<float>((i * 37) % 101) * 0.25f - 12.0f; }
+
+constexpr std::int64_t kRows = 64, kCols = 128, kBlock = 8;
+
+// z = x * 2 + 1 in row blocks: every fetch and every write-back is
+// forwarded, the body's one pass reads x and writes z (no Vmem access is
+// left outside the copies), and z is the host's.
+TEST(ForwardCopies, AnElementwisePipelineIsOnePass) {
+  const auto f = [](HbmRef<const float, kRows, kCols> x, HbmRef<float, kRows, kCols> z) {
+    const auto rows = [](std::int64_t i) { return std::array{i, std::int64_t{0}}; };
+    emit_pipeline(grid(kRows / kBlock), [](VmemRef<const float, kBlock, kCols> xb, VmemRef<float, kBlock, kCols> zb) {
+      zb.store(xb.load() * 2.0f + 1.0f);
+    })(in(x, block<kBlock, kCols>(rows)), out(z, block<kBlock, kCols>(rows)));
+  };
+  std::vector<float> x(kRows * kCols);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = value(static_cast<std::int64_t>(i));
+  std::vector<Buffer> args;
+  args.push_back(make_buffer<float>(Shape{kRows, kCols}, x));
+  args.emplace_back(DType::f32, Shape{kRows, kCols});
+  args[1].fill_zero();
+  const Graph g = forwarded_matches_copying(f, args);
+  EXPECT_EQ(forwarded(g), 2 * static_cast<std::size_t>(kRows / kBlock)) << to_text(g);
+  EXPECT_EQ(vmem_accesses(g), 0u) << to_text(g);
+  const std::vector<float> z = contents<float>(args[1]);
+  for (std::size_t i = 0; i < z.size(); ++i) ASSERT_EQ(z[i], x[i] * 2.0f + 1.0f) << i;
+}
+
+// A revisited output (the block stays for four steps and the body adds into
+// it) and a scratch accumulator: only the last store before each write-back
+// goes to z; the earlier ones, which the body reads back, stay in Vmem.
+TEST(ForwardCopies, RevisitedOutputsForwardOnlyTheLastStore) {
+  const auto f = [](HbmRef<const std::int32_t, 8, 32> x, HbmRef<std::int32_t, 2, 32> z) {
+    const auto quarter = [](std::int64_t i) { return std::array{i / 4, std::int64_t{0}}; };
+    const auto each = [](std::int64_t i) { return std::array{i, std::int64_t{0}}; };
+    emit_pipeline(grid(8), [](VmemRef<const std::int32_t, 1, 32> xb, VmemRef<std::int32_t, 1, 32> zb) {
+      if (program_id(0) % 4 == 0) zb.store(xb.load());
+      else zb.store(zb.load() + xb.load());
+    })(in(x, block<1, 32>(each)), out(z, block<1, 32>(quarter)));
+  };
+  std::vector<std::int32_t> x(8 * 32);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<std::int32_t>(i * 3 % 17);
+  std::vector<Buffer> args;
+  args.push_back(make_buffer<std::int32_t>(Shape{8, 32}, x));
+  args.emplace_back(DType::i32, Shape{2, 32});
+  args[1].fill_zero();
+  const Graph g = forwarded_matches_copying(f, args);
+  EXPECT_EQ(forwarded(g), 8u + 2u) << to_text(g);  // 8 fetches, 2 write-backs
+  const std::vector<std::int32_t> z = contents<std::int32_t>(args[1]);
+  for (std::int64_t r = 0; r < 2; ++r)
+    for (std::int64_t c = 0; c < 32; ++c) {
+      std::int32_t want = 0;
+      for (std::int64_t i = 4 * r; i < 4 * r + 4; ++i) want += x[static_cast<std::size_t>(i * 32 + c)];
+      EXPECT_EQ(z[static_cast<std::size_t>(r * 32 + c)], want) << r << "," << c;
+    }
+}
+
+constexpr std::int64_t kN = 16;
+using HbmIn = HbmRef<const float, kN>;
+using HbmOut = HbmRef<float, kN>;
+using Vec = VmemRef<float, kN>;
+
+/// Runs `k` (over x, z and w, each of kN f32) with forwarding on and off,
+/// expects `n` forwarded copies and the same bits either way.
+template <class K>
+void check_forwarded(K k, std::size_t n, const char* what) {
+  SCOPED_TRACE(what);
+  std::vector<float> x(kN);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = value(static_cast<std::int64_t>(i));
+  std::vector<Buffer> args;
+  args.push_back(make_buffer<float>(Shape{kN}, x));
+  args.push_back(make_buffer<float>(Shape{kN}, std::vector<float>(kN, 3.0f)));
+  args.push_back(make_buffer<float>(Shape{kN}, std::vector<float>(kN, -1.0f)));
+  const Graph g = forwarded_matches_copying(k, args);
+  EXPECT_EQ(forwarded(g), n) << to_text(g);
+}
+
+TEST(ForwardCopies, KeepsTheCopiesWhoseStagingSomethingElseReads) {
+  check_forwarded(
+      [](HbmIn x, HbmOut z, HbmOut) {
+        run_scoped([&](Vec s, Vec t, DmaSemaphore a, DmaSemaphore b) {
+          auto in = make_async_copy(x, s, a);
+          in.start();
+          in.wait();
+          t.store(s.load() + 1.0f);
+          auto wb = make_async_copy(t, z, b);
+          wb.start();
+          wb.wait();
+        });
+      },
+      2, "a fetch, a body and a write-back");
+  check_forwarded(
+      [](HbmIn x, HbmOut z, HbmOut) {
+        run_scoped([&](Vec s, Vec t, DmaSemaphore b) {
+          sync_copy(x, s);
+          t.store(s.load() + 1.0f);
+          t.at(ds(0, 4)).store(s.at(ds(4, 4)).load());
+          auto wb = make_async_copy(t, z, b);
+          wb.start();
+          wb.wait();
+        });
+      },
+      0, "a part of the staged block read, and a partial store last");
+  check_forwarded(
+      [](HbmIn x, HbmOut z, HbmOut w) {
+        run_scoped([&](Vec s, Vec t, DmaSemaphore) {
+          sync_copy(x, s);
+          t.store(s.load() + 1.0f);
+          sync_copy(t, z);
+          sync_copy(t, w);
+        });
+      },
+      1, "the staging region copied twice (only the fetch moves nothing)");
+  check_forwarded(
+      [](HbmIn x, HbmOut z, HbmOut w) {
+        run_scoped([&](Vec s, Vec t, Vec u, DmaSemaphore) {
+          sync_copy(x, s);
+          t.store(s.load() * 3.0f);
+          sync_copy(z, u);  // z's old contents, read before the write-back lands
+          sync_copy(t, z);
+          sync_copy(u, w);
+        });
+      },
+      1, "the destination read between the store and the write-back (only the fetch moves nothing)");
+  check_forwarded(
+      [](HbmIn x, HbmOut z, HbmOut w) {
+        run_scoped([&](Vec s, Vec t, DmaSemaphore) {
+          sync_copy(x, s);
+          t.store(s.load() - 2.0f);
+          sync_copy(t, z);
+          sync_copy(s, w);  // the staged block copied out again: a reader other than a load
+        });
+      },
+      1, "the staged block read by a copy (only the write-back moves nothing)");
+  check_forwarded(
+      [](HbmOut x, HbmOut z, HbmOut) {
+        run_scoped([&](Vec s, Vec t, DmaSemaphore) {
+          sync_copy(x, s);
+          t.store(s.load() + 4.0f);
+          sync_copy(t, z);
+          sync_copy(t, x);  // the fetch's source is written in the kernel; t is read after its write-back
+        });
+      },
+      0, "a source the kernel writes, a staging region read after its write-back");
+}
+
+// A copy into a Vmem parameter: the caller reads it, so it moves its bytes.
+TEST(ForwardCopies, ACopyIntoAParameterMovesItsBytes) {
+  const auto f = [](HbmRef<const float, kN> x, Vec y) { sync_copy(x, y); };
+  std::vector<float> x(kN);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = value(static_cast<std::int64_t>(i));
+  std::vector<Buffer> args;
+  args.push_back(make_buffer<float>(Shape{kN}, x));
+  args.push_back(make_buffer<float>(Shape{kN}, std::vector<float>(kN, 0.0f)));
+  const Graph g = forwarded_matches_copying(f, args);
+  EXPECT_EQ(forwarded(g), 0u);
+  EXPECT_EQ(contents<float>(args[1]), x);
+}
+
+// The pipeline on the threaded runtime, two devices, with the race detector
+// and lazy copies (a copy lands only when waited): the forwarded kernel
+// reports no race and gives the copying kernel's bits.
+TEST(ForwardCopies, RuntimeWithRaceDetectorAndLazyCopiesMatchesCopies) {
+  Watchdog dog(kTestLimit, "forwarded copies on the runtime");
+  const auto f = [](HbmRef<const float, kRows, kCols> x, HbmRef<float, kRows, kCols> z) {
+    const auto rows = [](std::int64_t i) { return std::array{i, std::int64_t{0}}; };
+    emit_pipeline(grid(kRows / kBlock), [](VmemRef<const float, kBlock, kCols> xb, VmemRef<float, kBlock, kCols> zb) {
+      zb.store(exp(xb.load() * 0.125f) - xb.load());
+    })(in(x, block<kBlock, kCols>(rows)), out(z, block<kBlock, kCols>(rows)));
+  };
+  constexpr int devices = 2;
+  for (const RuntimeOptions& options :
+       {RuntimeOptions{.workers = 2}, RuntimeOptions{.workers = 2, .detect_races = true, .lazy_copies = true}}) {
+    Runtime rt(options);
+    auto fwd = kernel(f).passes(forwarding()).compile(Mesh{{"x", devices}}, {}, rt);
+    auto copy = kernel(f).passes(copying()).compile(Mesh{{"x", devices}}, {}, rt);
+    EXPECT_EQ(forwarded(fwd.graph()), 2 * static_cast<std::size_t>(kRows / kBlock));
+    for (int call = 0; call < 3; ++call) {
+      const auto gen = [call](int d, std::int64_t i) { return value(i + d * 7 + call); };
+      const Array x = Array::generate<float>(devices, Shape{kRows, kCols}, gen, rt);
+      const auto want = copy(x);
+      const auto got = fwd(x);
+      for (int d = 0; d < devices; ++d) EXPECT_EQ(got[0].to_host<float>(d), want[0].to_host<float>(d)) << d;
+    }
+  }
+}
+
+}  // namespace
