@@ -122,6 +122,43 @@ TEST(FuseStages, StretchedBroadcastsAndAccumulation) {
   EXPECT_NE(to_text(g).find("accum]"), std::string::npos) << to_text(g);
 }
 
+// Broadcasts whose pattern repeats within a tile (512 elements) fill their
+// tile once: <1, 1, 64> (period 64) and <1, 128> (period 128), over 960 and
+// 768 elements (a partial last tile); <1, 5, 64> (period 320) and <3, 1, 64>
+// (no period) keep filling it per tile. All bit-identical to the unfused ops.
+TEST(FuseStages, BroadcastsThatRepeatWithinATile) {
+  const auto f = [](VmemRef<const float, 3, 5, 64> x, VmemRef<const float, 1, 1, 64> b,
+                    VmemRef<const float, 1, 5, 64> c, VmemRef<const float, 3, 1, 64> d, VmemRef<float, 3, 5, 64> out) {
+    out.store(((x.load() - b.load()) * 2.0f + c.load()) * d.load());
+  };
+  std::vector<Buffer> args;
+  args.push_back(make_buffer<float>(Shape{3, 5, 64}, awkward(960, 10)));
+  args.push_back(make_buffer<float>(Shape{1, 1, 64}, awkward(64, 11)));
+  args.push_back(make_buffer<float>(Shape{1, 5, 64}, awkward(320, 12)));
+  args.push_back(make_buffer<float>(Shape{3, 1, 64}, awkward(192, 13)));
+  args.emplace_back(DType::f32, Shape{3, 5, 64});
+  fused_matches_unfused(f, args);
+  const auto row = [](VmemRef<const float, 6, 128> x, VmemRef<const float, 1, 128> r, VmemRef<float, 6, 128> out) {
+    out.store(max(x.load() * r.load(), r.load() - 1.0f));
+  };
+  std::vector<Buffer> rows;
+  rows.push_back(make_buffer<float>(Shape{6, 128}, awkward(768, 14)));
+  rows.push_back(make_buffer<float>(Shape{1, 128}, awkward(128, 15)));
+  rows.emplace_back(DType::f32, Shape{6, 128});
+  fused_matches_unfused(row, rows);
+  // Each element met its own column of r (the host's x - r, NaN for NaN).
+  const auto diff = [](VmemRef<const float, 6, 128> x, VmemRef<const float, 1, 128> r, VmemRef<float, 6, 128> out) {
+    out.store(x.load() - r.load());
+  };
+  fused_matches_unfused(diff, rows);
+  const std::vector<float> x = contents<float>(rows[0]), r = contents<float>(rows[1]), got = contents<float>(rows[2]);
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const float want = x[i] - r[i % 128];
+    if (std::isnan(want)) EXPECT_TRUE(std::isnan(got[i])) << i;
+    else EXPECT_EQ(got[i], want) << i;
+  }
+}
+
 TEST(FuseStages, MembersReadTwiceOrBySelectStayTiles) {
   const auto f = [](VmemRef<const float, n> x, VmemRef<const float, n> y, VmemRef<const float, n> z,
                     VmemRef<float, n> out) {

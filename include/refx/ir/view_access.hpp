@@ -179,6 +179,16 @@ inline std::array<std::int64_t, max_rank> broadcast_strides(const Shape& in, con
   return s;
 }
 
+/// The period of the dense elements of `in` read as `out` (broadcast_strides):
+/// element i of `out` reads what element i mod P does, P the product of the
+/// extents after the leading stretched dimensions (a <1, N> row: N).
+inline std::int64_t broadcast_period(const Shape& in, const Shape& out) noexcept {
+  std::int64_t p = out.num_elements();
+  if (in.rank() == 0 || p == 0) return 1;
+  for (std::size_t d = 0; d < out.rank() && in[d] == 1; ++d) p /= out[d];
+  return p;
+}
+
 /// Writes the dense elements [b, b + m) of the array `in` (shape `in_shape`,
 /// elements of `es` bytes) broadcast to `out_shape`, into `dst`.
 inline void read_broadcast(const std::byte* in, const Shape& in_shape, const Shape& out_shape, std::size_t es,

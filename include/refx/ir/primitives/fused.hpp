@@ -162,11 +162,20 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
   const std::int64_t first_len = std::min(n, prim::fused_tile);
   const Shape shape(std::span(a.data() + 7, static_cast<std::size_t>(a[6])));
   // Broadcast inputs: a scalar fills its tile once; an array with extent-1
-  // dimensions is read into its tile for each tile, through zero strides.
+  // dimensions is read into its tile for each tile, through zero strides,
+  // and once when its pattern repeats with a period that divides the tile (a
+  // <1, N> row with N dividing it: every tile then holds the same elements).
   std::array<std::size_t, prim::fused_max_operands> stretched;
   std::size_t num_stretched = 0;
-  for (std::size_t i = 0; i < num_inputs; ++i)
-    if (scalar_slot[i] >= 0 && ctx.in(op, i).shape().rank() != 0) stretched[num_stretched++] = i;
+  bool stretches = false;
+  for (std::size_t i = 0; i < num_inputs; ++i) {
+    if (scalar_slot[i] < 0 || ctx.in(op, i).shape().rank() == 0) continue;
+    stretches = true;
+    const Buffer& in = ctx.in(op, i);
+    if (prim::fused_tile % broadcast_period(in.shape(), shape) == 0)
+      read_broadcast(in.data(), in.shape(), shape, size_of(in.dtype()), 0, first_len, scratch + scalar_slot[i]);
+    else stretched[num_stretched++] = i;
+  }
   const std::size_t num_views = loads + (mode == prim::FusedOut::value ? 0 : 1);
   // Views are constructed only as used: value-initializing all 33 would
   // zero 4 KiB per call, which dominated small fused ops (a collective's
@@ -298,7 +307,7 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
   // no tile buffers: it runs over all n elements in one call, unless the
   // loop prefetches.
   const FusedMember& last = m[members - 1];
-  bool whole = num_streams == 0 && (out_value != nullptr || store_direct) && num_stretched == 0;
+  bool whole = num_streams == 0 && (out_value != nullptr || store_direct) && !stretches;
   for (std::size_t l = 0; l < loads; ++l) whole = whole && view_dense[l];
   if (last.program >= 0) {
     whole = whole && last.program_steps == static_cast<std::int32_t>(members);  // all members
