@@ -52,30 +52,14 @@ std::size_t vmem_accesses(const Graph& g) {
   return n;
 }
 
-std::vector<Buffer> run(const Graph& g, const std::vector<Buffer>& args) {
-  std::vector<Buffer> out;
-  std::vector<Buffer*> ptrs;
-  for (const Buffer& a : args) out.push_back(a.clone());
-  for (Buffer& a : out) ptrs.push_back(&a);
-  interpret(g, ptrs);
-  return out;
-}
-
 /// Traces `f`, compiles it with and without forwarding, runs both on copies
 /// of `args` and checks every argument ends bit-identical. Returns the
 /// forwarded graph; `args` holds its results.
 template <class F>
 Graph forwarded_matches_copying(F&& f, std::vector<Buffer>& args) {
-  Graph copy = trace(f), fwd = trace(f);
-  passes::run_pipeline(copy, copying());
-  passes::run_pipeline(fwd, forwarding());
-  EXPECT_EQ(forwarded(copy), 0u);
-  const std::vector<Buffer> a = run(copy, args);
-  std::vector<Buffer> b = run(fwd, args);
-  for (std::size_t i = 0; i < a.size(); ++i)
-    EXPECT_TRUE(same_bits(a[i], b[i])) << "argument " << i << "\n" << to_text(fwd);
-  args = std::move(b);
-  return fwd;
+  Compiled g = passes_match(std::forward<F>(f), args, copying(), forwarding());
+  EXPECT_EQ(forwarded(g.reference), 0u);
+  return std::move(g.changed);
 }
 
 float value(std::int64_t i) { return static_cast<float>((i * 37) % 101) * 0.25f - 12.0f; }

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -34,27 +35,41 @@ inline bool same_bits(const Buffer& a, const Buffer& b) {
   return a.bytes() == b.bytes() && std::memcmp(a.data(), b.data(), a.bytes()) == 0;
 }
 
+/// Runs `g` on copies of `args`; returns them.
+inline std::vector<Buffer> run_on_copies(const Graph& g, const std::vector<Buffer>& args) {
+  std::vector<Buffer> out;
+  std::vector<Buffer*> ptrs;
+  for (const Buffer& a : args) out.push_back(a.clone());
+  for (Buffer& a : out) ptrs.push_back(&a);
+  interpret(g, ptrs);
+  return out;
+}
+
+/// Traces `f` twice, compiles it with `reference` and with `changed`, runs
+/// both on copies of `args` and checks that every argument ends
+/// bit-identical. Returns both graphs; `args` holds the results of `changed`.
+struct Compiled {
+  Graph reference, changed;
+};
+template <class F>
+Compiled passes_match(F&& f, std::vector<Buffer>& args, const passes::Options& reference, const passes::Options& changed) {
+  Compiled g{trace(f), trace(f)};
+  passes::run_pipeline(g.reference, reference);
+  passes::run_pipeline(g.changed, changed);
+  const std::vector<Buffer> a = run_on_copies(g.reference, args);
+  std::vector<Buffer> b = run_on_copies(g.changed, args);
+  for (std::size_t i = 0; i < a.size(); ++i)
+    EXPECT_TRUE(same_bits(a[i], b[i])) << "argument " << i << "\n" << to_text(g.changed);
+  args = std::move(b);
+  return g;
+}
+
 /// Traces `f`, runs it unfused and fused on copies of `args`, and checks that
 /// every argument ends bit-identical. Returns the fused graph; `args` holds
 /// the fused results.
 template <class F>
 Graph fused_matches_unfused(F&& f, std::vector<Buffer>& args) {
-  Graph plain = trace(f), fused = trace(f);
-  passes::run_pipeline(plain, no_fusion());
-  passes::run_pipeline(fused);
-  std::vector<Buffer> a, b;
-  for (const Buffer& x : args) {
-    a.push_back(x.clone());
-    b.push_back(x.clone());
-  }
-  std::vector<Buffer*> pa, pb;
-  for (auto& x : a) pa.push_back(&x);
-  for (auto& x : b) pb.push_back(&x);
-  interpret(plain, pa);
-  interpret(fused, pb);
-  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(same_bits(a[i], b[i])) << "argument " << i << "\n" << to_text(fused);
-  args = std::move(b);
-  return fused;
+  return passes_match(std::forward<F>(f), args, no_fusion(), passes::Options{}).changed;
 }
 
 /// The ops named `name` in the graph's blocks (the op pool also keeps ops

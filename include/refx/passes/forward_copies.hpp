@@ -120,12 +120,12 @@ class ForwardCopies {
     for (const passes::Access& a : facts_.summary(o).accesses) fn(a.bits, a.view, a.ref);
   }
 
-  // Does op `o` touch region `v` (with any of `bits`)?
-  bool touches(OpId o, ViewId v, std::uint8_t bits = passes::data_bits) {
+  // Does op `o` read or write region `v`?
+  bool touches(OpId o, ViewId v) {
     bool hit = false;
     const ValueId ref = g_.view(v).ref;
     for_each_access(o, [&](std::uint8_t b, ViewId w, ValueId r) {
-      hit |= (b & bits) && r == ref && (w == no_id || may_overlap(g_, w, v));
+      hit |= (b & passes::data_bits) && r == ref && (w == no_id || may_overlap(g_, w, v));
     });
     return hit;
   }
