@@ -57,6 +57,10 @@ class Executable {
   const Graph& graph() const noexcept { return program_->graph; }
   const Mesh& mesh() const noexcept { return program_->mesh; }
   const std::vector<Param>& params() const noexcept { return params_; }
+  /// This Executable as the kernel was written: its Program::as_written when
+  /// passes::forward_copies forwarded a copy, else itself. predict() and
+  /// refx::explore run it, every copy moving its bytes as on a TPU.
+  Executable as_written() const;
   /// The program's effects: ordered kinds, unordered effects, host
   /// callbacks, side-effect level, and the dispatch mode (always async).
   const EffectInfo& effects() const noexcept { return effects_; }
@@ -254,6 +258,13 @@ REFX_DECL Executable::Executable(std::shared_ptr<const Program> p, std::vector<P
   launch_effects_ = LaunchEffects::of(effects_, has_outputs);
 }
 
+REFX_DECL Executable Executable::as_written() const {
+  if (program_->as_written == nullptr) return *this;
+  Executable e(program_->as_written, params_, *rt_, target_report_);
+  e.pipelines_ = pipelines_;
+  return e;
+}
+
 REFX_DECL const TargetReport& Executable::target_report() const noexcept {
   static const TargetReport none;
   return target_report_ ? *target_report_ : none;
@@ -353,11 +364,17 @@ REFX_DECL Executable detail::compile_traced(Graph g, const Mesh& mesh, std::stri
                                             const passes::Options& passes, const std::vector<bool>& read_only,
                                             Runtime& rt, std::shared_ptr<const TargetReport> target_report,
                                             std::int64_t collective_id) {
-  passes::run_pipeline(g, passes);
+  Graph written;
+  const bool forwarded = passes::run_pipeline(g, passes, &written);
   std::vector<Executable::Param> params;
   for (std::size_t i = 0; i < read_only.size(); ++i) params.push_back({g.type(g.params()[i]), read_only[i]});
-  auto program = std::make_shared<Program>(std::move(g), mesh, std::move(name), single_worker);
+  auto program = std::make_shared<Program>(std::move(g), mesh, name, single_worker);
   program->collective_id = collective_id;
+  if (forwarded) {
+    auto w = std::make_shared<Program>(std::move(written), mesh, std::move(name), single_worker);
+    w->collective_id = collective_id;
+    program->as_written = std::move(w);
+  }
   return Executable(std::move(program), std::move(params), rt, std::move(target_report));
 }
 }  // namespace refx

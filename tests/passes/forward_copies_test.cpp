@@ -14,7 +14,9 @@
 
 #include "support/graph_testing.hpp"
 #include "support/runtime_testing.hpp"
+#include <refx/explore.hpp>
 #include <refx/pipeline.hpp>
+#include <refx/predict.hpp>
 #include <refx/runtime/runtime.hpp>
 
 using namespace refx;
@@ -23,13 +25,13 @@ using namespace refx::graph_testing;
 
 namespace {
 
-passes::Options copying() { return passes::Options{}; }  // forward_copies is off by default
-
-passes::Options forwarding() {
+passes::Options copying() {
   passes::Options o;
-  o.forward_copies = true;
+  o.forward_copies = false;
   return o;
 }
+
+passes::Options forwarding() { return passes::Options{}; }  // forward_copies is on by default
 
 /// The forwarded copies among the live ops of `g`.
 std::size_t forwarded(const Graph& g) {
@@ -246,6 +248,103 @@ TEST(ForwardCopies, RuntimeWithRaceDetectorAndLazyCopiesMatchesCopies) {
       for (int d = 0; d < devices; ++d) EXPECT_EQ(got[0].to_host<float>(d), want[0].to_host<float>(d)) << d;
     }
   }
+}
+
+// A copy's wait does not overwrite its destination: device 0 copies x into
+// its output, and the wait after it takes the peers' accumulating copies
+// into the same region, which add to what the first copy left. That copy
+// moves its bytes.
+TEST(ForwardCopies, AWaitForAPeersAccumulationDoesNotEndTheDestination) {
+  Watchdog dog(kTestLimit, "a fetch before accumulations");
+  static constexpr int devices = 3;
+  const auto f = [](HbmRef<const float, kN> x, HbmRef<float, kN> y) {
+    const auto me = axis_index("x");
+    run_scoped([&](RegularSemaphore turn, DmaSemaphore send, DmaSemaphore recv) {
+      when(me == 0, [&] {
+        sync_copy(x, y);
+        semaphore_signal(turn, 1, DeviceId(1));
+        for (int k = 1; k < devices; ++k) make_async_copy(x, y, recv).wait();
+      });
+      when(me > 0, [&] {
+        semaphore_wait(turn, 1);
+        const auto c = make_async_remote_copy(x, y, send, recv, DeviceId(0));
+        c.start(Accumulate{CopyReduce::sum});
+        c.wait_send();
+        when(me + 1 < devices, [&] { semaphore_signal(turn, 1, DeviceId(me + 1)); });
+      });
+    });
+  };
+  Runtime rt(RuntimeOptions{.workers = 2});
+  auto exe = kernel(f).compile(Mesh{{"x", devices}}, {}, rt);
+  EXPECT_EQ(forwarded(exe.graph()), 0u) << to_text(exe.graph());
+  const auto gen = [](int d, std::int64_t i) { return value(i) + static_cast<float>(d); };
+  const auto y = exe(Array::generate<float>(devices, Shape{kN}, gen, rt))[0].to_host<float>(0);
+  for (std::int64_t i = 0; i < kN; ++i) EXPECT_EQ(y[static_cast<std::size_t>(i)], gen(0, i) + gen(1, i) + gen(2, i)) << i;
+}
+
+// The elementwise pipeline of the runtime test, on `devices` devices.
+auto pipelined_kernel() {
+  return [](HbmRef<const float, kRows, kCols> x, HbmRef<float, kRows, kCols> z) {
+    const auto rows = [](std::int64_t i) { return std::array{i, std::int64_t{0}}; };
+    emit_pipeline(grid(kRows / kBlock), [](VmemRef<const float, kBlock, kCols> xb, VmemRef<float, kBlock, kCols> zb) {
+      zb.store(xb.load() * 2.0f + 1.0f);
+    })(in(x, block<kBlock, kCols>(rows)), out(z, block<kBlock, kCols>(rows)));
+  };
+}
+
+// The runtime counts a forwarded copy as the kernel wrote it: the copies
+// and bytes of a call are the copying kernel's, and `forwarded` says how many
+// moved nothing.
+TEST(ForwardCopies, TheRuntimeCountsForwardedCopiesAsWritten) {
+  Watchdog dog(kTestLimit, "forwarded copies counted");
+  constexpr int devices = 2;
+  constexpr std::int64_t copies = 2 * (kRows / kBlock) * devices, bytes = 2 * kRows * kCols * 4 * devices;
+  for (const RuntimeOptions& options : {RuntimeOptions{.workers = 2}, RuntimeOptions{.workers = 2, .lazy_copies = true}}) {
+    LaunchStats stats[2];
+    for (const bool fwd : {false, true}) {
+      Runtime rt(options);
+      auto exe = kernel(pipelined_kernel()).passes(fwd ? forwarding() : copying()).compile(Mesh{{"x", devices}}, {}, rt);
+      const Array x = Array::generate<float>(devices, Shape{kRows, kCols}, [](int d, std::int64_t i) { return value(i + d); }, rt);
+      for (int call = 0; call < 2; ++call) exe(x)[0].block_until_ready();
+      stats[fwd] = rt.totals();
+    }
+    EXPECT_EQ(stats[0].copies, 2 * copies);
+    EXPECT_EQ(stats[0].bytes_copied, 2 * bytes);
+    EXPECT_EQ(stats[0].forwarded, 0);
+    EXPECT_EQ(stats[1].copies, stats[0].copies);
+    EXPECT_EQ(stats[1].bytes_copied, stats[0].bytes_copied);
+    EXPECT_EQ(stats[1].forwarded, 2 * copies);
+  }
+}
+
+// predict() and refx::explore run the kernel as written: the forwarded
+// Executable keeps its copying program (as_written), and the prediction and
+// the explored schedules are the copying kernel's.
+TEST(ForwardCopies, PredictAndExploreRunTheCopiesAsWritten) {
+  Watchdog dog(kTestLimit, "forwarded copies predicted and explored");
+  constexpr int devices = 2;
+  Runtime rt(RuntimeOptions{.workers = 2});
+  auto fwd = kernel(pipelined_kernel()).passes(forwarding()).compile(Mesh{{"x", devices}}, {}, rt);
+  auto copy = kernel(pipelined_kernel()).passes(copying()).compile(Mesh{{"x", devices}}, {}, rt);
+  ASSERT_EQ(forwarded(fwd.graph()), 2 * static_cast<std::size_t>(kRows / kBlock));
+  EXPECT_EQ(forwarded(fwd.as_written().graph()), 0u);
+  EXPECT_EQ(to_text(fwd.as_written().graph()), to_text(copy.graph()));
+  EXPECT_EQ(copy.as_written().shared_program(), copy.shared_program());  // nothing forwarded: itself
+
+  const auto args = [&] {
+    return std::vector<Array>{Array::generate<float>(devices, Shape{kRows, kCols}, [](int, std::int64_t i) { return value(i); }, rt),
+                              Array::empty(devices, DType::f32, Shape{kRows, kCols}, rt)};
+  };
+  const Prediction pf = predict(fwd, targets::v5e(), args()), pc = predict(copy, targets::v5e(), args());
+  EXPECT_EQ(pf.seconds(), pc.seconds());
+  EXPECT_EQ(pf.copies.size(), pc.copies.size());
+  EXPECT_EQ(pf.copies.size(), 2 * static_cast<std::size_t>(kRows / kBlock) * devices);
+
+  const ExploreOptions o{.runs = 20, .seed = 5, .progress = false};
+  const ExploreReport ef = explore(fwd, args(), o), ec = explore(copy, args(), o);
+  EXPECT_TRUE(ef.ok()) << ef;
+  EXPECT_EQ(ef.max_steps, ec.max_steps);
+  EXPECT_EQ(ef.distinct, ec.distinct);
 }
 
 }  // namespace

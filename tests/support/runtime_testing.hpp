@@ -145,9 +145,14 @@ class StatsDelta {
   explicit StatsDelta(Runtime& rt = Runtime::global()) : rt_(rt), base_(rt.totals()), launches_(rt.launches()) {}
   LaunchStats get() const {
     const LaunchStats now = rt_.totals();
-    return LaunchStats{now.bytes_copied - base_.bytes_copied, now.copies - base_.copies, now.parks - base_.parks,
-                       now.wakeups - base_.wakeups, now.contexts_built - base_.contexts_built,
-                       now.bound - base_.bound,     now.inlined - base_.inlined};
+    return LaunchStats{.bytes_copied = now.bytes_copied - base_.bytes_copied,
+                       .copies = now.copies - base_.copies,
+                       .parks = now.parks - base_.parks,
+                       .wakeups = now.wakeups - base_.wakeups,
+                       .contexts_built = now.contexts_built - base_.contexts_built,
+                       .bound = now.bound - base_.bound,
+                       .inlined = now.inlined - base_.inlined,
+                       .forwarded = now.forwarded - base_.forwarded};
   }
   std::int64_t launches() const { return rt_.launches() - launches_; }
 

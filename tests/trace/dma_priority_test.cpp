@@ -40,7 +40,7 @@ Executable two_copies(int pa, int pb) {
 TEST(DmaPriority, IsRecordedAndMovesTheSameData) {
   const Executable exe = two_copies(1, 0);
   const std::string text = to_text(exe.program().graph);
-  EXPECT_NE(text.find("dma_start[desc=0 p1]"), std::string::npos) << text;
+  EXPECT_NE(text.find("dma_start[desc=0 p1"), std::string::npos) << text;
   EXPECT_EQ(text.find("dma_start[desc=1 p"), std::string::npos) << text;  // 0 is not printed
   const Array a = Array::generate<float>(1, Shape{kRows, kCols}, tag);
   const Array b = Array::generate<float>(1, Shape{kRows, kCols}, [](int, std::int64_t i) { return 0.5f * i; });

@@ -123,6 +123,13 @@ class ExecEnv {
   virtual std::int64_t semaphore_read(ExecContext& ctx, ValueId sem, std::int64_t index);
   /// Starts a copy; it lands, then the semaphores rise by its byte count.
   virtual void copy_start(ExecContext& ctx, const Op& op, const CopyRequest& r);
+  /// A copy passes::forward_copies forwarded: nothing moves (the ops beside
+  /// it read its source or write its destination), and its receive
+  /// semaphore rises at once as if it had landed. The runtime also counts it
+  /// as a copy of its bytes (LaunchStats::forwarded).
+  virtual void copy_forwarded(ExecContext& ctx, const Op& op, const CopyRequest& r) {
+    semaphore_signal(ctx, op, r.recv_sem, r.recv_index, r.recv_inc, device_id());
+  }
   /// The persistent barrier semaphore of a collective id.
   virtual Buffer& barrier_semaphore(std::int64_t collective_id);
   /// Whether scoped scratch is poison-filled (NaN / integer minimum) when

@@ -23,7 +23,9 @@
 //     writes the destination region.
 // A forwarded copy's receive semaphore rises when it starts, by the bytes
 // it would have moved (as a predicated copy that does not run), so every
-// wait, the verifier's balance and predict()'s costs stay as written. Under
+// wait and the verifier's balance stay as written; the runtime counts it as
+// a copy (LaunchStats::forwarded), and predict() and refx::explore run the
+// program compiled without forwarding (Program::as_written). Under
 // every schedule the copy could meet, the values read and the bytes left in
 // the destination are the ones the copies would have given: nothing writes
 // the regions while the copies were in flight, and nothing reads the staging
@@ -58,7 +60,7 @@ class ForwardCopies {
   // conditions are about the original ops, which the others' rewrites keep
   // true (a fetch's source is never written; a write-back's store and copy
   // are the only ops between them that touch either region).
-  std::size_t run() {
+  std::size_t run(Graph* before) {
     std::vector<std::pair<BlockId, std::size_t>> copies;
     for (std::size_t b = 0; b < g_.num_blocks(); ++b) {
       const auto id = static_cast<BlockId>(b);
@@ -69,6 +71,7 @@ class ForwardCopies {
         if (w != npos && (fetch(id, i, w) || write_back(id, i, w))) copies.emplace_back(id, i);
       }
     }
+    if (before != nullptr && !copies.empty()) *before = g_;
     for (const Retarget& r : retargets_) retarget(r);
     for (const auto& [b, i] : copies) mark_forwarded(b, i);
     return copies.size();
@@ -131,13 +134,17 @@ class ForwardCopies {
   }
 
   // Is op `o` a write (not an accumulation) that covers all of region `v`?
+  // A copy's wait is not: what lands may be a peer's accumulation. Nor is a
+  // remote or predicated copy's start (it writes a peer's Ref, or may not run).
   bool overwrites(OpId o, ViewId v) const {
     const Op& op = g_.op(o);
-    if (op.block_count != 0) return false;
+    if (op.block_count != 0 || op.prim == &prim::dma_wait) return false;
+    if (op.prim == &prim::dma_start) {
+      const prim::DmaStartAttrs a = prim::dma_start_attrs(g_, op);
+      if (a.remote || a.predicated) return false;
+    }
     for (const Effect& e : g_.effects(op))
-      if ((e.bits & effect_write) && !(e.bits & effect_accum) && e.view != no_id && covers(g_, e.view, v) &&
-          (op.prim != &prim::dma_start || !prim::dma_start_attrs(g_, op).predicated))
-        return true;
+      if ((e.bits & effect_write) && !(e.bits & effect_accum) && e.view != no_id && covers(g_, e.view, v)) return true;
     return false;
   }
 
@@ -285,11 +292,12 @@ class ForwardCopies {
 namespace refx::passes {
 
 /// Forwards the copies of `g` that only stage a block (see above); returns
-/// how many. Run it after schedule and before fuse.
-inline std::size_t forward_copies(Graph& g) {
+/// how many. Run it after schedule and before fuse. With `before` given, and
+/// a copy forwarded, *before receives `g` as it was.
+inline std::size_t forward_copies(Graph& g, Graph* before = nullptr) {
   bool copies = false;
   for (std::size_t o = 0; o < g.num_ops() && !copies; ++o) copies = g.op(static_cast<OpId>(o)).prim == &prim::dma_start;
-  return copies ? detail::ForwardCopies(g).run() : 0;
+  return copies ? detail::ForwardCopies(g).run(before) : 0;
 }
 
 }  // namespace refx::passes

@@ -26,9 +26,10 @@ struct Options {
   /// Local copies that only stage a block for the ops beside them move
   /// nothing, and those ops read the source or write the destination
   /// (forward_copies.hpp): emit_pipeline's copy in, body and copy out of an
-  /// elementwise block become one pass. Off by default: a forwarded copy is
-  /// not in the runtime's copy and byte counts or its timeline.
-  bool forward_copies = false;
+  /// elementwise block become one pass. A forwarded copy still counts in the
+  /// runtime's copies and bytes (LaunchStats::forwarded), and predict() and
+  /// refx::explore run the kernel's copies as written (Program::as_written).
+  bool forward_copies = true;
   /// One DMA semaphore serving two copies in flight at once.
   // DMA semaphores count bytes, so one wait may absorb several copies (a
   // Pallas pattern refx's own collectives use): sharing is allowed unless a

@@ -50,7 +50,10 @@ inline void write_dot_file(const Graph& g) {
 namespace refx::passes {
 
 /// Checks `g` and rewrites it for execution. Throws VerifyError on hazards.
-inline void run_pipeline(Graph& g, const Options& options = {}) {
+/// With `as_written` given, when forward_copies forwarded a copy,
+/// *as_written receives the same program compiled without forwarding (every
+/// copy moves its bytes, as on a TPU); returns whether it did.
+inline bool run_pipeline(Graph& g, const Options& options = {}, Graph* as_written = nullptr) {
   if (options.verify) {
     VerifyOptions v;
     v.shared_semaphore = options.shared_semaphore;
@@ -65,10 +68,15 @@ inline void run_pipeline(Graph& g, const Options& options = {}) {
   }
   if (options.dce) dce(g);
   if (options.schedule) schedule(g);
-  if (options.forward_copies) forward_copies(g);
-  if (options.fuse) fuse(g);
-  if (options.read_in_place) read_in_place(g);
+  const auto finish = [&](Graph& h) {
+    if (options.fuse) fuse(h);
+    if (options.read_in_place) read_in_place(h);
+  };
+  const bool forwarded = options.forward_copies && forward_copies(g, as_written) > 0 && as_written != nullptr;
+  if (forwarded) finish(*as_written);
+  finish(g);
   detail::write_dot_file(g);
+  return forwarded;
 }
 
 }  // namespace refx::passes

@@ -76,6 +76,11 @@ struct Program {
   bool computes_only = false;
   std::int64_t max_ref_or_value_bytes = 0;
   std::int64_t dot_macs = 0;
+  /// The program compiled without passes::forward_copies, when that pass
+  /// forwarded a copy (null otherwise: the program is as written). A TPU
+  /// moves every copy the kernel wrote, so predict() and refx::explore run
+  /// this one (Executable::as_written).
+  std::shared_ptr<const Program> as_written;
   /// Reused between launches (declared last: destroyed before the graph).
   mutable ContextCache contexts;
   mutable BoundCache bound;
@@ -85,6 +90,8 @@ struct Program {
 
 /// Counters of one launch (and, summed, of a runtime).
 struct LaunchStats {
+  /// The copies the kernel made and their bytes, as it wrote them: a copy
+  /// passes::forward_copies forwarded counts too, though no byte of it moved.
   std::int64_t bytes_copied = 0;
   std::int64_t copies = 0;
   std::int64_t parks = 0;
@@ -96,6 +103,9 @@ struct LaunchStats {
   std::int64_t bound = 0;
   /// Launches that ran inline (RuntimeOptions::inline_launch_bytes).
   std::int64_t inlined = 0;
+  /// How many of `copies` were forwarded (last: a new counter keeps the
+  /// others' positions).
+  std::int64_t forwarded = 0;
 };
 
 #if REFX_DEFINITIONS

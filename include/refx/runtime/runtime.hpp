@@ -392,6 +392,7 @@ REFX_DECL void Runtime::record(const LaunchStats& s) {
   std::lock_guard lock(mutex_);
   totals_.bytes_copied += s.bytes_copied;
   totals_.copies += s.copies;
+  totals_.forwarded += s.forwarded;
   totals_.parks += s.parks;
   totals_.wakeups += s.wakeups;
   totals_.contexts_built += s.contexts_built;

@@ -318,6 +318,7 @@ class Mpi final : public Remote {
         Totals totals;
         totals.bytes_copied = rd.get<std::int64_t>();
         totals.copies = rd.get<std::int64_t>();
+        totals.forwarded = rd.get<std::int64_t>();
         ended(number);
         if (auto l = find(number)) l->remote_finished(outcome, text, totals);
         break;
@@ -424,6 +425,7 @@ class Mpi final : public Remote {
     for (const auto& r : reports) {
       v.totals.bytes_copied += r->bytes_copied;
       v.totals.copies += r->copies;
+      v.totals.forwarded += r->forwarded;
       if (v.outcome == Outcome::ok && !r->error.empty()) {
         v.outcome = Outcome::failed;  // the lowest rank's own root cause
         v.text = r->error;
@@ -445,7 +447,13 @@ class Mpi final : public Remote {
     const Verdict v = verdict(reports);
     for (int q = 0; q < p_.ranks; ++q) {
       wire::Writer w;
-      w.put(Kind::done).put(number).put(v.outcome).str(v.text).put(v.totals.bytes_copied).put(v.totals.copies);
+      w.put(Kind::done)
+          .put(number)
+          .put(v.outcome)
+          .str(v.text)
+          .put(v.totals.bytes_copied)
+          .put(v.totals.copies)
+          .put(v.totals.forwarded);
       post(Out{q, std::move(w.out)});
     }
   }

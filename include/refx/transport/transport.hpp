@@ -104,7 +104,7 @@ struct Report {
   bool idle = false;       // no device runnable, no copy in flight, launch started
   bool finished = false;   // idle, and every device here finished without error: this rank sends nothing more
   std::int64_t sent = 0, received = 0;  // transport messages of this launch
-  std::int64_t bytes_copied = 0, copies = 0;
+  std::int64_t bytes_copied = 0, copies = 0, forwarded = 0;
   std::string error;       // this rank's own root cause, if any
   std::string parked;      // one line per device parked here
   std::string unbalanced;  // exit-invariant problems here (every device done)
@@ -117,6 +117,7 @@ enum class Outcome : std::uint8_t { ok, failed, deadlock, unbalanced };
 struct Totals {
   std::int64_t bytes_copied = 0;
   std::int64_t copies = 0;
+  std::int64_t forwarded = 0;
 };
 
 /// A launch as a transport sees it: where what arrives from other ranks goes.
@@ -229,7 +230,8 @@ inline void put_report(Writer& w, const Report& r) {
       .put(r.sent)
       .put(r.received)
       .put(r.bytes_copied)
-      .put(r.copies);
+      .put(r.copies)
+      .put(r.forwarded);
   w.str(r.error).str(r.parked).str(r.unbalanced);
 }
 inline Report get_report(Reader& rd) {
@@ -243,6 +245,7 @@ inline Report get_report(Reader& rd) {
   r.received = rd.get<std::int64_t>();
   r.bytes_copied = rd.get<std::int64_t>();
   r.copies = rd.get<std::int64_t>();
+  r.forwarded = rd.get<std::int64_t>();
   r.error = rd.str();
   r.parked = rd.str();
   r.unbalanced = rd.str();

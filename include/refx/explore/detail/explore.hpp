@@ -55,9 +55,9 @@ namespace detail {
 class Explorer {
  public:
   Explorer(const Executable& exe, const std::vector<Array>& args, bool apart, bool races, std::int32_t calls)
-      : exe_(exe), run_(exe.shared_program(), args, inputs_of(exe), apart, races, calls) {
+      : exe_(exe.as_written()), run_(exe_.shared_program(), args, inputs_of(exe), apart, races, calls) {
     token_.kernel = token_name(exe.program().name);
-    token_.fingerprint = program_fingerprint(exe.program());
+    token_.fingerprint = program_fingerprint(exe_.program());
     token_.lanes = exe.mesh().lanes();
     token_.apart = apart;
     token_.races = races;
@@ -270,7 +270,7 @@ class Explorer {
     return fmt::format("[{}]", fmt::join(idx, ", "));
   }
 
-  const Executable& exe_;
+  const Executable exe_;  // as written: every copy moves, and may race
   ControlledRun run_;
   ScheduleToken token_;
   std::vector<Buffer> reference_;

@@ -164,7 +164,11 @@ inline ExecStatus copy_start_impl(ExecContext& ctx, const Op& op) {
   r.target = a.remote ? static_cast<std::int32_t>(ctx.scalar(ctx.graph().inputs(op)[0])) : ctx.env().device_id();
   r.reduce = a.reduce;
   r.loc = op.loc;
-  if (a.forwarded || (a.predicated && ctx.scalar(ctx.graph().inputs(op)[op.in_count - 1]) == 0)) {
+  if (a.forwarded) {
+    ctx.env().copy_forwarded(ctx, op, r);
+    return ExecStatus::done;
+  }
+  if (a.predicated && ctx.scalar(ctx.graph().inputs(op)[op.in_count - 1]) == 0) {
     // Not copied: the receive semaphore rises as if the copy had landed.
     ctx.env().semaphore_signal(ctx, op, r.recv_sem, r.recv_index, r.recv_inc, ctx.env().device_id());
     return ExecStatus::done;

@@ -577,7 +577,9 @@ inline Prediction run_prediction(const Executable& exe, const Target& t, const T
   // The Arrays' runtime lends its workers for the bytes of large copies.
   Runtime* rt = args.empty() ? nullptr : &args[0].runtime();
   static const RuntimeOptions defaults{};
-  detail::PredictModel model(exe.shared_program(), t, std::move(placed), rt != nullptr ? &rt->pool() : nullptr,
+  // The copies as the kernel wrote them: a TPU moves every one.
+  const Executable written = exe.as_written();
+  detail::PredictModel model(written.shared_program(), t, std::move(placed), rt != nullptr ? &rt->pool() : nullptr,
                              rt != nullptr ? rt->options() : defaults, move_data);
   return model.run(args);
 }

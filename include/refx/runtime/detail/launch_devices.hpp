@@ -61,6 +61,10 @@ class Launch::Device final : public ExecEnv {
     lane.target = r.target * cores + core;
     launch.copy(*this, op, lane);
   }
+  void copy_forwarded(ExecContext& c, const Op& op, const CopyRequest& r) override {
+    launch.count_forwarded(static_cast<std::int64_t>(r.src.bytes()));
+    ExecEnv::copy_forwarded(c, op, r);
+  }
   Buffer& barrier_semaphore(std::int64_t collective_id) override { return launch.host_.barrier(id, collective_id); }
   bool observes_ops() const override { return launch.observers_.any(); }
   void before_op(ExecContext& c, const Op& op) override {

@@ -138,6 +138,7 @@ inline transport::Report Launch::report_locked(std::int64_t probe) {
   r.received = received_;
   r.bytes_copied = stats_.bytes_copied;
   r.copies = stats_.copies;
+  r.forwarded = stats_.forwarded;
   r.error = local_error_;
   r.finished = r.idle && sched_.parked_locked() == 0 && !error_;
   if (r.idle) {
@@ -172,6 +173,7 @@ inline void Launch::remote_finished(transport::Outcome outcome, const std::strin
   LaunchStats stats;  // bytes and copies across ranks; the device states are this rank's
   stats.bytes_copied = totals.bytes_copied;
   stats.copies = totals.copies;
+  stats.forwarded = totals.forwarded;
   stats.contexts_built = stats_.contexts_built;
   complete(lock, error, stats);
 }
