@@ -22,6 +22,15 @@ using namespace refx::graph_testing;
 
 namespace {
 
+/// A static shape: its element count, Shape and VmemRef.
+template <std::int64_t... E>
+struct Dims {
+  static constexpr std::int64_t size() { return (E * ...); }
+  static Shape shape() { return Shape{E...}; }
+  template <class T>
+  using ref = VmemRef<T, E...>;
+};
+
 std::vector<float> awkward(std::size_t n, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-4.0f, 4.0f);
@@ -157,6 +166,51 @@ TEST(FuseStages, BroadcastsThatRepeatWithinATile) {
     if (std::isnan(want)) EXPECT_TRUE(std::isnan(got[i])) << i;
     else EXPECT_EQ(got[i], want) << i;
   }
+}
+
+// A <R, 1> column: stage programs hold each row's value in a register for
+// rows of at least fused_row_min elements; shorter rows, and a column that
+// a select also reads, fill their tiles run by run. Rows shorter than a
+// tile, not dividing it, longer than it, of rank-3 loops, across tiles;
+// two columns, NaN in some rows (max and min keep their NaN rules):
+// bit-identical to the unfused ops, and each element met its own row's
+// value.
+TEST(FuseStages, ColumnsTakeEachRowsValueInARegister) {
+  const auto run = [](auto x_shape, auto col_shape) {
+    using XS = decltype(x_shape);
+    using CS = decltype(col_shape);
+    constexpr std::int64_t n = XS::size(), rows = CS::size();
+    const auto f = [](typename XS::template ref<const float> x, typename CS::template ref<const float> m,
+                      typename CS::template ref<const float> s, typename XS::template ref<float> out) {
+      out.store(max((x.load() - m.load()) * s.load(), m.load()) + min(x.load(), s.load()) +
+                select(x.load() > 1.0f, x.load(), s.load()));
+    };
+    std::vector<Buffer> args;
+    args.push_back(make_buffer<float>(XS::shape(), awkward(n, 31)));
+    args.push_back(make_buffer<float>(CS::shape(), awkward(rows, 32)));
+    args.push_back(make_buffer<float>(CS::shape(), awkward(rows, 33)));
+    args.emplace_back(DType::f32, XS::shape());
+    fused_matches_unfused(f, args);
+    const auto diff = [](typename XS::template ref<const float> x, typename CS::template ref<const float> m,
+                         typename CS::template ref<const float>, typename XS::template ref<float> out) {
+      out.store((x.load() - m.load()) * 2.0f);
+    };
+    fused_matches_unfused(diff, args);
+    const std::vector<float> x = contents<float>(args[0]), m = contents<float>(args[1]), got = contents<float>(args[3]);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float want = (x[static_cast<std::size_t>(i)] - m[static_cast<std::size_t>(i / (n / rows))]) * 2.0f;
+      if (std::isnan(want)) EXPECT_TRUE(std::isnan(got[static_cast<std::size_t>(i)])) << i;
+      else EXPECT_EQ(got[static_cast<std::size_t>(i)], want) << i;
+    }
+  };
+  run(Dims<12, 64>{}, Dims<12, 1>{});
+  run(Dims<7, 100>{}, Dims<7, 1>{});
+  run(Dims<3, 1024>{}, Dims<3, 1>{});
+  run(Dims<2, 3, 64>{}, Dims<2, 3, 1>{});
+  run(Dims<4, 2, 80>{}, Dims<4, 1, 1>{});
+  run(Dims<40, 16>{}, Dims<40, 1>{});
+  run(Dims<8, 256>{}, Dims<8, 1>{});
+  run(Dims<4, 2, 160>{}, Dims<4, 1, 1>{});
 }
 
 TEST(FuseStages, MembersReadTwiceOrBySelectStayTiles) {

@@ -41,6 +41,7 @@ struct FusedMember {
   std::array<const std::byte*, 8> base;
   std::array<std::int64_t, 8> step;
   std::array<const float*, 2> scalar;   // input 0 / 1 as an f32 scalar (a register in a program), or null
+  std::array<bool, 2> varying;          // ... whose value changes per run: scalar points at one per run
   std::array<std::int8_t, 2> producer;  // the member that makes input 0 / 1, or -1
   std::array<std::int8_t, 2> taken;     // ... when it is computed inside this member's program, or -1
   std::int8_t stage_op;                 // stage_op_index (fused.hpp), or -1
@@ -56,6 +57,7 @@ struct FusedMember {
 struct StageOrigin {
   std::array<const std::byte*, 2> base;
   std::array<std::int64_t, 2> step;
+  std::array<const float*, 2> row;  // a scalar operand that is a row's value: the values, one per run; or null
 };
 
 class StagePlanner {
@@ -86,6 +88,7 @@ class StagePlanner {
     const std::byte* base = nullptr;
     std::int64_t step = 0;
     float value = 0;
+    const float* row = nullptr;
   };
 
   void take_operands(FusedMember& f) {
@@ -111,8 +114,9 @@ class StagePlanner {
   }
 
   Leaf leaf(const FusedMember& f, std::size_t j) const {
-    if (f.scalar[j] != nullptr) return {StageLeaf::scalar, nullptr, 0, *f.scalar[j]};
-    return {StageLeaf::stream, f.base[j], f.step[j], 0};
+    if (f.scalar[j] != nullptr)
+      return {StageLeaf::scalar, nullptr, 0, *f.scalar[j], f.varying[j] ? f.scalar[j] : nullptr};
+    return {StageLeaf::stream, f.base[j], f.step[j], 0, nullptr};
   }
 
   void push(StageStepFn fn, Leaf x, Leaf y) {
@@ -123,13 +127,14 @@ class StagePlanner {
     for (int k = 0; k < stage_width; ++k) s.sx[k] = x.value, s.sy[k] = y.value;  // (0 + -0.0f would be +0)
     o.base = {x.base, y.base};
     o.step = {x.step, y.step};
+    o.row = {x.row, y.row};
   }
 
   // Computes member f into acc, tmp (then f needs one register), or memory.
   void emit(const FusedMember& f, StageDst to) {
     auto op = static_cast<StageOp>(f.stage_op);
     // max(t, c) / min(t, c) with a scalar c that is not NaN: one instruction.
-    if (f.taken[1] < 0 && f.scalar[1] != nullptr && !std::isnan(*f.scalar[1])) {
+    if (f.taken[1] < 0 && f.scalar[1] != nullptr && !f.varying[1] && !std::isnan(*f.scalar[1])) {
       if (op == StageOp::max) op = StageOp::max_num;
       if (op == StageOp::min) op = StageOp::min_num;
     }
@@ -166,15 +171,31 @@ inline std::size_t plan_programs(std::span<FusedMember> m, std::span<StageStep> 
   return StagePlanner(m, steps, origins).plan();
 }
 
-/// Points the streams of a program's `count` steps at the tile at element b,
-/// and the last step's result at `out`.
-inline void place_program(StageStep* steps, const StageOrigin* origins, std::size_t count, std::int64_t b, void* out) {
+/// Points the streams of a program's `count` steps at element `at` of the
+/// tile at element b (a stream with step 0 is a tile buffer), and the last
+/// step's result at element `at` of `out`.
+inline void place_program(StageStep* steps, const StageOrigin* origins, std::size_t count, std::int64_t b, void* out,
+                          std::int64_t at = 0) {
+  const auto place = [&](const std::byte* base, std::int64_t step) {
+    if (base == nullptr) return static_cast<const float*>(nullptr);
+    return reinterpret_cast<const float*>(base + (step != 0 ? (b + at) * step : at * std::int64_t{sizeof(float)}));
+  };
   for (std::size_t k = 0; k < count; ++k) {
-    const StageOrigin& o = origins[k];
-    steps[k].x = o.base[0] != nullptr ? reinterpret_cast<const float*>(o.base[0] + b * o.step[0]) : nullptr;
-    steps[k].y = o.base[1] != nullptr ? reinterpret_cast<const float*>(o.base[1] + b * o.step[1]) : nullptr;
+    steps[k].x = place(origins[k].base[0], origins[k].step[0]);
+    steps[k].y = place(origins[k].base[1], origins[k].step[1]);
   }
-  steps[count - 1].out = static_cast<float*>(out);
+  steps[count - 1].out = static_cast<float*>(out) + at;
+}
+
+/// Puts row `r`'s value of each row operand of a program's `count` steps in
+/// its register.
+inline void place_rows(StageStep* steps, const StageOrigin* origins, std::size_t count, std::int64_t r) {
+  for (std::size_t k = 0; k < count; ++k) {
+    if (const float* x = origins[k].row[0])
+      for (int l = 0; l < stage_width; ++l) steps[k].sx[l] = x[r];
+    if (const float* y = origins[k].row[1])
+      for (int l = 0; l < stage_width; ++l) steps[k].sy[l] = y[r];
+  }
 }
 
 }  // namespace REFX_STAGE_NAMESPACE
