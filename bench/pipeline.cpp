@@ -7,8 +7,9 @@
 // call it times the baseline, a plain loop z[i] = x[i] + 1 over the same
 // amount of memory (two std::vectors of 64 MiB), and reports GB/s for both
 // (bytes read + written) and bandwidth_vs_loop = loop_ms / median_ms
-// (target >= 0.8); <block rows, true>: the same with
-// passes::Options::forward_copies, one pass over each block. The third baseline, `staged`, is the pipeline's own work
+// (target >= 0.8), with passes::Options::forward_copies off (the copies as
+// written); <block rows, true>: the same compiled as by default, the copies
+// forwarded, one pass over each block. The third baseline, `staged`, is the pipeline's own work
 // written by hand on one thread -- copy a block into a buffer, add one into a
 // second buffer, copy that back -- and bandwidth_vs_staged = staged_ms /
 // median_ms says how refx's schedule compares with that work done serially

@@ -317,6 +317,19 @@ TEST(ForwardCopies, TheRuntimeCountsForwardedCopiesAsWritten) {
   }
 }
 
+// Options::forward_copies_max_bytes: a copy larger than it keeps moving
+// (the runtime overlaps it with the body on another worker).
+TEST(ForwardCopies, CopiesAboveTheLimitKeepMoving) {
+  constexpr std::size_t block_bytes = kBlock * kCols * sizeof(float);
+  for (const std::size_t limit : {block_bytes - 1, block_bytes}) {
+    passes::Options o = forwarding();
+    o.forward_copies_max_bytes = limit;
+    Graph g = trace(pipelined_kernel());
+    passes::run_pipeline(g, o);
+    EXPECT_EQ(forwarded(g), limit < block_bytes ? 0u : 2 * static_cast<std::size_t>(kRows / kBlock)) << limit;
+  }
+}
+
 // predict() and refx::explore run the kernel as written: the forwarded
 // Executable keeps its copying program (as_written), and the prediction and
 // the explored schedules are the copying kernel's.

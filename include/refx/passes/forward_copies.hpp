@@ -40,12 +40,13 @@
 #include <refx/ir/primitives/ref_ops.hpp>
 #include <refx/ir/regions.hpp>
 #include <refx/passes/footprint.hpp>
+#include <refx/passes/options.hpp>
 
 namespace refx::detail {
 
 class ForwardCopies {
  public:
-  explicit ForwardCopies(Graph& g) : g_(g), facts_(g) {
+  ForwardCopies(Graph& g, std::size_t max_bytes) : g_(g), facts_(g), max_bytes_(max_bytes) {
     written_.assign(g.num_values(), 0);
     for (std::size_t o = 0; o < g.num_ops(); ++o) {
       const Op& op = g.op(static_cast<OpId>(o));
@@ -93,8 +94,10 @@ class ForwardCopies {
     if (op.prim != &prim::dma_start || op.view_count != 3) return false;
     const prim::DmaStartAttrs a = prim::dma_start_attrs(g_, op);
     const auto views = g_.views(op);
+    const auto bytes =
+        static_cast<std::size_t>(g_.view_elements(views[0])) * size_of(g_.type(g_.view(views[0]).ref).dtype);
     return !a.remote && !a.predicated && !a.forwarded && a.reduce == CopyReduce::none && plain_view(views[0]) &&
-           plain_view(views[1]);
+           plain_view(views[1]) && bytes <= max_bytes_;
   }
 
   // The position of the receive wait of the copy at position i of block b.
@@ -283,6 +286,7 @@ class ForwardCopies {
 
   Graph& g_;
   passes::GraphFacts facts_;
+  std::size_t max_bytes_;      // larger copies keep moving (Options::forward_copies_max_bytes)
   std::vector<char> written_;  // per value: some op, copy or wait writes into this Ref
   std::vector<Retarget> retargets_;
 };
@@ -291,13 +295,14 @@ class ForwardCopies {
 
 namespace refx::passes {
 
-/// Forwards the copies of `g` that only stage a block (see above); returns
-/// how many. Run it after schedule and before fuse. With `before` given, and
-/// a copy forwarded, *before receives `g` as it was.
-inline std::size_t forward_copies(Graph& g, Graph* before = nullptr) {
+/// Forwards the copies of `g` of at most `max_bytes` that only stage a block
+/// (see above); returns how many. Run it after schedule and before fuse.
+/// With `before` given, and a copy forwarded, *before receives `g` as it was.
+inline std::size_t forward_copies(Graph& g, Graph* before = nullptr,
+                                  std::size_t max_bytes = Options{}.forward_copies_max_bytes) {
   bool copies = false;
   for (std::size_t o = 0; o < g.num_ops() && !copies; ++o) copies = g.op(static_cast<OpId>(o)).prim == &prim::dma_start;
-  return copies ? detail::ForwardCopies(g).run(before) : 0;
+  return copies ? detail::ForwardCopies(g, max_bytes).run(before) : 0;
 }
 
 }  // namespace refx::passes

@@ -30,6 +30,12 @@ struct Options {
   /// runtime's copies and bytes (LaunchStats::forwarded), and predict() and
   /// refx::explore run the kernel's copies as written (Program::as_written).
   bool forward_copies = true;
+  /// ... of at most this many bytes: a larger copy keeps moving, since the
+  /// runtime runs it on another worker while the body computes
+  /// (RuntimeOptions::inline_copy_bytes, the same default), which beats one
+  /// pass of a memory-bound body on one core (bench_pipeline: 1 MiB blocks
+  /// 0.72x the one-pass loop as written, 0.55x forwarded).
+  std::size_t forward_copies_max_bytes = std::size_t{256} << 10;
   /// One DMA semaphore serving two copies in flight at once.
   // DMA semaphores count bytes, so one wait may absorb several copies (a
   // Pallas pattern refx's own collectives use): sharing is allowed unless a

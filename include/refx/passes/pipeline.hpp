@@ -72,7 +72,8 @@ inline bool run_pipeline(Graph& g, const Options& options = {}, Graph* as_writte
     if (options.fuse) fuse(h);
     if (options.read_in_place) read_in_place(h);
   };
-  const bool forwarded = options.forward_copies && forward_copies(g, as_written) > 0 && as_written != nullptr;
+  const bool forwarded = options.forward_copies &&
+                         forward_copies(g, as_written, options.forward_copies_max_bytes) > 0 && as_written != nullptr;
   if (forwarded) finish(*as_written);
   finish(g);
   detail::write_dot_file(g);
