@@ -57,10 +57,12 @@ class Executable {
   const Graph& graph() const noexcept { return program_->graph; }
   const Mesh& mesh() const noexcept { return program_->mesh; }
   const std::vector<Param>& params() const noexcept { return params_; }
-  /// This Executable as the kernel was written: its Program::as_written when
-  /// passes::forward_copies forwarded a copy, else itself. predict() and
+  /// The Program as the kernel was written: Program::as_written when
+  /// passes::forward_copies forwarded a copy, else program(). predict() and
   /// refx::explore run it, every copy moving its bytes as on a TPU.
-  Executable as_written() const;
+  const std::shared_ptr<const Program>& written_program() const noexcept {
+    return program_->as_written != nullptr ? program_->as_written : program_;
+  }
   /// The program's effects: ordered kinds, unordered effects, host
   /// callbacks, side-effect level, and the dispatch mode (always async).
   const EffectInfo& effects() const noexcept { return effects_; }
@@ -256,13 +258,6 @@ REFX_DECL Executable::Executable(std::shared_ptr<const Program> p, std::vector<P
       target_report_(std::move(target_report)) {
   const bool has_outputs = std::any_of(params_.begin(), params_.end(), [](const Param& q) { return !q.input; });
   launch_effects_ = LaunchEffects::of(effects_, has_outputs);
-}
-
-REFX_DECL Executable Executable::as_written() const {
-  if (program_->as_written == nullptr) return *this;
-  Executable e(program_->as_written, params_, *rt_, target_report_);
-  e.pipelines_ = pipelines_;
-  return e;
 }
 
 REFX_DECL const TargetReport& Executable::target_report() const noexcept {

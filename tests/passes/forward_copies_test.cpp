@@ -340,9 +340,9 @@ TEST(ForwardCopies, PredictAndExploreRunTheCopiesAsWritten) {
   auto fwd = kernel(pipelined_kernel()).passes(forwarding()).compile(Mesh{{"x", devices}}, {}, rt);
   auto copy = kernel(pipelined_kernel()).passes(copying()).compile(Mesh{{"x", devices}}, {}, rt);
   ASSERT_EQ(forwarded(fwd.graph()), 2 * static_cast<std::size_t>(kRows / kBlock));
-  EXPECT_EQ(forwarded(fwd.as_written().graph()), 0u);
-  EXPECT_EQ(to_text(fwd.as_written().graph()), to_text(copy.graph()));
-  EXPECT_EQ(copy.as_written().shared_program(), copy.shared_program());  // nothing forwarded: itself
+  EXPECT_EQ(forwarded(fwd.written_program()->graph), 0u);
+  EXPECT_EQ(to_text(fwd.written_program()->graph), to_text(copy.graph()));
+  EXPECT_EQ(copy.written_program(), copy.shared_program());  // nothing forwarded: itself
 
   const auto args = [&] {
     return std::vector<Array>{Array::generate<float>(devices, Shape{kRows, kCols}, [](int, std::int64_t i) { return value(i); }, rt),

@@ -79,7 +79,7 @@ struct Program {
   /// The program compiled without passes::forward_copies, when that pass
   /// forwarded a copy (null otherwise: the program is as written). A TPU
   /// moves every copy the kernel wrote, so predict() and refx::explore run
-  /// this one (Executable::as_written).
+  /// this one (Executable::written_program).
   std::shared_ptr<const Program> as_written;
   /// Reused between launches (declared last: destroyed before the graph).
   mutable ContextCache contexts;

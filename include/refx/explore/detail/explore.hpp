@@ -55,9 +55,9 @@ namespace detail {
 class Explorer {
  public:
   Explorer(const Executable& exe, const std::vector<Array>& args, bool apart, bool races, std::int32_t calls)
-      : exe_(exe.as_written()), run_(exe_.shared_program(), args, inputs_of(exe), apart, races, calls) {
+      : program_(exe.written_program()), run_(program_, args, inputs_of(exe), apart, races, calls) {
     token_.kernel = token_name(exe.program().name);
-    token_.fingerprint = program_fingerprint(exe_.program());
+    token_.fingerprint = program_fingerprint(*program_);
     token_.lanes = exe.mesh().lanes();
     token_.apart = apart;
     token_.races = races;
@@ -91,7 +91,7 @@ class Explorer {
   /// `text` decoded and checked against this kernel; throws naming `where`.
   ScheduleToken check(std::string_view text, std::string_view where) const {
     ScheduleToken t = decode(text, where);
-    const Program& p = exe_.program();
+    const Program& p = *program_;
     if (t.kernel != token_.kernel)
       throw Error(fmt::format("refx: {}: the replay token is for kernel '{}', not '{}'", where, t.kernel, p.name));
     if (t.lanes != token_.lanes)
@@ -170,8 +170,8 @@ class Explorer {
       json_string(out, value);
       out += "}},";
     };
-    name("M", "process_name", 0, fmt::format("kernel '{}', schedule {}", exe_.program().name, tok));
-    for (std::int32_t l = 0; l < run_.lanes(); ++l) name("M", "thread_name", l, exe_.mesh().describe_lane(l));
+    name("M", "process_name", 0, fmt::format("kernel '{}', schedule {}", program_->name, tok));
+    for (std::int32_t l = 0; l < run_.lanes(); ++l) name("M", "thread_name", l, program_->mesh.describe_lane(l));
     for (std::size_t i = 0; i < o.steps.size(); ++i) {
       const StepRecord& r = o.steps[i];
       const char* what = r.action.kind == Action::Kind::run    ? (r.entered ? "enter and run" : "run")
@@ -194,7 +194,7 @@ class Explorer {
     return out;
   }
 
-  const Program& program() const noexcept { return exe_.program(); }
+  const Program& program() const noexcept { return *program_; }
 
  private:
   static std::vector<bool> inputs_of(const Executable& exe) {
@@ -244,7 +244,7 @@ class Explorer {
       const auto sources = [&](const std::vector<std::pair<const Buffer*, std::int32_t>>& acc) {
         std::vector<std::int32_t> from;
         for (const auto& [b, s] : acc)
-          if (b == &now) from.push_back(s / exe_.mesh().cores());
+          if (b == &now) from.push_back(s / program_->mesh.cores());
         return from;
       };
       const auto before = sources(reference_accumulations_), after = sources(o.accumulations);
@@ -256,8 +256,8 @@ class Explorer {
       return RunFailure{ScheduleFailure::Kind::output,
                         fmt::format("refx: kernel '{}': the outputs depend on the schedule: parameter {} on device {}, "
                                     "element {} of {}{}, is {} under the default schedule and {} under this one{}",
-                                    exe_.program().name, param, device, unravel(now.shape(), e), now.dtype(),
-                                    now.shape(), ref.as_double(e), now.as_double(e), why)};
+                                    program_->name, param, device, unravel(now.shape(), e), now.dtype(), now.shape(),
+                                    ref.as_double(e), now.as_double(e), why)};
     }
     return std::nullopt;
   }
@@ -270,7 +270,7 @@ class Explorer {
     return fmt::format("[{}]", fmt::join(idx, ", "));
   }
 
-  const Executable exe_;  // as written: every copy moves, and may race
+  std::shared_ptr<const Program> program_;  // as written: every copy moves, and may race
   ControlledRun run_;
   ScheduleToken token_;
   std::vector<Buffer> reference_;

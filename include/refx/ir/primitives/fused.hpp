@@ -247,10 +247,12 @@ inline ExecStatus fused_impl(ExecContext& ctx, const Op& op) {
     stretches = true;
     if (row[i]) continue;
     const Buffer& in = ctx.in(op, i);
-    const std::int64_t run = column_run(in.shape(), shape);
     if (prim::fused_tile % broadcast_period(in.shape(), shape) == 0) {
       read_broadcast(in.data(), in.shape(), shape, size_of(in.dtype()), 0, first_len, scratch + scalar_slot[i]);
-    } else if (run > 0 && (column_len == 0 || run == column_len)) {
+      continue;
+    }
+    const std::int64_t run = column_run(in.shape(), shape);
+    if (run > 0 && (column_len == 0 || run == column_len)) {
       column_len = run;
       columns[num_columns++] = i;
     } else {

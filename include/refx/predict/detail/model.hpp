@@ -578,8 +578,7 @@ inline Prediction run_prediction(const Executable& exe, const Target& t, const T
   Runtime* rt = args.empty() ? nullptr : &args[0].runtime();
   static const RuntimeOptions defaults{};
   // The copies as the kernel wrote them: a TPU moves every one.
-  const Executable written = exe.as_written();
-  detail::PredictModel model(written.shared_program(), t, std::move(placed), rt != nullptr ? &rt->pool() : nullptr,
+  detail::PredictModel model(exe.written_program(), t, std::move(placed), rt != nullptr ? &rt->pool() : nullptr,
                              rt != nullptr ? rt->options() : defaults, move_data);
   return model.run(args);
 }

@@ -76,8 +76,10 @@ class Launch final : public std::enable_shared_from_this<Launch>, public transpo
 
   // ---- devices (launch_devices.hpp)
   void signal(std::int32_t self, std::int32_t target, ValueId sem, std::int64_t index, std::int64_t inc);
-  /// Counts a copy the program forwarded (ExecEnv::copy_forwarded).
-  void count_forwarded(std::int64_t bytes);
+  void signal_locked(std::int32_t self, std::int32_t target, ValueId sem, std::int64_t index, std::int64_t inc);
+  /// A copy lane `lane` forwarded (ExecEnv::copy_forwarded): counted as a
+  /// copy of `bytes`, its receive semaphore raised, under one lock.
+  void forwarded(std::int32_t lane, ValueId sem, std::int64_t index, std::int64_t inc, std::int64_t bytes);
   bool wait(Device& dev, const Op& op, ValueId sem, std::int64_t index, std::int64_t value);
   std::int64_t& counter(std::int32_t device, ValueId sem, std::int64_t index);
   /// A counter rose: wake device d if it waits for it; retry lazy copies' waiters.

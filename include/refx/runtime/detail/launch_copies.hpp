@@ -94,13 +94,6 @@ inline void Launch::complete_copy_locked(const CopyJob& job) {
   ++stats_.copies;
 }
 
-inline void Launch::count_forwarded(std::int64_t bytes) {
-  std::lock_guard lock(sched_.mutex());
-  stats_.bytes_copied += bytes;
-  ++stats_.copies;
-  ++stats_.forwarded;
-}
-
 inline void Launch::run_lazy_locked(CopyJob& job) {
   move_whole(job, pool_);
   complete_copy_locked(job);

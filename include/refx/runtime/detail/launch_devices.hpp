@@ -61,9 +61,8 @@ class Launch::Device final : public ExecEnv {
     lane.target = r.target * cores + core;
     launch.copy(*this, op, lane);
   }
-  void copy_forwarded(ExecContext& c, const Op& op, const CopyRequest& r) override {
-    launch.count_forwarded(static_cast<std::int64_t>(r.src.bytes()));
-    ExecEnv::copy_forwarded(c, op, r);
+  void copy_forwarded(ExecContext&, const Op&, const CopyRequest& r) override {
+    launch.forwarded(id, r.recv_sem, r.recv_index, r.recv_inc, static_cast<std::int64_t>(r.src.bytes()));
   }
   Buffer& barrier_semaphore(std::int64_t collective_id) override { return launch.host_.barrier(id, collective_id); }
   bool observes_ops() const override { return launch.observers_.any(); }
@@ -148,10 +147,24 @@ inline void Launch::signal(std::int32_t self, std::int32_t target, ValueId sem, 
     return;
   }
   std::lock_guard lock(sched_.mutex());
+  signal_locked(self, target, sem, index, inc);
+}
+
+inline void Launch::signal_locked(std::int32_t self, std::int32_t target, ValueId sem, std::int64_t index,
+                                  std::int64_t inc) {
   std::int64_t& c = counter(target, sem, index);
   c += inc;
   if (observers_.any()) observers_.each([&](LaunchObserver& o) { o.on_signal(self, target, sem, index, c); });
   rose_locked(target, &c);
+}
+
+inline void Launch::forwarded(std::int32_t lane, ValueId sem, std::int64_t index, std::int64_t inc,
+                              std::int64_t bytes) {
+  std::lock_guard lock(sched_.mutex());
+  stats_.bytes_copied += bytes;
+  ++stats_.copies;
+  ++stats_.forwarded;
+  signal_locked(lane, lane, sem, index, inc);
 }
 
 inline bool Launch::wait(Device& dev, const Op& op, ValueId sem, std::int64_t index, std::int64_t value) {
